@@ -1,0 +1,84 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# kiwi top-level build. `make` builds kernel/kiwi.ko and userlib (CMake,
+# C++20) into build/. `make help` lists the targets.
+
+KDIR ?= $(firstword $(wildcard /lib/modules/$(shell uname -r)/build) \
+		    $(lastword $(sort $(wildcard /usr/src/linux-headers-*-amd64))))
+BUILD ?= $(CURDIR)/build
+CMAKE_BUILD := $(BUILD)/user
+JOBS ?= $(shell nproc)
+DESTDIR ?=
+PREFIX ?= /usr
+MULTIARCH := $(shell dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)
+PROVIDER_DIR ?= $(PREFIX)/lib/$(MULTIARCH)/libibverbs
+KVER = $(shell $(MAKE) -s -C $(KDIR) kernelrelease 2>/dev/null)
+
+.PHONY: all kernel userlib deps install uninstall test check-unit check-kunit \
+	check-fuzz check-vm bench demo lint clean help
+
+all: kernel userlib
+
+help:
+	@echo "make            build kiwi.ko (KDIR=$(KDIR)) and libkiwi into build/"
+	@echo "make deps       install every Debian package the project needs"
+	@echo "make install    install kiwi.ko, libkiwi and its libibverbs config (DESTDIR-aware)"
+	@echo "make uninstall  remove what make install installed"
+	@echo "make test       run every test tier CI runs"
+	@echo "make check-unit | check-kunit | check-fuzz | check-vm   one tier"
+	@echo "make bench      benchmarks (numbers, not pass/fail)"
+	@echo "make demo       boot QEMU guests and show kiwi working"
+	@echo "make lint       checkpatch --strict, sparse, W=1 on the kernel code"
+
+kernel:
+	@test -n "$(KDIR)" || { echo "no kernel build tree: run 'make deps' or set KDIR" >&2; exit 1; }
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+
+userlib:
+	cmake -S $(CURDIR) -B $(CMAKE_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	cmake --build $(CMAKE_BUILD) -j $(JOBS)
+
+deps:
+	bash scripts/deps.sh
+
+install: all
+	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_PATH=$(DESTDIR) INSTALL_MOD_DIR=updates \
+		modules_install
+	-test -n "$(DESTDIR)" || depmod -a $(KVER)
+	install -D -m 0644 $(CMAKE_BUILD)/userlib/libkiwi-rdmav34.so \
+		$(DESTDIR)$(PROVIDER_DIR)/libkiwi-rdmav34.so
+	install -D -m 0644 userlib/kiwi.driver $(DESTDIR)/etc/libibverbs.d/kiwi.driver
+
+uninstall:
+	rm -f $(DESTDIR)/lib/modules/$(KVER)/updates/kiwi.ko
+	-test -n "$(DESTDIR)" || depmod -a $(KVER)
+	rm -f $(DESTDIR)$(PROVIDER_DIR)/libkiwi-rdmav34.so
+	rm -f $(DESTDIR)/etc/libibverbs.d/kiwi.driver
+
+test:
+	bash scripts/run-tests.sh
+
+check-unit: userlib
+	ctest --test-dir $(CMAKE_BUILD) --output-on-failure
+
+check-kunit:
+	bash tests/kunit/run.sh
+
+check-fuzz:
+	bash tests/fuzz/run.sh
+
+check-vm: all
+	bash tests/vm/run.sh
+
+bench: all
+	bash tests/bench/run.sh
+
+demo: all
+	bash scripts/demo.sh
+
+lint:
+	bash scripts/lint.sh
+
+clean:
+	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean
+	rm -rf $(BUILD)

@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR BSD-2-Clause */
+/*
+ * kiwi user/kernel ABI: the one header shared by kiwi.ko and libkiwi.
+ *
+ * Every queue that user space touches without a system call is a ring in a
+ * vmalloc_user() area mapped with mmap(2) on the uverbs file descriptor at the
+ * offset (the "mmap key") returned in the create response. A ring area starts
+ * with a struct kiwi_ring_ctrl (KIWI_RING_CTRL_SIZE octets) followed by
+ * num_entries elements; num_entries is a power of two and indices are
+ * free-running 32-bit counters, so slot = index & (num_entries - 1).
+ *
+ * Ownership: the producer writes an element, then publishes it with a release
+ * store of ctrl->producer; the consumer reads ctrl->producer with acquire
+ * semantics, reads the element, then releases the slot with a release store of
+ * ctrl->consumer. A ring is full when producer - consumer == num_entries.
+ *
+ *   SQ, RQ, SRQ: user space produces, the kernel consumes. The kernel copies
+ *                an element into private memory before it validates it, and
+ *                treats every value it reads from the ring as hostile.
+ *   CQ:          the kernel produces, user space consumes. The kernel never
+ *                trusts ctrl->consumer beyond checking for room.
+ *
+ * Doorbell: after producing SQ elements user space calls write(2) on the
+ * uverbs fd with a legacy IB_USER_VERBS_CMD_POST_SEND command whose wr_count
+ * is 0 (see libkiwi). RQ and SRQ need no doorbell: the receive path looks at
+ * the ring when a message arrives.
+ *
+ * CQ arming: user space stores KIWI_CQ_ARM_SOLICITED or KIWI_CQ_ARM_NEXT into
+ * ctrl->arm; when the kernel produces a CQE that satisfies the armed condition
+ * it atomically clears ctrl->arm and signals the completion channel (one shot).
+ */
+#ifndef KIWI_ABI_H
+#define KIWI_ABI_H
+
+#include <linux/types.h>
+
+#define KIWI_ABI_VERSION 1
+
+/* Name prefix every kiwi ib_device carries; libkiwi matches on it. */
+#define KIWI_DEV_NAME_PREFIX "kiwi"
+
+#define KIWI_MAX_SGE 6
+/* Inline send data lives in the SGE array of the SQE. */
+#define KIWI_MAX_INLINE (KIWI_MAX_SGE * 16)
+
+#define KIWI_RING_CTRL_SIZE 128
+
+/* Placed at offset 0 of every ring area; the two indices sit on their own cache lines. */
+struct kiwi_ring_ctrl {
+	__u32 producer;
+	__u32 flags;		/* KIWI_RING_F_* */
+	__u32 rsvd0[14];
+	__u32 consumer;
+	__u32 arm;		/* CQ only: KIWI_CQ_ARM_* */
+	__u32 rsvd1[14];
+};
+
+/* Ring flags, written by the kernel. */
+enum kiwi_ring_flags {
+	/* The QP went to error: no more elements are consumed, user space may stop producing. */
+	KIWI_RING_F_ERROR = 1u << 0,
+};
+
+enum kiwi_cq_arm {
+	KIWI_CQ_ARM_NONE = 0,
+	KIWI_CQ_ARM_SOLICITED = 1,
+	KIWI_CQ_ARM_NEXT = 2,
+};
+
+/* Same layout as struct ibv_sge and struct ib_sge's first three fields. */
+struct kiwi_sge {
+	__aligned_u64 addr;
+	__u32 length;
+	__u32 lkey;
+};
+
+enum kiwi_wr_opcode {
+	KIWI_WR_SEND = 0,
+	KIWI_WR_SEND_WITH_INV = 1,
+	KIWI_WR_RDMA_WRITE = 2,
+	KIWI_WR_RDMA_READ = 3,
+	KIWI_WR_LOCAL_INV = 4,
+	KIWI_WR_NUM_OPCODES
+};
+
+enum kiwi_sqe_flags {
+	KIWI_SQE_SIGNALED = 1u << 0,
+	KIWI_SQE_SOLICITED = 1u << 1,
+	KIWI_SQE_INLINE = 1u << 2,
+	KIWI_SQE_READ_FENCE = 1u << 3,
+	KIWI_SQE_FENCE = 1u << 4,
+};
+
+/* Send queue element: 128 octets. */
+struct kiwi_sqe {
+	__aligned_u64 wr_id;
+	__u32 flags;		/* KIWI_SQE_* */
+	__u8 opcode;		/* enum kiwi_wr_opcode */
+	__u8 num_sge;		/* for KIWI_SQE_INLINE: 0, sge[] holds the bytes */
+	__u16 rsvd;
+	__u32 inline_len;	/* KIWI_SQE_INLINE only */
+	__u32 inv_or_rkey;	/* SEND_WITH_INV, LOCAL_INV: STag to invalidate; RDMA: remote STag */
+	__aligned_u64 remote_addr;
+	struct kiwi_sge sge[KIWI_MAX_SGE];
+};
+
+/* Receive queue element (RQ and SRQ): 112 octets. */
+struct kiwi_rqe {
+	__aligned_u64 wr_id;
+	__u32 num_sge;
+	__u32 rsvd;
+	struct kiwi_sge sge[KIWI_MAX_SGE];
+};
+
+/* Work completion opcodes; the values equal enum ib_uverbs_wc_opcode / ibv_wc_opcode. */
+enum kiwi_wc_opcode {
+	KIWI_WC_SEND = 0,
+	KIWI_WC_RDMA_WRITE = 1,
+	KIWI_WC_RDMA_READ = 2,
+	KIWI_WC_LOCAL_INV = 6,
+	KIWI_WC_RECV = 128,
+};
+
+enum kiwi_cqe_flags {
+	KIWI_CQE_WITH_INV = 1u << 0,	/* inv_rkey holds the STag the peer invalidated */
+	KIWI_CQE_SOLICITED = 1u << 1,
+};
+
+/*
+ * Completion queue element: 32 octets. status takes the values of
+ * enum ib_wc_status / ibv_wc_status.
+ */
+struct kiwi_cqe {
+	__aligned_u64 wr_id;
+	__u32 byte_len;
+	__u32 qp_num;
+	__u32 inv_rkey;
+	__u32 vendor_err;
+	__u16 opcode;		/* enum kiwi_wc_opcode */
+	__u8 status;
+	__u8 flags;		/* KIWI_CQE_* */
+	__u32 rsvd;
+};
+
+/* Driver data of the uverbs responses (udata out). */
+struct kiwi_uresp_alloc_ctx {
+	__u32 abi_version;
+	__u32 max_inline;
+	__u32 sqe_size;
+	__u32 rqe_size;
+	__u32 cqe_size;
+	__u32 ring_ctrl_size;
+};
+
+struct kiwi_uresp_create_cq {
+	__aligned_u64 cq_key;
+	__u32 num_cqe;
+	__u32 cq_id;
+};
+
+struct kiwi_uresp_create_qp {
+	__aligned_u64 sq_key;
+	__aligned_u64 rq_key;	/* KIWI_INVALID_MMAP_KEY when the QP uses an SRQ */
+	__u32 num_sqe;
+	__u32 num_rqe;
+	__u32 qp_id;
+	__u32 rsvd;
+};
+
+struct kiwi_uresp_create_srq {
+	__aligned_u64 srq_key;
+	__u32 num_rqe;
+	__u32 rsvd;
+};
+
+#define KIWI_INVALID_MMAP_KEY (~0ULL)
+
+#endif /* KIWI_ABI_H */

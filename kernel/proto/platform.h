@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Platform shim for kiwi's pure wire code (kernel/proto/).
+ *
+ * The files in kernel/proto/ compile unchanged into kiwi.ko and into user
+ * space (unit tests, fuzzers, benchmarks). They include only this header for
+ * fixed-width types, byte order and CRC32c, and they own no kernel objects,
+ * take no locks and allocate nothing.
+ */
+#ifndef KIWI_PROTO_PLATFORM_H
+#define KIWI_PROTO_PLATFORM_H
+
+#ifdef __KERNEL__
+
+#include <linux/types.h>
+#include <linux/errno.h>
+#include <linux/string.h>
+#include <linux/kernel.h>
+#include <linux/crc32c.h>
+#include <asm/unaligned.h>
+
+/* The kernel's crc32c() takes and returns the raw register (no final XOR). */
+static inline u32 kiwi_crc32c(u32 crc, const void *data, size_t len)
+{
+	return crc32c(crc, data, len);
+}
+
+#else /* user space */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <errno.h>
+
+typedef uint8_t u8;
+typedef uint16_t u16;
+typedef uint32_t u32;
+typedef uint64_t u64;
+typedef int32_t s32;
+
+static inline u16 get_unaligned_be16(const void *p)
+{
+	const u8 *b = (const u8 *)p;
+
+	return (u16)((u16)b[0] << 8 | b[1]);
+}
+
+static inline u32 get_unaligned_be32(const void *p)
+{
+	const u8 *b = (const u8 *)p;
+
+	return (u32)b[0] << 24 | (u32)b[1] << 16 | (u32)b[2] << 8 | b[3];
+}
+
+static inline u64 get_unaligned_be64(const void *p)
+{
+	return (u64)get_unaligned_be32(p) << 32 |
+	       get_unaligned_be32((const u8 *)p + 4);
+}
+
+static inline u32 get_unaligned_le32(const void *p)
+{
+	const u8 *b = (const u8 *)p;
+
+	return (u32)b[3] << 24 | (u32)b[2] << 16 | (u32)b[1] << 8 | b[0];
+}
+
+static inline void put_unaligned_be16(u16 v, void *p)
+{
+	u8 *b = (u8 *)p;
+
+	b[0] = (u8)(v >> 8);
+	b[1] = (u8)v;
+}
+
+static inline void put_unaligned_be32(u32 v, void *p)
+{
+	u8 *b = (u8 *)p;
+
+	b[0] = (u8)(v >> 24);
+	b[1] = (u8)(v >> 16);
+	b[2] = (u8)(v >> 8);
+	b[3] = (u8)v;
+}
+
+static inline void put_unaligned_be64(u64 v, void *p)
+{
+	put_unaligned_be32((u32)(v >> 32), p);
+	put_unaligned_be32((u32)v, (u8 *)p + 4);
+}
+
+static inline void put_unaligned_le32(u32 v, void *p)
+{
+	u8 *b = (u8 *)p;
+
+	b[0] = (u8)v;
+	b[1] = (u8)(v >> 8);
+	b[2] = (u8)(v >> 16);
+	b[3] = (u8)(v >> 24);
+}
+
+#ifndef min
+#define min(a, b) ((a) < (b) ? (a) : (b))
+#endif
+#ifndef max
+#define max(a, b) ((a) > (b) ? (a) : (b))
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+/*
+ * Same contract as the kernel's crc32c(): raw register in and out, no
+ * implicit inversion. Implemented in kernel/proto/user/crc32c.c.
+ */
+u32 kiwi_crc32c(u32 crc, const void *data, size_t len);
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* __KERNEL__ */
+
+#endif /* KIWI_PROTO_PLATFORM_H */
