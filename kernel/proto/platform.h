@@ -100,11 +100,16 @@ static inline void put_unaligned_le32(u32 v, void *p)
 	b[3] = (u8)(v >> 24);
 }
 
+/* C only: in C++ these would break std::min/std::max. */
+#ifndef __cplusplus
 #ifndef min
 #define min(a, b) ((a) < (b) ? (a) : (b))
 #endif
 #ifndef max
 #define max(a, b) ((a) > (b) ? (a) : (b))
+#endif
+#define min_t(t, a, b) ((t)(a) < (t)(b) ? (t)(a) : (t)(b))
+#define max_t(t, a, b) ((t)(a) > (t)(b) ? (t)(a) : (t)(b))
 #endif
 
 #ifdef __cplusplus
