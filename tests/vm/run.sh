@@ -1,0 +1,83 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# `make check-vm`: run every tests/vm/scenarios/*.sh in the QEMU lab. The
+# single-guest scenarios share one boot; scenarios carrying the line
+#   # kiwi-lab: two-guest
+# share one boot of two guests (server and client). Options are passed to
+# scripts/lab/run-scenario (e.g. --kernel, --module-dir, --kiwi-ko, -v);
+# arguments that are not options pick scenarios instead of all of them.
+# Ends with 'N passed, N failed'; exit status 0 only if all passed.
+
+set -uo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+LAB=$REPO/scripts/lab/run-scenario
+
+opts=()
+picked=()
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--two | --shell | -v | --verbose) opts+=("$1") ;;
+	-h | --help)
+		sed -n '3,10s/^# \{0,1\}//p' "$0"
+		exit 0
+		;;
+	-*)
+		opts+=("$1" "${2:?$1 needs a value}")
+		shift
+		;;
+	*) picked+=("$1") ;;
+	esac
+	shift
+done
+
+if [ ${#picked[@]} -eq 0 ]; then
+	for f in "$REPO"/tests/vm/scenarios/*.sh; do
+		[ -f "$f" ] && picked+=("$f")
+	done
+fi
+if [ ${#picked[@]} -eq 0 ]; then
+	echo "no scenarios in tests/vm/scenarios"
+	echo "0 passed, 0 failed"
+	exit 0
+fi
+
+single=()
+two=()
+for s in "${picked[@]}"; do
+	f=$s
+	for d in scenarios lib; do
+		[ -f "$f" ] || f=$REPO/tests/vm/$d/${s%.sh}.sh
+	done
+	[ -f "$f" ] || f=$s
+	if grep -qE '^# *kiwi-lab: *two-guest' "$f" 2> /dev/null; then
+		two+=("$f")
+	else
+		single+=("$f")
+	fi
+done
+
+passed=0 failed=0
+# run_lab ARGS...: one lab boot; adds its 'N passed, N failed' to the totals.
+run_lab() {
+	local out summary p f
+	out=$(mktemp)
+	"$LAB" "${opts[@]}" "$@" | tee "$out"
+	summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$out" | tail -n 1)
+	rm -f "$out"
+	if [ -z "$summary" ]; then
+		echo "check-vm: the lab did not report (see above)"
+		failed=$((failed + 1))
+		return
+	fi
+	read -r p _ f _ <<< "$summary"
+	passed=$((passed + p))
+	failed=$((failed + f))
+}
+
+[ ${#single[@]} -eq 0 ] || run_lab "${single[@]}"
+[ ${#two[@]} -eq 0 ] || run_lab --two "${two[@]}"
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
