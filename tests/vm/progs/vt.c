@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Shared helpers of the kiwi VM test programs; see vt.h. */
+#include "vt.h"
+
+unsigned int vt_failures;
+const char *vt_prog = "vt";
+
+static void vt_vreport(FILE *f, const char *tag, const char *fmt, va_list ap)
+{
+	fprintf(f, "%s: %s: ", vt_prog, tag);
+	vfprintf(f, fmt, ap);
+	fputc('\n', f);
+	fflush(f);
+}
+
+void vt_init(const char *prog)
+{
+	vt_prog = prog;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+}
+
+void vt_fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vt_vreport(stderr, "FAIL", fmt, ap);
+	va_end(ap);
+	vt_failures++;
+}
+
+void vt_pass(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vt_vreport(stdout, "ok", fmt, ap);
+	va_end(ap);
+}
+
+void vt_fatal(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vt_vreport(stderr, "FATAL", fmt, ap);
+	va_end(ap);
+	exit(2);
+}
+
+int vt_exit(void)
+{
+	if (vt_failures) {
+		fprintf(stderr, "%s: %u check(s) failed\n", vt_prog, vt_failures);
+		return 1;
+	}
+	printf("%s: all checks passed\n", vt_prog);
+	return 0;
+}
+
+struct ibv_context *vt_open(const char *name)
+{
+	struct ibv_device **list;
+	struct ibv_context *ctx = NULL;
+	int i, n;
+
+	list = ibv_get_device_list(&n);
+	if (!list)
+		vt_fatal("ibv_get_device_list: %s", strerror(errno));
+	for (i = 0; i < n; i++) {
+		if (strcmp(ibv_get_device_name(list[i]), name))
+			continue;
+		ctx = ibv_open_device(list[i]);
+		if (!ctx)
+			vt_fatal("ibv_open_device(%s): %s", name,
+				 strerror(errno));
+		break;
+	}
+	ibv_free_device_list(list);
+	if (!ctx)
+		vt_fatal("no verbs device %s among %d device(s)", name, n);
+	return ctx;
+}
+
+void vt_signal_ready(const char *path)
+{
+	FILE *f;
+
+	if (!path)
+		return;
+	f = fopen(path, "w");
+	if (!f || fputs("ready\n", f) == EOF || fclose(f))
+		vt_fatal("cannot write ready file %s: %s", path,
+			 strerror(errno));
+}
+
+void vt_expect_errno(const char *what, bool failed, int got_errno,
+		     int want_errno)
+{
+	if (!failed)
+		vt_fail("%s: succeeded, expected %s", what,
+			strerror(want_errno));
+	else if (got_errno != want_errno)
+		vt_fail("%s: failed with %s (%d), expected %s (%d)", what,
+			strerror(got_errno), got_errno, strerror(want_errno),
+			want_errno);
+	else
+		vt_pass("%s: %s", what, strerror(got_errno));
+}
+
+unsigned long vt_ulong(const char *opt, const char *arg)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(arg, &end, 10);
+	if (errno || end == arg || *end || arg[0] == '-')
+		vt_fatal("option %s: bad number '%s'", opt, arg);
+	return v;
+}

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Shared helpers of the kiwi VM test programs: device lookup, option
+ * parsing and failure reporting. Every program exits 0 only when every
+ * check it made passed, 1 when a check failed and 2 on a usage or setup
+ * error, and names each failed check on stderr.
+ */
+#ifndef KIWI_VT_H
+#define KIWI_VT_H
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <infiniband/verbs.h>
+
+#define VT_DEFAULT_DEV "kiwi0"
+
+/* Number of failed checks so far; vt_exit() turns it into the exit code. */
+extern unsigned int vt_failures;
+extern const char *vt_prog;
+
+/* Name the program in reports and make stdout line-buffered. */
+void vt_init(const char *prog);
+void vt_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void vt_pass(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void vt_fatal(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2), noreturn));
+int vt_exit(void);
+
+/* Open the verbs device called @name or exit with status 2. */
+struct ibv_context *vt_open(const char *name);
+
+/* Write "ready\n" to @path (if not NULL) so a waiting scenario can go on. */
+void vt_signal_ready(const char *path);
+
+/*
+ * Check that a verb returning NULL/nonzero failed with @want_errno.
+ * @what names the check; @got_errno is errno (or the returned error code).
+ */
+void vt_expect_errno(const char *what, bool failed, int got_errno,
+		     int want_errno);
+
+/* Parse a non-negative decimal option value or exit with status 2. */
+unsigned long vt_ulong(const char *opt, const char *arg);
+
+#endif

@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * vt_qpstate: drive an unconnected RC QP through the states a QP can reach
+ * without a connection and check each with ibv_query_qp.
+ *
+ *   vt_qpstate [-d DEV]
+ *
+ * A new QP is in RESET (the IB verbs rule) or INIT (the iWARP Idle state,
+ * which siw reports as INIT); either is accepted and printed. Then:
+ * INIT (with the iw_cm attribute mask STATE|ACCESS_FLAGS) -> query INIT and
+ * the access flags; RTS without a connection -> EINVAL and still INIT;
+ * ERR -> query ERR; RESET -> query RESET; INIT again; an out-of-range state
+ * -> EINVAL. A second QP goes straight from creation to ERR.
+ */
+#include <getopt.h>
+
+#include "vt.h"
+
+static const int vt_access = IBV_ACCESS_LOCAL_WRITE |
+			     IBV_ACCESS_REMOTE_WRITE |
+			     IBV_ACCESS_REMOTE_READ;
+
+static enum ibv_qp_state query_state(struct ibv_qp *qp, int *access)
+{
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr a;
+	int rc;
+
+	memset(&a, 0, sizeof(a));
+	rc = ibv_query_qp(qp, &a, IBV_QP_STATE | IBV_QP_ACCESS_FLAGS, &init);
+	if (rc) {
+		vt_fail("ibv_query_qp: %s", strerror(rc));
+		return (enum ibv_qp_state)-1;
+	}
+	if (access)
+		*access = a.qp_access_flags;
+	return a.qp_state;
+}
+
+static void expect_state(struct ibv_qp *qp, enum ibv_qp_state want,
+			 const char *when)
+{
+	enum ibv_qp_state got = query_state(qp, NULL);
+
+	if (got != want)
+		vt_fail("%s: state %d, expected %d", when, got, want);
+	else
+		vt_pass("%s: state %d", when, got);
+}
+
+static int modify(struct ibv_qp *qp, enum ibv_qp_state s, int mask)
+{
+	struct ibv_qp_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = s;
+	a.qp_access_flags = vt_access;
+	return ibv_modify_qp(qp, &a, mask);
+}
+
+static void must_modify(struct ibv_qp *qp, enum ibv_qp_state s, int mask,
+			const char *what)
+{
+	int rc = modify(qp, s, mask);
+
+	if (rc)
+		vt_fail("%s: ibv_modify_qp: %s", what, strerror(rc));
+	else
+		vt_pass("%s: modify ok", what);
+}
+
+static void walk(struct ibv_qp *qp)
+{
+	const int init_mask = IBV_QP_STATE | IBV_QP_ACCESS_FLAGS;
+	enum ibv_qp_state s = query_state(qp, NULL);
+	int access = 0, rc;
+
+	if (s != IBV_QPS_RESET && s != IBV_QPS_INIT)
+		vt_fail("new qp: state %d, expected RESET or INIT", s);
+	else
+		vt_pass("new qp: state %s", s == IBV_QPS_RESET ? "RESET" : "INIT");
+
+	must_modify(qp, IBV_QPS_INIT, init_mask, "-> INIT");
+	s = query_state(qp, &access);
+	if (s != IBV_QPS_INIT)
+		vt_fail("after -> INIT: state %d", s);
+	if (access != vt_access)
+		vt_fail("after -> INIT: access flags 0x%x, expected 0x%x",
+			access, vt_access);
+
+	rc = modify(qp, IBV_QPS_RTS, IBV_QP_STATE);
+	vt_expect_errno("INIT -> RTS without a connection", rc != 0, rc,
+			EINVAL);
+	expect_state(qp, IBV_QPS_INIT, "after refused RTS");
+
+	rc = modify(qp, (enum ibv_qp_state)42, IBV_QP_STATE);
+	vt_expect_errno("modify to state 42", rc != 0, rc, EINVAL);
+	expect_state(qp, IBV_QPS_INIT, "after refused state 42");
+
+	must_modify(qp, IBV_QPS_ERR, IBV_QP_STATE, "INIT -> ERR");
+	expect_state(qp, IBV_QPS_ERR, "after -> ERR");
+
+	rc = modify(qp, IBV_QPS_RTS, IBV_QP_STATE);
+	vt_expect_errno("ERR -> RTS", rc != 0, rc, EINVAL);
+	expect_state(qp, IBV_QPS_ERR, "after refused ERR -> RTS");
+
+	must_modify(qp, IBV_QPS_RESET, IBV_QP_STATE, "ERR -> RESET");
+	expect_state(qp, IBV_QPS_RESET, "after -> RESET");
+	must_modify(qp, IBV_QPS_INIT, init_mask, "RESET -> INIT");
+	expect_state(qp, IBV_QPS_INIT, "after second -> INIT");
+}
+
+static struct ibv_qp *make_qp(struct ibv_pd *pd, struct ibv_cq *cq)
+{
+	struct ibv_qp_init_attr a = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp *qp = ibv_create_qp(pd, &a);
+
+	if (!qp)
+		vt_fatal("ibv_create_qp: %s", strerror(errno));
+	return qp;
+}
+
+int main(int argc, char **argv)
+{
+	const char *dev = VT_DEFAULT_DEV;
+	struct ibv_context *ctx;
+	struct ibv_qp *qp;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	int opt;
+
+	vt_init("vt_qpstate");
+	while ((opt = getopt(argc, argv, "d:")) != -1) {
+		if (opt != 'd') {
+			fprintf(stderr, "usage: vt_qpstate [-d DEV]\n");
+			return 2;
+		}
+		dev = optarg;
+	}
+	ctx = vt_open(dev);
+	pd = ibv_alloc_pd(ctx);
+	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	if (!pd || !cq)
+		vt_fatal("pd/cq setup: %s", strerror(errno));
+
+	qp = make_qp(pd, cq);
+	walk(qp);
+	if (ibv_destroy_qp(qp))
+		vt_fail("ibv_destroy_qp: %s", strerror(errno));
+
+	qp = make_qp(pd, cq);
+	must_modify(qp, IBV_QPS_ERR, IBV_QP_STATE, "new qp -> ERR");
+	expect_state(qp, IBV_QPS_ERR, "new qp after -> ERR");
+	if (ibv_destroy_qp(qp))
+		vt_fail("ibv_destroy_qp: %s", strerror(errno));
+
+	if (ibv_destroy_cq(cq) || ibv_dealloc_pd(pd) || ibv_close_device(ctx))
+		vt_fail("teardown: %s", strerror(errno));
+	return vt_exit();
+}

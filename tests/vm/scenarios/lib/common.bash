@@ -1,0 +1,185 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Shared helpers of the kiwi VM scenarios (sourced, not run). A scenario
+# records every failed check with vt_fail and ends with vt_finish, which
+# exits 1 if any check failed. vt_die stops a scenario at once.
+#
+# Environment (set by scripts/lab/run-scenario): KIWI_SRC, KIWI_BUILD.
+
+set -u
+
+KIWI_SRC=${KIWI_SRC:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../../../.." && pwd)}
+KIWI_BUILD=${KIWI_BUILD:-$KIWI_SRC/build}
+VT_PROGS=$KIWI_BUILD/vmprogs
+VT_NAME=$(basename "$0" .sh)
+VT_FAILS=0
+VT_TMP=$(mktemp -d "/tmp/$VT_NAME.XXXXXX")
+
+vt_log() {
+	echo "[$VT_NAME] $*"
+}
+
+vt_pass() {
+	echo "[$VT_NAME] ok: $*"
+}
+
+vt_fail() {
+	echo "[$VT_NAME] FAIL: $*" >&2
+	VT_FAILS=$((VT_FAILS + 1))
+}
+
+vt_die() {
+	echo "[$VT_NAME] FATAL: $*" >&2
+	exit 1
+}
+
+vt_finish() {
+	rm -rf "$VT_TMP"
+	if [ "$VT_FAILS" -ne 0 ]; then
+		echo "[$VT_NAME] $VT_FAILS check(s) failed" >&2
+		exit 1
+	fi
+	echo "[$VT_NAME] all checks passed"
+	exit 0
+}
+
+# vt_check DESCRIPTION CMD...: CMD must succeed.
+vt_check() {
+	local what=$1
+	shift
+	if "$@"; then
+		vt_pass "$what"
+	else
+		vt_fail "$what (command: $*)"
+	fi
+}
+
+# vt_eq DESCRIPTION GOT WANT
+vt_eq() {
+	if [ "$2" = "$3" ]; then
+		vt_pass "$1: $2"
+	else
+		vt_fail "$1: got '$2', expected '$3'"
+	fi
+}
+
+# The test programs are built on the host (make -C tests/vm/progs, part of
+# make check-vm); build them here only if that did not happen.
+vt_need_progs() {
+	local p missing=0
+	for p in vt_query vt_async vt_objcycle vt_mr vt_badargs vt_qpstate vt_hold; do
+		[ -x "$VT_PROGS/$p" ] || missing=1
+	done
+	[ "$missing" = 0 ] && return 0
+	vt_log "building the test programs into $VT_PROGS"
+	make -s -C "$KIWI_SRC/tests/vm/progs" KIWI_BUILD="$KIWI_BUILD" ||
+		vt_die "cannot build tests/vm/progs"
+}
+
+vt_dev_exists() {
+	[ -e "/sys/class/infiniband/$1" ]
+}
+
+# vt_link_add NAME NETDEV: rdma link add, which must succeed and create NAME.
+vt_link_add() {
+	local out
+	if ! out=$(rdma link add "$1" type kiwi netdev "$2" 2>&1); then
+		vt_fail "rdma link add $1 netdev $2: $out"
+		return 1
+	fi
+	if ! vt_dev_exists "$1"; then
+		vt_fail "rdma link add $1 succeeded but /sys/class/infiniband/$1 is missing"
+		return 1
+	fi
+	return 0
+}
+
+# vt_wait_gone NAME [SECONDS]: wait until device NAME has been unregistered.
+vt_wait_gone() {
+	local i limit=$((${2:-10} * 10))
+	for ((i = 0; i < limit; i++)); do
+		vt_dev_exists "$1" || return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# vt_link_del NAME: rdma link delete, which must succeed and remove NAME.
+vt_link_del() {
+	local out
+	if ! out=$(timeout 60 rdma link delete "$1" 2>&1); then
+		vt_fail "rdma link delete $1: $out"
+		return 1
+	fi
+	if ! vt_wait_gone "$1" 10; then
+		vt_fail "$1 still registered 10s after rdma link delete"
+		return 1
+	fi
+	return 0
+}
+
+# vt_kiwi_devs: names of the registered kiwi devices, one per line.
+vt_kiwi_devs() {
+	local d
+	for d in /sys/class/infiniband/kiwi*; do
+		[ -e "$d" ] && basename "$d"
+	done
+	return 0
+}
+
+# vt_clean_links: delete every kiwi link left behind by an earlier scenario.
+vt_clean_links() {
+	local d
+	for d in $(vt_kiwi_devs); do
+		vt_log "removing leftover device $d"
+		timeout 60 rdma link delete "$d" || vt_die "cannot delete leftover $d"
+		vt_wait_gone "$d" 10 || vt_die "leftover $d does not go away"
+	done
+}
+
+# vt_res DEV: "pd=N cq=N qp=N mr=N srq=N ctx=N cm_id=N" for DEV from
+# `rdma resource show` (all zero when DEV is not listed).
+vt_res() {
+	rdma -j resource show | python3 -c '
+import json, sys
+dev = sys.argv[1]
+keys = ("pd", "cq", "qp", "mr", "srq", "ctx", "cm_id")
+row = next((r for r in json.load(sys.stdin) if r.get("ifname") == dev), {})
+print(" ".join("%s=%d" % (k, int(row.get(k, 0))) for k in keys))
+' "$1"
+}
+
+# vt_res_add COUNTS KEY=DELTA...: COUNTS (as printed by vt_res) plus deltas.
+vt_res_add() {
+	python3 -c '
+import sys
+c = dict(kv.split("=") for kv in sys.argv[1].split())
+for kv in sys.argv[2:]:
+    k, d = kv.split("=")
+    c[k] = str(int(c[k]) + int(d))
+print(" ".join("%s=%s" % (k, c[k]) for k in ("pd", "cq", "qp", "mr", "srq", "ctx", "cm_id")))
+' "$@"
+}
+
+# vt_query_get DEV KEY: one value printed by vt_query.
+vt_query_get() {
+	"$VT_PROGS/vt_query" -d "$1" | sed -n "s/^$2=//p"
+}
+
+# vt_wait_file FILE SECONDS PID: wait for a program's ready file; fail if
+# the program (PID) exits first or the time runs out.
+vt_wait_file() {
+	local i limit=$(($2 * 10))
+	for ((i = 0; i < limit; i++)); do
+		[ -s "$1" ] && return 0
+		kill -0 "$3" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+
+# vt_veth_pair A B: create a veth pair with both ends up.
+vt_veth_pair() {
+	ip link add "$1" type veth peer name "$2" || return 1
+	ip link set "$1" up && ip link set "$2" up
+}
