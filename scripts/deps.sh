@@ -1,0 +1,76 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# `make deps`: install every Debian 12 package kiwi needs to build, run and
+# test. Idempotent; does not touch apt at all when everything is present.
+# Makes sure the headers of the newest installed amd64 kernel image exist
+# (the QEMU lab boots that image, kiwi.ko is built against those headers).
+
+set -euo pipefail
+
+PKGS=(
+	# build
+	gcc g++ make cmake pkg-config git bc flex bison libelf-dev libssl-dev
+	dwarves cpio kmod file xz-utils zstd gzip
+	linux-headers-amd64 linux-image-amd64 linux-source-6.1
+	# rdma-core: provider build, tools, tests
+	rdma-core ibverbs-providers ibverbs-utils rdmacm-utils libibverbs-dev
+	librdmacm-dev perftest python3 python3-pyverbs
+	# native test tiers, fuzzing, analysis
+	libgtest-dev libgmock-dev googletest libbenchmark-dev clang llvm lld
+	libclang-rt-14-dev clang-format clang-tidy sparse shellcheck
+	# QEMU lab and system tests
+	qemu-system-x86 qemu-utils busybox-static iproute2 iputils-ping ethtool
+	procps psmisc util-linux coreutils rsync tshark tcpdump iperf3
+)
+
+APT_OPTS=(-y -o DPkg::Lock::Timeout=900 --no-install-recommends)
+export DEBIAN_FRONTEND=noninteractive
+
+as_root() {
+	if [ "$(id -u)" = 0 ]; then
+		"$@"
+	elif command -v sudo > /dev/null; then
+		sudo -E "$@"
+	else
+		echo "deps: need root for: $*" >&2
+		exit 1
+	fi
+}
+
+missing_pkgs() {
+	local p status
+	for p in "$@"; do
+		status=$(dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2> /dev/null || true)
+		[ "${status:0:2}" = ii ] || echo "$p"
+	done
+}
+
+newest_kernel() {
+	find /boot -maxdepth 1 -name 'vmlinuz-*-amd64' -printf '%f\n' |
+		sed 's/^vmlinuz-//' | sort -V | tail -n 1
+}
+
+mapfile -t missing < <(missing_pkgs "${PKGS[@]}")
+if [ ${#missing[@]} -gt 0 ]; then
+	echo "deps: installing ${missing[*]}"
+	as_root apt-get update -o DPkg::Lock::Timeout=900
+	as_root apt-get install "${APT_OPTS[@]}" "${missing[@]}"
+fi
+
+kver=$(newest_kernel)
+if [ -z "$kver" ]; then
+	echo "deps: no /boot/vmlinuz-*-amd64 after installing linux-image-amd64" >&2
+	exit 1
+fi
+if [ -n "$(missing_pkgs "linux-headers-$kver")" ]; then
+	echo "deps: installing headers for the newest kernel image $kver"
+	[ ${#missing[@]} -gt 0 ] || as_root apt-get update -o DPkg::Lock::Timeout=900
+	as_root apt-get install "${APT_OPTS[@]}" "linux-headers-$kver"
+fi
+if [ ! -e "/lib/modules/$kver/build" ]; then
+	echo "deps: /lib/modules/$kver/build missing after installing linux-headers-$kver" >&2
+	exit 1
+fi
+as_root mkdir -p /var/cache/kiwi
+echo "deps: ${#PKGS[@]} packages present; kernel $kver with headers /lib/modules/$kver/build"
