@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * RDMAP opcode table and outgoing segment headers (RFC 5040 sections 4.1,
+ * 4.2 and Appendix A; RFC 7306 section 4; see rdmap.h).
+ */
+#include "rdmap.h"
+
+#define KIWI_OP(sup, tag, q, inv, hdr) \
+	{ .supported = (sup), .tagged = (tag), .qn = (q), .inv_stag = (inv), \
+	  .rdmap_hdr = (hdr) }
+
+/* Assigned opcodes: 0x0-0xb. */
+#define KIWI_RDMAP_OPS	(KIWI_RDMAP_ATOMIC_RESP + 1)
+
+/* Indexed by opcode; rows 0xc-0xf are absent (unassigned / experimental). */
+static const struct kiwi_rdmap_op_info kiwi_rdmap_ops[KIWI_RDMAP_OPS] = {
+	[KIWI_RDMAP_WRITE] = KIWI_OP(true, true, 0, false, 0),
+	[KIWI_RDMAP_READ_REQ] = KIWI_OP(true, false, KIWI_RDMAP_QN_READ_REQ,
+					false, KIWI_RDMAP_RREQ_LEN),
+	[KIWI_RDMAP_READ_RESP] = KIWI_OP(true, true, 0, false, 0),
+	[KIWI_RDMAP_SEND] = KIWI_OP(true, false, KIWI_RDMAP_QN_SEND, false, 0),
+	[KIWI_RDMAP_SEND_INV] = KIWI_OP(true, false, KIWI_RDMAP_QN_SEND,
+					true, 0),
+	[KIWI_RDMAP_SEND_SE] = KIWI_OP(true, false, KIWI_RDMAP_QN_SEND,
+				       false, 0),
+	[KIWI_RDMAP_SEND_SE_INV] = KIWI_OP(true, false, KIWI_RDMAP_QN_SEND,
+					   true, 0),
+	[KIWI_RDMAP_TERMINATE] = KIWI_OP(true, false, KIWI_RDMAP_QN_TERMINATE,
+					 false, KIWI_RDMAP_TERM_MIN),
+	/* RFC 7306: decoded for naming and length, rejected on receive. */
+	[KIWI_RDMAP_IMM] = KIWI_OP(false, false, KIWI_RDMAP_QN_SEND, false, 8),
+	[KIWI_RDMAP_IMM_SE] = KIWI_OP(false, false, KIWI_RDMAP_QN_SEND,
+				      false, 8),
+	[KIWI_RDMAP_ATOMIC_REQ] = KIWI_OP(false, false, KIWI_RDMAP_QN_READ_REQ,
+					  false, 52),
+	[KIWI_RDMAP_ATOMIC_RESP] = KIWI_OP(false, false,
+					   KIWI_RDMAP_QN_ATOMIC_RESP, false,
+					   12),
+};
+
+static const char *const kiwi_rdmap_names[KIWI_RDMAP_OPS] = {
+	[KIWI_RDMAP_WRITE] = "RDMA Write",
+	[KIWI_RDMAP_READ_REQ] = "RDMA Read Request",
+	[KIWI_RDMAP_READ_RESP] = "RDMA Read Response",
+	[KIWI_RDMAP_SEND] = "Send",
+	[KIWI_RDMAP_SEND_INV] = "Send with Invalidate",
+	[KIWI_RDMAP_SEND_SE] = "Send with SE",
+	[KIWI_RDMAP_SEND_SE_INV] = "Send with SE and Invalidate",
+	[KIWI_RDMAP_TERMINATE] = "Terminate",
+	[KIWI_RDMAP_IMM] = "Immediate Data",
+	[KIWI_RDMAP_IMM_SE] = "Immediate Data with SE",
+	[KIWI_RDMAP_ATOMIC_REQ] = "Atomic Request",
+	[KIWI_RDMAP_ATOMIC_RESP] = "Atomic Response",
+};
+
+/**
+ * kiwi_rdmap_op_info() - the opcode table row of @op.
+ * @op: opcode (any value).
+ *
+ * Return: the row, or NULL for unassigned and experimental opcodes.
+ */
+const struct kiwi_rdmap_op_info *kiwi_rdmap_op_info(u8 op)
+{
+	if (op >= KIWI_RDMAP_OPS)
+		return NULL;
+	return &kiwi_rdmap_ops[op];
+}
+
+/**
+ * kiwi_rdmap_hdr_len() - octets of DDP plus fixed RDMAP header of @op.
+ * @op: opcode.
+ *
+ * Return: 14 for Write and Read Response, 18 for the Sends, 46 for a Read
+ * Request, 22 (the minimum) for a Terminate, the RFC 7306 sizes for opcodes
+ * 0x8-0xb, 0 for unassigned opcodes.
+ */
+u32 kiwi_rdmap_hdr_len(u8 op)
+{
+	const struct kiwi_rdmap_op_info *info = kiwi_rdmap_op_info(op);
+
+	if (!info)
+		return 0;
+	return (info->tagged ? KIWI_DDP_TAGGED_HDR_LEN :
+			       KIWI_DDP_UNTAGGED_HDR_LEN) + info->rdmap_hdr;
+}
+
+/**
+ * kiwi_rdmap_op_name() - human-readable opcode name for logs.
+ * @op: opcode.
+ *
+ * Return: a static string; "unassigned" for opcodes 0xc-0xf.
+ */
+const char *kiwi_rdmap_op_name(u8 op)
+{
+	if (op >= KIWI_RDMAP_OPS)
+		return "unassigned";
+	return kiwi_rdmap_names[op];
+}
+
+/**
+ * kiwi_rdmap_seg_hdr() - DDP header of one outgoing segment of an RDMAP
+ * message.
+ * @h: output.
+ * @op: opcode; must be supported.
+ * @stag: tagged messages: the Data Sink STag; Send with (SE and)
+ *	Invalidate: the STag to invalidate; ignored otherwise (sent as 0,
+ *	RDMAP-06).
+ * @msn: untagged messages: the message's MSN on its queue.
+ * @seg: the segment from kiwi_ddp_seg_next().
+ *
+ * Fills T, L, DV = 1, the RDMAP control octet (RV = 1), STag/TO or
+ * QN/MSN/MO following the opcode table (RDMAP-01..03).
+ *
+ * Return: 0, or -EOPNOTSUPP for an opcode kiwi does not implement.
+ */
+int kiwi_rdmap_seg_hdr(struct kiwi_ddp_hdr *h, u8 op, u32 stag, u32 msn,
+		       const struct kiwi_ddp_seg *seg)
+{
+	const struct kiwi_rdmap_op_info *info = kiwi_rdmap_op_info(op);
+
+	if (!info || !info->supported)
+		return -EOPNOTSUPP;
+	memset(h, 0, sizeof(*h));
+	h->tagged = info->tagged;
+	h->last = seg->last;
+	h->dv = KIWI_DDP_VERSION;
+	h->ulp_ctrl = kiwi_rdmap_ctrl(op);
+	if (info->tagged) {
+		h->stag = stag;
+		h->to = seg->to;
+		return 0;
+	}
+	h->ulp_word = info->inv_stag ? stag : 0;
+	h->qn = info->qn;
+	h->msn = msn;
+	h->mo = seg->mo;
+	return 0;
+}

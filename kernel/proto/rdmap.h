@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * RDMAP (RFC 5040): the control octet carried in DDP's RsvdULP octet, the
+ * opcode table (RFC 5040 section 4, RFC 7306 opcodes recognised but not
+ * supported), the 28-octet Read Request header and the RDMAP receive checks
+ * of RFC 5040 section 7.2.
+ *
+ * RDMAP control octet (DDP octet 1): RV 0xc0 | reserved 0x30 | opcode 0x0f.
+ *
+ * Pure code: no kernel objects, no locks, no allocation.
+ */
+#ifndef KIWI_PROTO_RDMAP_H
+#define KIWI_PROTO_RDMAP_H
+
+#include "platform.h"
+#include "ddp.h"
+#include "term.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define KIWI_RDMAP_VERSION	1	/* RV of RFC 5040 */
+#define KIWI_RDMAP_CTRL_RV	0xc0
+#define KIWI_RDMAP_CTRL_RSVD	0x30
+#define KIWI_RDMAP_CTRL_OP	0x0f
+
+/**
+ * enum kiwi_rdmap_op - RDMAP opcodes (RFC 5040 Fig. 4, RFC 7306 sec. 10).
+ * @KIWI_RDMAP_WRITE: RDMA Write.
+ * @KIWI_RDMAP_READ_REQ: RDMA Read Request.
+ * @KIWI_RDMAP_READ_RESP: RDMA Read Response.
+ * @KIWI_RDMAP_SEND: Send.
+ * @KIWI_RDMAP_SEND_INV: Send with Invalidate.
+ * @KIWI_RDMAP_SEND_SE: Send with Solicited Event.
+ * @KIWI_RDMAP_SEND_SE_INV: Send with Solicited Event and Invalidate.
+ * @KIWI_RDMAP_TERMINATE: Terminate.
+ * @KIWI_RDMAP_IMM: RFC 7306 Immediate Data (not supported).
+ * @KIWI_RDMAP_IMM_SE: RFC 7306 Immediate Data with SE (not supported).
+ * @KIWI_RDMAP_ATOMIC_REQ: RFC 7306 Atomic Request (not supported).
+ * @KIWI_RDMAP_ATOMIC_RESP: RFC 7306 Atomic Response (not supported).
+ * @KIWI_RDMAP_OP_MAX: highest opcode value the 4-bit field can hold;
+ *	0xc-0xe are unassigned and 0xf is reserved for experiments.
+ */
+enum kiwi_rdmap_op {
+	KIWI_RDMAP_WRITE = 0x0,
+	KIWI_RDMAP_READ_REQ = 0x1,
+	KIWI_RDMAP_READ_RESP = 0x2,
+	KIWI_RDMAP_SEND = 0x3,
+	KIWI_RDMAP_SEND_INV = 0x4,
+	KIWI_RDMAP_SEND_SE = 0x5,
+	KIWI_RDMAP_SEND_SE_INV = 0x6,
+	KIWI_RDMAP_TERMINATE = 0x7,
+	KIWI_RDMAP_IMM = 0x8,
+	KIWI_RDMAP_IMM_SE = 0x9,
+	KIWI_RDMAP_ATOMIC_REQ = 0xa,
+	KIWI_RDMAP_ATOMIC_RESP = 0xb,
+	KIWI_RDMAP_OP_MAX = 0xf,
+};
+
+/* Untagged queue numbers (RFC 5040 section 3.1, RFC 7306 section 10.2). */
+#define KIWI_RDMAP_QN_SEND		0
+#define KIWI_RDMAP_QN_READ_REQ		1
+#define KIWI_RDMAP_QN_TERMINATE		2
+#define KIWI_RDMAP_QN_ATOMIC_RESP	3
+
+#define KIWI_RDMAP_RREQ_LEN	28	/* Read Request header */
+#define KIWI_RDMAP_TERM_MIN	4	/* Terminate Control field */
+
+/**
+ * struct kiwi_rdmap_op_info - one row of the opcode table.
+ * @supported: kiwi implements the message (RFC 5040 opcodes 0-7).
+ * @tagged: the message uses the tagged DDP header.
+ * @qn: untagged queue number.
+ * @inv_stag: the Invalidate STag field (untagged octets 2-5) is used.
+ * @rdmap_hdr: fixed RDMAP header octets after the DDP header (the minimum
+ *	for a Terminate).
+ */
+struct kiwi_rdmap_op_info {
+	bool supported;
+	bool tagged;
+	u8 qn;
+	bool inv_stag;
+	u8 rdmap_hdr;
+};
+
+/**
+ * kiwi_rdmap_ctrl() - the RDMAP control octet for @op, RV = 1.
+ * @op: enum kiwi_rdmap_op.
+ *
+ * Return: RV = 1, reserved bits 0, opcode @op.
+ */
+static inline u8 kiwi_rdmap_ctrl(u8 op)
+{
+	return (u8)(KIWI_RDMAP_VERSION << 6 | (op & KIWI_RDMAP_CTRL_OP));
+}
+
+/**
+ * kiwi_rdmap_opcode() - opcode of an RDMAP control octet.
+ * @ctrl: DDP octet 1.
+ *
+ * Return: the 4-bit opcode.
+ */
+static inline u8 kiwi_rdmap_opcode(u8 ctrl)
+{
+	return ctrl & KIWI_RDMAP_CTRL_OP;
+}
+
+/**
+ * kiwi_rdmap_rv() - RDMAP version of a control octet.
+ * @ctrl: DDP octet 1.
+ *
+ * Return: the 2-bit RV.
+ */
+static inline u8 kiwi_rdmap_rv(u8 ctrl)
+{
+	return (ctrl & KIWI_RDMAP_CTRL_RV) >> 6;
+}
+
+/**
+ * struct kiwi_rdmap_rreq - RDMA Read Request header (RFC 5040 sec. 4.4).
+ * @sink_stag: Data Sink STag, echoed in the Read Response.
+ * @sink_to: Data Sink Tagged Offset, echoed in the Read Response.
+ * @size: RDMA Read Message Size (0 is legal).
+ * @src_stag: Data Source STag.
+ * @src_to: Data Source Tagged Offset.
+ */
+struct kiwi_rdmap_rreq {
+	u32 sink_stag;
+	u64 sink_to;
+	u32 size;
+	u32 src_stag;
+	u64 src_to;
+};
+
+const struct kiwi_rdmap_op_info *kiwi_rdmap_op_info(u8 op);
+u32 kiwi_rdmap_hdr_len(u8 op);
+const char *kiwi_rdmap_op_name(u8 op);
+int kiwi_rdmap_seg_hdr(struct kiwi_ddp_hdr *h, u8 op, u32 stag, u32 msn,
+		       const struct kiwi_ddp_seg *seg);
+
+void kiwi_rdmap_rreq_encode(const struct kiwi_rdmap_rreq *r, u8 *buf);
+int kiwi_rdmap_rreq_decode(struct kiwi_rdmap_rreq *r, const u8 *buf,
+			   u32 len);
+void kiwi_rdmap_rreq_advance(struct kiwi_rdmap_rreq *r, u32 done);
+
+enum kiwi_term_err kiwi_rdmap_check_hdr(const struct kiwi_ddp_hdr *h,
+					u32 len);
+enum kiwi_term_err
+kiwi_rdmap_check_rreq(const struct kiwi_rdmap_rreq *r,
+		      const struct kiwi_ddp_stream *s,
+		      const struct kiwi_ddp_stag_info *st);
+enum kiwi_term_err
+kiwi_rdmap_check_inval(const struct kiwi_ddp_stream *s,
+		       const struct kiwi_ddp_stag_info *st);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KIWI_PROTO_RDMAP_H */
