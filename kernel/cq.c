@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * kiwi: completion queues. A CQ is a ring of struct kiwi_cqe that the
+ * kernel produces; user space consumes a user CQ directly, kernel consumers
+ * go through kiwi_poll_cq().
+ */
+#include <linux/log2.h>
+#include <linux/slab.h>
+
+#include "kiwi.h"
+
+static int kiwi_cq_respond(struct kiwi_cq *cq, struct ib_udata *udata)
+{
+	struct kiwi_uresp_create_cq resp = {
+		.cq_key = kiwi_ring_key(&cq->ring),
+		.num_cqe = cq->ring.num,
+	};
+
+	return kiwi_udata_respond(udata, &resp, sizeof(resp));
+}
+
+static int kiwi_cq_alloc(struct kiwi_cq *cq, u32 num, struct ib_udata *udata)
+{
+	int rv;
+
+	if (!udata) {
+		cq->kqp = kcalloc(num, sizeof(*cq->kqp), GFP_KERNEL);
+		if (!cq->kqp)
+			return -ENOMEM;
+	}
+	rv = kiwi_ring_alloc(&cq->ring, num, sizeof(struct kiwi_cqe),
+			     kiwi_uctx(udata));
+	if (!rv && udata) {
+		rv = kiwi_cq_respond(cq, udata);
+		if (rv)
+			kiwi_ring_free(&cq->ring);
+	}
+	if (rv)
+		kfree(cq->kqp);
+	return rv;
+}
+
+int kiwi_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		   struct ib_udata *udata)
+{
+	struct kiwi_device *kdev = to_kdev(ibcq->device);
+	struct kiwi_cq *cq = to_kcq(ibcq);
+	int rv;
+
+	if (attr->flags)
+		return -EOPNOTSUPP;
+	if (attr->cqe < 1 || attr->cqe > KIWI_MAX_CQE)
+		return -EINVAL;
+	rv = kiwi_udata_in_ok(udata);
+	if (rv)
+		return rv;
+	if (!kiwi_count_get(&kdev->num_cq, KIWI_MAX_CQ))
+		return -ENOMEM;
+	spin_lock_init(&cq->lock);
+	rv = kiwi_cq_alloc(cq, roundup_pow_of_two(attr->cqe), udata);
+	if (rv) {
+		atomic_dec(&kdev->num_cq);
+		return rv;
+	}
+	ibcq->cqe = cq->ring.num;
+	return 0;
+}
+
+int kiwi_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
+{
+	struct kiwi_cq *cq = to_kcq(ibcq);
+
+	kiwi_ring_free(&cq->ring);
+	kfree(cq->kqp);
+	atomic_dec(&to_kdev(ibcq->device)->num_cq);
+	return 0;
+}
+
+/* Does @cqe satisfy the armed condition? Clears the arm word if so. */
+static bool kiwi_cq_disarm(struct kiwi_cq *cq, const struct kiwi_cqe *cqe)
+{
+	u32 arm = READ_ONCE(cq->ring.ctrl->arm);
+	bool fire;
+
+	fire = arm == KIWI_CQ_ARM_NEXT ||
+	       (arm == KIWI_CQ_ARM_SOLICITED &&
+		((cqe->flags & KIWI_CQE_SOLICITED) ||
+		 cqe->status != IB_WC_SUCCESS));
+	return fire && cmpxchg(&cq->ring.ctrl->arm, arm, KIWI_CQ_ARM_NONE) == arm;
+}
+
+/**
+ * kiwi_cq_push - produce one completion
+ * @cq: the CQ
+ * @cqe: the completion
+ * @qp: the QP it belongs to (kept for kernel CQs)
+ *
+ * Takes the CQ lock. Does not call the consumer: the caller passes the
+ * result to kiwi_cq_signal() once it holds no lock a consumer may need.
+ *
+ * Return: 1 if the completion event must be signalled, 0 if not,
+ * -ENOSPC if the CQ is full (the completion is lost: CQ overrun).
+ */
+int kiwi_cq_push(struct kiwi_cq *cq, const struct kiwi_cqe *cqe,
+		 struct ib_qp *qp)
+{
+	struct kiwi_ring *r = &cq->ring;
+	unsigned long flags;
+	int rv = -ENOSPC;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	if (kiwi_ring_room(r)) {
+		memcpy(kiwi_ring_elem(r, r->prod), cqe, sizeof(*cqe));
+		if (cq->kqp)
+			cq->kqp[r->prod & (r->num - 1)] = qp;
+		kiwi_ring_produced(r);
+		rv = kiwi_cq_disarm(cq, cqe);
+	}
+	spin_unlock_irqrestore(&cq->lock, flags);
+	return rv;
+}
+
+/**
+ * kiwi_cq_signal - deliver what kiwi_cq_push() asked for
+ * @cq: the CQ
+ * @push_result: a kiwi_cq_push() result, or the worst of several
+ *
+ * Calls the completion handler, or reports a CQ overrun as
+ * IB_EVENT_CQ_ERR. Must be called without QP, SRQ or CQ locks held.
+ */
+void kiwi_cq_signal(struct kiwi_cq *cq, int push_result)
+{
+	struct ib_event ev = {
+		.device = cq->ibcq.device,
+		.element.cq = &cq->ibcq,
+		.event = IB_EVENT_CQ_ERR,
+	};
+
+	if (push_result > 0 && cq->ibcq.comp_handler)
+		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+	else if (push_result < 0 && cq->ibcq.event_handler)
+		cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
+}
+
+static void kiwi_cqe_to_wc(const struct kiwi_cqe *cqe, struct ib_qp *qp,
+			   struct ib_wc *wc)
+{
+	memset(wc, 0, sizeof(*wc));
+	wc->wr_id = cqe->wr_id;
+	wc->status = cqe->status;
+	wc->opcode = cqe->opcode;
+	wc->vendor_err = cqe->vendor_err;
+	wc->byte_len = cqe->byte_len;
+	wc->qp = qp;
+	wc->port_num = 1;
+	if (cqe->flags & KIWI_CQE_WITH_INV) {
+		wc->wc_flags |= IB_WC_WITH_INVALIDATE;
+		wc->ex.invalidate_rkey = cqe->inv_rkey;
+	}
+}
+
+/* Kernel consumers only: user CQs are polled in user space. */
+int kiwi_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
+{
+	struct kiwi_cq *cq = to_kcq(ibcq);
+	struct kiwi_ring *r = &cq->ring;
+	unsigned long flags;
+	int n = 0;
+
+	if (!cq->kqp)
+		return -EINVAL;
+	spin_lock_irqsave(&cq->lock, flags);
+	while (n < num_entries && r->cons != r->prod) {
+		kiwi_cqe_to_wc(kiwi_ring_elem(r, r->cons),
+			       cq->kqp[r->cons & (r->num - 1)], &wc[n]);
+		kiwi_ring_consumed(r);
+		n++;
+	}
+	spin_unlock_irqrestore(&cq->lock, flags);
+	return n;
+}
+
+int kiwi_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
+{
+	struct kiwi_cq *cq = to_kcq(ibcq);
+	struct kiwi_ring_ctrl *ctrl = cq->ring.ctrl;
+	u32 arm = (flags & IB_CQ_SOLICITED_MASK) == IB_CQ_SOLICITED ?
+		  KIWI_CQ_ARM_SOLICITED : KIWI_CQ_ARM_NEXT;
+
+	/* Full barrier: arm before looking for CQEs that raced with it. */
+	smp_store_mb(ctrl->arm, arm);
+	if (!(flags & IB_CQ_REPORT_MISSED_EVENTS))
+		return 0;
+	/*
+	 * Acquire pairs with kiwi_ring_produced(). A user CQ's consumer index
+	 * is user-written: only a hint here.
+	 */
+	return smp_load_acquire(&ctrl->producer) != READ_ONCE(ctrl->consumer);
+}

@@ -1,0 +1,287 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * kiwi: the ib_device: creation and registration, device and port
+ * queries, and following the bound net_device (link state, MTU, address,
+ * name, removal).
+ */
+#include <linux/etherdevice.h>
+#include <linux/rtnetlink.h>
+#include <net/addrconf.h>
+
+#include "kiwi.h"
+
+/* Largest message: the 32-bit length of a work completion. */
+#define KIWI_MAX_MSG_SIZE	0x80000000U
+
+static enum ib_port_state kiwi_port_state(struct net_device *ndev)
+{
+	return netif_running(ndev) && netif_carrier_ok(ndev) ?
+	       IB_PORT_ACTIVE : IB_PORT_DOWN;
+}
+
+static int kiwi_query_device(struct ib_device *ibdev,
+			     struct ib_device_attr *attr,
+			     struct ib_udata *udata)
+{
+	if (udata->inlen || udata->outlen)
+		return -EINVAL;
+	memset(attr, 0, sizeof(*attr));
+	attr->sys_image_guid = ibdev->node_guid;
+	attr->max_mr_size = KIWI_MAX_MR_SIZE;
+	attr->page_size_cap = PAGE_SIZE;
+	attr->max_qp = KIWI_MAX_QP;
+	attr->max_qp_wr = KIWI_MAX_QP_WR;
+	attr->device_cap_flags = IB_DEVICE_MEM_MGT_EXTENSIONS;
+	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
+	attr->max_send_sge = KIWI_MAX_SGE;
+	attr->max_recv_sge = KIWI_MAX_SGE;
+	attr->max_sge_rd = KIWI_MAX_SGE_RD;
+	attr->max_cq = KIWI_MAX_CQ;
+	attr->max_cqe = KIWI_MAX_CQE;
+	attr->max_mr = KIWI_MAX_MR;
+	attr->max_pd = KIWI_MAX_PD;
+	attr->max_qp_rd_atom = KIWI_MAX_IRD;
+	attr->max_qp_init_rd_atom = KIWI_MAX_ORD;
+	attr->max_res_rd_atom = KIWI_MAX_QP * KIWI_MAX_IRD;
+	attr->atomic_cap = IB_ATOMIC_NONE;
+	attr->max_srq = KIWI_MAX_SRQ;
+	attr->max_srq_wr = KIWI_MAX_SRQ_WR;
+	attr->max_srq_sge = KIWI_MAX_SGE;
+	attr->max_fast_reg_page_list_len = KIWI_MAX_FRMR_PAGES;
+	attr->max_pkeys = 1;
+	return 0;
+}
+
+static int kiwi_query_port(struct ib_device *ibdev, u32 port,
+			   struct ib_port_attr *attr)
+{
+	struct net_device *ndev = to_kdev(ibdev)->netdev;
+	int rv;
+
+	rv = ib_get_eth_speed(ibdev, port, &attr->active_speed,
+			      &attr->active_width);
+	if (rv)
+		return rv;
+	attr->state = kiwi_port_state(ndev);
+	attr->phys_state = attr->state == IB_PORT_ACTIVE ?
+			   IB_PORT_PHYS_STATE_LINK_UP :
+			   IB_PORT_PHYS_STATE_DISABLED;
+	attr->max_mtu = IB_MTU_4096;
+	attr->active_mtu = ib_mtu_int_to_enum(READ_ONCE(ndev->mtu));
+	attr->gid_tbl_len = 1;
+	attr->pkey_tbl_len = 1;
+	attr->port_cap_flags = IB_PORT_CM_SUP | IB_PORT_DEVICE_MGMT_SUP;
+	attr->max_msg_sz = KIWI_MAX_MSG_SIZE;
+	return 0;
+}
+
+static int kiwi_get_port_immutable(struct ib_device *ibdev, u32 port,
+				   struct ib_port_immutable *immutable)
+{
+	immutable->core_cap_flags = RDMA_CORE_PORT_IWARP;
+	immutable->gid_tbl_len = 1;
+	immutable->pkey_tbl_len = 1;
+	return 0;
+}
+
+/* iWARP: the one GID is the MAC address of the net_device. */
+static int kiwi_query_gid(struct ib_device *ibdev, u32 port, int index,
+			  union ib_gid *gid)
+{
+	if (index)
+		return -EINVAL;
+	memset(gid, 0, sizeof(*gid));
+	memcpy(gid->raw, to_kdev(ibdev)->netdev->dev_addr, ETH_ALEN);
+	return 0;
+}
+
+static int kiwi_query_pkey(struct ib_device *ibdev, u32 port, u16 index,
+			   u16 *pkey)
+{
+	if (index)
+		return -EINVAL;
+	*pkey = 0xffff;
+	return 0;
+}
+
+static void kiwi_get_dev_fw_str(struct ib_device *ibdev, char *str)
+{
+	snprintf(str, IB_FW_VERSION_NAME_MAX, "%s", KIWI_FW_VERSION);
+}
+
+/* Last op the core calls on a device: release what newlink took. */
+static void kiwi_dealloc_driver(struct ib_device *ibdev)
+{
+	struct kiwi_device *kdev = to_kdev(ibdev);
+
+	kiwi_device_unlist(kdev);
+	xa_destroy(&kdev->qp_xa);
+	xa_destroy(&kdev->mr_xa);
+	netdev_put(kdev->netdev, &kdev->netdev_tracker);
+}
+
+static const struct ib_device_ops kiwi_device_ops = {
+	.owner = THIS_MODULE,
+	.driver_id = RDMA_DRIVER_UNKNOWN,
+	.uverbs_abi_ver = KIWI_ABI_VERSION,
+
+	.alloc_mr = kiwi_alloc_mr,
+	.alloc_pd = kiwi_alloc_pd,
+	.alloc_ucontext = kiwi_alloc_ucontext,
+	.create_cq = kiwi_create_cq,
+	.create_qp = kiwi_create_qp,
+	.create_srq = kiwi_create_srq,
+	.dealloc_driver = kiwi_dealloc_driver,
+	.dealloc_pd = kiwi_dealloc_pd,
+	.dealloc_ucontext = kiwi_dealloc_ucontext,
+	.dereg_mr = kiwi_dereg_mr,
+	.destroy_cq = kiwi_destroy_cq,
+	.destroy_qp = kiwi_destroy_qp,
+	.destroy_srq = kiwi_destroy_srq,
+	.get_dev_fw_str = kiwi_get_dev_fw_str,
+	.get_dma_mr = kiwi_get_dma_mr,
+	.get_port_immutable = kiwi_get_port_immutable,
+	.iw_accept = kiwi_iw_accept,
+	.iw_add_ref = kiwi_iw_add_ref,
+	.iw_connect = kiwi_iw_connect,
+	.iw_create_listen = kiwi_iw_create_listen,
+	.iw_destroy_listen = kiwi_iw_destroy_listen,
+	.iw_get_qp = kiwi_iw_get_qp,
+	.iw_reject = kiwi_iw_reject,
+	.iw_rem_ref = kiwi_iw_rem_ref,
+	.map_mr_sg = kiwi_map_mr_sg,
+	.mmap = kiwi_mmap,
+	.mmap_free = kiwi_mmap_free,
+	.modify_qp = kiwi_modify_qp,
+	.modify_srq = kiwi_modify_srq,
+	.poll_cq = kiwi_poll_cq,
+	.post_recv = kiwi_post_recv,
+	.post_send = kiwi_post_send,
+	.post_srq_recv = kiwi_post_srq_recv,
+	.query_device = kiwi_query_device,
+	.query_gid = kiwi_query_gid,
+	.query_pkey = kiwi_query_pkey,
+	.query_port = kiwi_query_port,
+	.query_qp = kiwi_query_qp,
+	.query_srq = kiwi_query_srq,
+	.reg_user_mr = kiwi_reg_user_mr,
+	.req_notify_cq = kiwi_req_notify_cq,
+
+	INIT_RDMA_OBJ_SIZE(ib_cq, kiwi_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_pd, kiwi_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_qp, kiwi_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_srq, kiwi_srq, ibsrq),
+	INIT_RDMA_OBJ_SIZE(ib_ucontext, kiwi_ucontext, ibuc),
+};
+
+static void kiwi_device_init(struct kiwi_device *kdev, struct net_device *ndev)
+{
+	struct ib_device *ibdev = &kdev->ibdev;
+
+	INIT_LIST_HEAD(&kdev->list);
+	xa_init_flags(&kdev->qp_xa, XA_FLAGS_ALLOC1);
+	xa_init_flags(&kdev->mr_xa, XA_FLAGS_ALLOC1);
+	kdev->port_state = kiwi_port_state(ndev);
+	ib_set_device_ops(ibdev, &kiwi_device_ops);
+	ibdev->node_type = RDMA_NODE_RNIC;
+	ibdev->phys_port_cnt = 1;
+	ibdev->num_comp_vectors = 1;
+	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND);
+	ibdev->iw_driver_flags = IW_F_NO_PORT_MAP;
+	strscpy(ibdev->iw_ifname, ndev->name, sizeof(ibdev->iw_ifname));
+	strscpy(ibdev->node_desc, "kiwi software iWARP", sizeof(ibdev->node_desc));
+	addrconf_addr_eui48((u8 *)&ibdev->node_guid, ndev->dev_addr);
+}
+
+/**
+ * kiwi_device_create - create and register a kiwi device on a net_device
+ * @name: ib_device name (already checked by the caller)
+ * @ndev: the net_device; the caller holds a reference for the call
+ *
+ * Return: 0, -EEXIST if @ndev already has a kiwi device, or an error of
+ * the RDMA core.
+ */
+int kiwi_device_create(const char *name, struct net_device *ndev)
+{
+	struct kiwi_device *kdev;
+	int rv;
+
+	kdev = ib_alloc_device(kiwi_device, ibdev);
+	if (!kdev)
+		return -ENOMEM;
+	kiwi_device_init(kdev, ndev);
+	netdev_hold(ndev, &kdev->netdev_tracker, GFP_KERNEL);
+	kdev->netdev = ndev;
+	rv = ib_device_set_netdev(&kdev->ibdev, ndev, 1);
+	if (!rv)
+		rv = kiwi_device_list_add(kdev);
+	if (!rv)
+		rv = ib_register_device(&kdev->ibdev, name, NULL);
+	if (rv) {
+		ib_dealloc_device(&kdev->ibdev);
+		return rv;
+	}
+	/* kdev may be gone already: a parallel "rdma link delete". */
+	kiwi_device_recheck(kdev);
+	return 0;
+}
+
+static void kiwi_port_event(struct kiwi_device *kdev, enum ib_event_type type)
+{
+	struct ib_event ev = {
+		.device = &kdev->ibdev,
+		.element.port_num = 1,
+		.event = type,
+	};
+
+	ib_dispatch_event(&ev);
+}
+
+/* Report a port state change once. */
+static void kiwi_port_update(struct kiwi_device *kdev)
+{
+	enum ib_port_state state = kiwi_port_state(kdev->netdev);
+
+	if (state == kdev->port_state)
+		return;
+	kdev->port_state = state;
+	kiwi_port_event(kdev, state == IB_PORT_ACTIVE ? IB_EVENT_PORT_ACTIVE :
+							IB_EVENT_PORT_ERR);
+}
+
+/**
+ * kiwi_device_netdev_event - follow an event of the bound net_device
+ * @kdev: the device; the caller holds RTNL and a device reference
+ * @event: NETDEV_* notifier event
+ *
+ * Link and MTU are read live by query_port; the GID cache is refreshed by
+ * IB_EVENT_GID_CHANGE. Unregistration is queued: it cannot run under RTNL.
+ */
+void kiwi_device_netdev_event(struct kiwi_device *kdev, unsigned long event)
+{
+	struct ib_device *ibdev = &kdev->ibdev;
+
+	ASSERT_RTNL();
+	switch (event) {
+	case NETDEV_UP:
+	case NETDEV_DOWN:
+	case NETDEV_CHANGE:
+		kiwi_port_update(kdev);
+		break;
+	case NETDEV_CHANGEADDR:
+		kiwi_port_event(kdev, IB_EVENT_GID_CHANGE);
+		break;
+	case NETDEV_CHANGEMTU:
+		ibdev_dbg(ibdev, "MTU now %u\n", kdev->netdev->mtu);
+		break;
+	case NETDEV_CHANGENAME:
+		strscpy(ibdev->iw_ifname, kdev->netdev->name,
+			sizeof(ibdev->iw_ifname));
+		break;
+	case NETDEV_UNREGISTER:
+		ib_unregister_device_queued(ibdev);
+		break;
+	default:
+		break;
+	}
+}

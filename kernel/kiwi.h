@@ -1,0 +1,364 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * kiwi: software iWARP RNIC. Core objects shared by the files in kernel/.
+ *
+ * Lock order (outermost first): kiwi_devices_lock -> qp->lock -> srq->lock
+ * -> cq->lock. RTNL is never taken while one of these is held; the netdev
+ * notifier runs under RTNL and takes kiwi_devices_lock only.
+ */
+#ifndef KIWI_H
+#define KIWI_H
+
+#include <linux/completion.h>
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/netdevice.h>
+#include <linux/spinlock.h>
+#include <linux/xarray.h>
+#include <rdma/ib_umem.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/iw_cm.h>
+#include <rdma/uverbs_ioctl.h>
+#include <rdma/kiwi-abi.h>
+
+#define KIWI_FW_VERSION "0.1.0"
+
+/*
+ * Device limits: what the software queues and tables really hold.
+ * query_device reports them and every create/modify verb enforces them; a
+ * request above a limit fails with -EINVAL, nothing is silently clamped.
+ * The ring sizes are powers of two because ring slots are index & (n - 1);
+ * a request is rounded up to the next power of two, which never exceeds
+ * the (power-of-two) limit.
+ */
+#define KIWI_MAX_QP		4096	/* QPs per device */
+#define KIWI_MAX_QP_WR		4096	/* SQ and RQ ring entries */
+#define KIWI_MAX_CQ		4096	/* CQs per device */
+#define KIWI_MAX_CQE		65536	/* CQ ring entries */
+#define KIWI_MAX_PD		65536	/* PDs per device */
+#define KIWI_MAX_MR		65536	/* MRs per device (STag indices in use) */
+#define KIWI_MAX_SRQ		1024	/* SRQs per device */
+#define KIWI_MAX_SRQ_WR		4096	/* SRQ ring entries */
+#define KIWI_MAX_ORD		128	/* outstanding RDMA Reads we issue per QP */
+#define KIWI_MAX_IRD		128	/* inbound RDMA Reads we serve per QP */
+#define KIWI_MAX_FRMR_PAGES	512	/* page list length of a fast-reg MR */
+#define KIWI_MAX_MR_SIZE	BIT_ULL(40)	/* one MR; pinning limits apply too */
+#define KIWI_MAX_SGE_RD		1	/* an RDMA Read sink is one STag + TO */
+
+/* QPN space: 1 .. KIWI_MAX_QPN, allocated cyclically so numbers age out. */
+#define KIWI_MAX_QPN		0xffffffU
+/* STag = index (24 bits) << 8 | key (8 bits); index 0 is never used. */
+#define KIWI_STAG_INDEX_MAX	0xffffffU
+#define KIWI_STAG_KEY_BITS	8
+
+/**
+ * struct kiwi_device - one kiwi ib_device bound to one net_device
+ * @ibdev: the RDMA core device (must be first: ib_alloc_device)
+ * @netdev: the bound net_device, held from newlink until dealloc_driver
+ * @netdev_tracker: tracker of the @netdev reference
+ * @list: entry in kiwi_devices, protected by kiwi_devices_lock
+ * @port_state: last port state reported by an event; written under RTNL
+ * @qp_xa: QPN -> struct kiwi_qp; the xarray's own lock
+ * @qp_next: cyclic QPN cursor, under the @qp_xa lock
+ * @mr_xa: STag index -> struct kiwi_mr; the xarray's own lock, readers RCU
+ * @mr_next: cyclic STag index cursor, under the @mr_xa lock
+ * @num_pd: PDs in use (atomic, bounded by KIWI_MAX_PD)
+ * @num_cq: CQs in use
+ * @num_qp: QPs in use
+ * @num_srq: SRQs in use
+ * @num_mr: MRs in use
+ */
+struct kiwi_device {
+	struct ib_device ibdev;
+	struct net_device *netdev;
+	netdevice_tracker netdev_tracker;
+	struct list_head list;
+	enum ib_port_state port_state;
+	struct xarray qp_xa;
+	u32 qp_next;
+	struct xarray mr_xa;
+	u32 mr_next;
+	atomic_t num_pd;
+	atomic_t num_cq;
+	atomic_t num_qp;
+	atomic_t num_srq;
+	atomic_t num_mr;
+};
+
+/**
+ * struct kiwi_mmap - a ring area user space maps with mmap(2)
+ * @entry: the RDMA core's mmap entry; its key goes into create responses
+ * @area: the vmalloc_user() area; freed by mmap_free once the entry is
+ *        removed and the last user mapping is gone
+ */
+struct kiwi_mmap {
+	struct rdma_user_mmap_entry entry;
+	void *area;
+};
+
+/**
+ * struct kiwi_ring - a ring in the layout of include/uapi/rdma/kiwi-abi.h
+ * @ctrl: control block at offset 0 of the area
+ * @elems: first element, KIWI_RING_CTRL_SIZE octets into the area
+ * @num: number of elements, a power of two
+ * @elem_size: size of one element
+ * @prod: the kernel's private producer index (rings the kernel produces)
+ * @cons: the kernel's private consumer index (rings the kernel consumes)
+ * @mmap: the user mapping, or NULL for a ring only the kernel uses
+ *
+ * For a ring shared with user space the kernel never reads back its own
+ * index from @ctrl: user space can write there. It keeps @prod or @cons and
+ * publishes them with release stores. The owner of the ring (CQ, QP, SRQ)
+ * serialises all access to @prod and @cons with its lock.
+ */
+struct kiwi_ring {
+	struct kiwi_ring_ctrl *ctrl;
+	void *elems;
+	u32 num;
+	u32 elem_size;
+	u32 prod;
+	u32 cons;
+	struct kiwi_mmap *mmap;
+};
+
+struct kiwi_ucontext {
+	struct ib_ucontext ibuc;
+};
+
+struct kiwi_pd {
+	struct ib_pd ibpd;
+};
+
+/**
+ * struct kiwi_cq - completion queue
+ * @ibcq: core CQ (must be first)
+ * @lock: serialises producers (completions, flushes) and kernel pollers;
+ *        protects @ring indices and @kqp
+ * @ring: CQE ring; mapped to user space for user CQs
+ * @kqp: kernel CQs only: the ib_qp of the CQE in each slot (a kernel work
+ *       completion carries a QP pointer, which the ring element cannot)
+ */
+struct kiwi_cq {
+	struct ib_cq ibcq;
+	spinlock_t lock;	/* see kernel-doc above */
+	struct kiwi_ring ring;
+	struct ib_qp **kqp;
+};
+
+/**
+ * struct kiwi_srq - shared receive queue
+ * @ibsrq: core SRQ (must be first)
+ * @lock: protects @ring indices and @limit
+ * @ring: RQE ring; mapped to user space for user SRQs
+ * @max_sge: SGEs per receive WR
+ * @limit: armed low watermark for IB_EVENT_SRQ_LIMIT_REACHED, 0 when not
+ *         armed; the receive path reports the event once and clears it
+ */
+struct kiwi_srq {
+	struct ib_srq ibsrq;
+	spinlock_t lock;	/* see kernel-doc above */
+	struct kiwi_ring ring;
+	u32 max_sge;
+	u32 limit;
+};
+
+/**
+ * struct kiwi_qp - RC queue pair
+ * @ibqp: core QP (must be first)
+ * @lock: protects @state, @access, @ord, @ird and the kernel-side indices
+ *        of @sq and @rq; taken with interrupts disabled (kernel consumers
+ *        post from any context)
+ * @state: IB QP state
+ * @access: IB_ACCESS_* allowed to the remote peer
+ * @ord: outstanding RDMA Reads this QP may issue
+ * @ird: inbound RDMA Reads this QP serves
+ * @max_send_sge: SGEs per send WR
+ * @max_recv_sge: SGEs per receive WR
+ * @max_inline: inline data octets per send WR
+ * @sq_sig_type: IB_SIGNAL_ALL_WR or IB_SIGNAL_REQ_WR
+ * @sq: send ring
+ * @rq: receive ring; unused (num == 0) when the QP has an SRQ
+ * @ref: users of the QP: the creator and the iWARP CM (iw_add_ref)
+ * @released: completed when @ref drops to zero; destroy waits for it
+ */
+struct kiwi_qp {
+	struct ib_qp ibqp;
+	spinlock_t lock;	/* see kernel-doc above */
+	enum ib_qp_state state;
+	int access;
+	u8 ord;
+	u8 ird;
+	u32 max_send_sge;
+	u32 max_recv_sge;
+	u32 max_inline;
+	enum ib_sig_type sq_sig_type;
+	struct kiwi_ring sq;
+	struct kiwi_ring rq;
+	struct kref ref;
+	struct completion released;
+};
+
+/**
+ * struct kiwi_mr - memory region (user, DMA or fast-reg)
+ * @ibmr: core MR
+ * @umem: pinned user memory (user MRs), else NULL
+ * @pages: fast-reg MRs: page list filled by map_mr_sg
+ * @max_pages: fast-reg MRs: capacity of @pages
+ * @npages: fast-reg MRs: valid entries in @pages
+ * @access: IB_ACCESS_* of the registration
+ * @rcu: frees the MR after readers of kiwi_device.mr_xa are done
+ */
+struct kiwi_mr {
+	struct ib_mr ibmr;
+	struct ib_umem *umem;
+	u64 *pages;
+	u32 max_pages;
+	u32 npages;
+	int access;
+	struct rcu_head rcu;
+};
+
+static inline struct kiwi_device *to_kdev(struct ib_device *ibdev)
+{
+	return container_of(ibdev, struct kiwi_device, ibdev);
+}
+
+static inline struct kiwi_cq *to_kcq(struct ib_cq *ibcq)
+{
+	return container_of(ibcq, struct kiwi_cq, ibcq);
+}
+
+static inline struct kiwi_qp *to_kqp(struct ib_qp *ibqp)
+{
+	return container_of(ibqp, struct kiwi_qp, ibqp);
+}
+
+static inline struct kiwi_srq *to_ksrq(struct ib_srq *ibsrq)
+{
+	return container_of(ibsrq, struct kiwi_srq, ibsrq);
+}
+
+static inline struct kiwi_mr *to_kmr(struct ib_mr *ibmr)
+{
+	return container_of(ibmr, struct kiwi_mr, ibmr);
+}
+
+/* The user context of a verb's udata, NULL for a kernel caller. */
+static inline struct ib_ucontext *kiwi_uctx(struct ib_udata *udata)
+{
+	struct kiwi_ucontext *uctx;
+
+	if (!udata)
+		return NULL;
+	uctx = rdma_udata_to_drv_context(udata, struct kiwi_ucontext, ibuc);
+	return &uctx->ibuc;
+}
+
+/* Reserve one unit of a per-device count bounded by @max; false when full. */
+static inline bool kiwi_count_get(atomic_t *count, int max)
+{
+	if (atomic_inc_return(count) <= max)
+		return true;
+	atomic_dec(count);
+	return false;
+}
+
+/* main.c */
+int kiwi_device_list_add(struct kiwi_device *kdev);
+void kiwi_device_unlist(struct kiwi_device *kdev);
+void kiwi_device_recheck(struct kiwi_device *kdev);
+
+/* device.c */
+int kiwi_device_create(const char *name, struct net_device *ndev);
+void kiwi_device_netdev_event(struct kiwi_device *kdev, unsigned long event);
+
+/* verbs.c */
+int kiwi_udata_in_ok(struct ib_udata *udata);
+int kiwi_udata_respond(struct ib_udata *udata, void *resp, size_t len);
+int kiwi_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata);
+void kiwi_dealloc_ucontext(struct ib_ucontext *ibuc);
+int kiwi_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+int kiwi_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+
+/* ring.c */
+int kiwi_ring_alloc(struct kiwi_ring *r, u32 num, u32 elem_size,
+		    struct ib_ucontext *ibuc);
+void kiwi_ring_free(struct kiwi_ring *r);
+u64 kiwi_ring_key(const struct kiwi_ring *r);
+u32 kiwi_ring_avail(const struct kiwi_ring *r);
+u32 kiwi_ring_room(const struct kiwi_ring *r);
+void kiwi_ring_produced(struct kiwi_ring *r);
+void kiwi_ring_consumed(struct kiwi_ring *r);
+void kiwi_ring_discard(struct kiwi_ring *r);
+void kiwi_ring_set_error(struct kiwi_ring *r, bool error);
+int kiwi_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma);
+void kiwi_mmap_free(struct rdma_user_mmap_entry *entry);
+
+static inline void *kiwi_ring_elem(const struct kiwi_ring *r, u32 idx)
+{
+	return r->elems + (size_t)(idx & (r->num - 1)) * r->elem_size;
+}
+
+/* cq.c */
+int kiwi_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		   struct ib_udata *udata);
+int kiwi_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
+int kiwi_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
+int kiwi_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
+int kiwi_cq_push(struct kiwi_cq *cq, const struct kiwi_cqe *cqe,
+		 struct ib_qp *qp);
+void kiwi_cq_signal(struct kiwi_cq *cq, int push_result);
+
+/* qp.c */
+int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
+		   struct ib_udata *udata);
+int kiwi_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		   struct ib_udata *udata);
+int kiwi_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		  struct ib_qp_init_attr *init);
+int kiwi_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+void kiwi_qp_get(struct kiwi_qp *qp);
+void kiwi_qp_put(struct kiwi_qp *qp);
+
+/* qp_post.c */
+int kiwi_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		   const struct ib_send_wr **bad_wr);
+int kiwi_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		   const struct ib_recv_wr **bad_wr);
+int kiwi_rqe_from_wr(struct kiwi_rqe *rqe, const struct ib_recv_wr *wr,
+		     u32 max_sge);
+
+/* qp_flush.c */
+void kiwi_qp_flush(struct kiwi_qp *qp, int *send_res, int *recv_res);
+
+/* srq.c */
+int kiwi_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *attr,
+		    struct ib_udata *udata);
+int kiwi_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+		    enum ib_srq_attr_mask mask, struct ib_udata *udata);
+int kiwi_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
+int kiwi_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
+int kiwi_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+		       const struct ib_recv_wr **bad_wr);
+
+/* mem.c */
+struct ib_mr *kiwi_get_dma_mr(struct ib_pd *ibpd, int access);
+struct ib_mr *kiwi_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+			       u64 iova, int access, struct ib_udata *udata);
+struct ib_mr *kiwi_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+			    u32 max_num_sg);
+int kiwi_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		   unsigned int *sg_offset);
+int kiwi_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+
+/* cm.c */
+int kiwi_iw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param);
+int kiwi_iw_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param);
+int kiwi_iw_reject(struct iw_cm_id *id, const void *pdata, u8 pdata_len);
+int kiwi_iw_create_listen(struct iw_cm_id *id, int backlog);
+int kiwi_iw_destroy_listen(struct iw_cm_id *id);
+void kiwi_iw_add_ref(struct ib_qp *ibqp);
+void kiwi_iw_rem_ref(struct ib_qp *ibqp);
+struct ib_qp *kiwi_iw_get_qp(struct ib_device *ibdev, int qpn);
+
+#endif /* KIWI_H */

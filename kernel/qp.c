@@ -1,0 +1,296 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * kiwi: RC queue pairs: create, modify (state machine), query, destroy and
+ * reference counting.
+ *
+ * A new QP starts in INIT, as on every iWARP RNIC: there is no RTR/RTS
+ * setup by modify_qp, the connection manager moves a connected QP to RTS.
+ * Until kiwi's CM exists, modify_qp reaches RESET, INIT and ERR only and a
+ * request for RTR, RTS, SQD or SQE fails with -EINVAL.
+ */
+#include <linux/log2.h>
+
+#include "kiwi.h"
+
+/* Attributes an iWARP RC QP accepts in modify_qp. */
+#define KIWI_QP_ATTR_MASK (IB_QP_STATE | IB_QP_CUR_STATE |		\
+			   IB_QP_EN_SQD_ASYNC_NOTIFY | IB_QP_ACCESS_FLAGS |	\
+			   IB_QP_PKEY_INDEX | IB_QP_PORT |			\
+			   IB_QP_MAX_QP_RD_ATOMIC | IB_QP_MAX_DEST_RD_ATOMIC)
+
+#define KIWI_QP_ACCESS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |	\
+			IB_ACCESS_REMOTE_READ)
+
+static void kiwi_qp_release(struct kref *ref)
+{
+	complete(&container_of(ref, struct kiwi_qp, ref)->released);
+}
+
+void kiwi_qp_get(struct kiwi_qp *qp)
+{
+	kref_get(&qp->ref);
+}
+
+void kiwi_qp_put(struct kiwi_qp *qp)
+{
+	kref_put(&qp->ref, kiwi_qp_release);
+}
+
+static int kiwi_qp_check_init(struct ib_qp_init_attr *attr)
+{
+	struct ib_qp_cap *cap = &attr->cap;
+
+	if (attr->qp_type != IB_QPT_RC || attr->create_flags)
+		return -EOPNOTSUPP;
+	if (cap->max_send_wr > KIWI_MAX_QP_WR ||
+	    cap->max_recv_wr > KIWI_MAX_QP_WR ||
+	    cap->max_send_sge > KIWI_MAX_SGE ||
+	    cap->max_recv_sge > KIWI_MAX_SGE ||
+	    cap->max_inline_data > KIWI_MAX_INLINE)
+		return -EINVAL;
+	if (attr->srq && (cap->max_recv_wr || cap->max_recv_sge))
+		return -EINVAL;
+	if (attr->sq_sig_type != IB_SIGNAL_ALL_WR &&
+	    attr->sq_sig_type != IB_SIGNAL_REQ_WR)
+		return -EINVAL;
+	return 0;
+}
+
+static int kiwi_qp_respond(struct kiwi_qp *qp, struct ib_udata *udata)
+{
+	struct kiwi_uresp_create_qp resp = {
+		.sq_key = kiwi_ring_key(&qp->sq),
+		.rq_key = kiwi_ring_key(&qp->rq),
+		.num_sqe = qp->sq.num,
+		.num_rqe = qp->rq.num,
+		.qp_id = qp->ibqp.qp_num,
+	};
+
+	return kiwi_udata_respond(udata, &resp, sizeof(resp));
+}
+
+static int kiwi_qp_alloc_rings(struct kiwi_qp *qp,
+			       struct ib_qp_init_attr *attr,
+			       struct ib_udata *udata)
+{
+	struct ib_ucontext *ibuc = kiwi_uctx(udata);
+	int rv;
+
+	rv = kiwi_ring_alloc(&qp->sq,
+			     roundup_pow_of_two(max(attr->cap.max_send_wr, 1U)),
+			     sizeof(struct kiwi_sqe), ibuc);
+	if (rv || attr->srq)
+		return rv;
+	rv = kiwi_ring_alloc(&qp->rq,
+			     roundup_pow_of_two(max(attr->cap.max_recv_wr, 1U)),
+			     sizeof(struct kiwi_rqe), ibuc);
+	if (rv)
+		kiwi_ring_free(&qp->sq);
+	return rv;
+}
+
+static void kiwi_qp_init_fields(struct kiwi_qp *qp,
+				struct ib_qp_init_attr *attr)
+{
+	spin_lock_init(&qp->lock);
+	kref_init(&qp->ref);
+	init_completion(&qp->released);
+	qp->state = IB_QPS_INIT;
+	qp->max_send_sge = attr->cap.max_send_sge;
+	qp->max_recv_sge = attr->cap.max_recv_sge;
+	qp->max_inline = attr->cap.max_inline_data;
+	qp->sq_sig_type = attr->sq_sig_type;
+}
+
+/* Report the granted capacities back through @attr->cap. */
+static void kiwi_qp_fill_cap(struct kiwi_qp *qp, struct ib_qp_cap *cap)
+{
+	cap->max_send_wr = qp->sq.num;
+	cap->max_recv_wr = qp->rq.num;
+	cap->max_send_sge = qp->max_send_sge;
+	cap->max_recv_sge = qp->max_recv_sge;
+	cap->max_inline_data = qp->max_inline;
+}
+
+int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
+		   struct ib_udata *udata)
+{
+	struct kiwi_device *kdev = to_kdev(ibqp->device);
+	struct kiwi_qp *qp = to_kqp(ibqp);
+	u32 qpn;
+	int rv;
+
+	rv = kiwi_qp_check_init(attr);
+	if (!rv)
+		rv = kiwi_udata_in_ok(udata);
+	if (rv)
+		return rv;
+	if (!kiwi_count_get(&kdev->num_qp, KIWI_MAX_QP))
+		return -ENOMEM;
+	kiwi_qp_init_fields(qp, attr);
+	rv = kiwi_qp_alloc_rings(qp, attr, udata);
+	if (rv)
+		goto err_count;
+	rv = xa_alloc_cyclic(&kdev->qp_xa, &qpn, qp,
+			     XA_LIMIT(1, KIWI_MAX_QPN), &kdev->qp_next,
+			     GFP_KERNEL);
+	if (rv < 0)
+		goto err_rings;
+	ibqp->qp_num = qpn;
+	if (udata) {
+		rv = kiwi_qp_respond(qp, udata);
+		if (rv)
+			goto err_xa;
+	}
+	kiwi_qp_fill_cap(qp, &attr->cap);
+	return 0;
+
+err_xa:
+	xa_erase(&kdev->qp_xa, qpn);
+err_rings:
+	kiwi_ring_free(&qp->rq);
+	kiwi_ring_free(&qp->sq);
+err_count:
+	atomic_dec(&kdev->num_qp);
+	return rv;
+}
+
+static bool kiwi_qp_state_ok(enum ib_qp_state cur, enum ib_qp_state next)
+{
+	switch (next) {
+	case IB_QPS_RESET:
+	case IB_QPS_ERR:
+		return true;
+	case IB_QPS_INIT:
+		return cur == IB_QPS_RESET || cur == IB_QPS_INIT;
+	default:
+		/* RTR, RTS, SQD, SQE: need a connection (kiwi's CM). */
+		return false;
+	}
+}
+
+static int kiwi_qp_check_modify(struct kiwi_qp *qp, struct ib_qp_attr *attr,
+				int mask)
+{
+	if (mask & ~KIWI_QP_ATTR_MASK)
+		return -EINVAL;
+	if ((mask & IB_QP_CUR_STATE) && attr->cur_qp_state != qp->state)
+		return -EINVAL;
+	if ((mask & IB_QP_STATE) && !kiwi_qp_state_ok(qp->state, attr->qp_state))
+		return -EINVAL;
+	if ((mask & IB_QP_ACCESS_FLAGS) &&
+	    (attr->qp_access_flags & ~KIWI_QP_ACCESS))
+		return -EINVAL;
+	if ((mask & IB_QP_PKEY_INDEX) && attr->pkey_index)
+		return -EINVAL;
+	if ((mask & IB_QP_PORT) && attr->port_num != 1)
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_QP_RD_ATOMIC) &&
+	    attr->max_rd_atomic > KIWI_MAX_ORD)
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) &&
+	    attr->max_dest_rd_atomic > KIWI_MAX_IRD)
+		return -EINVAL;
+	return 0;
+}
+
+/* Under qp->lock: enter @next. Returns true if the rings must be flushed. */
+static bool kiwi_qp_enter(struct kiwi_qp *qp, enum ib_qp_state next)
+{
+	enum ib_qp_state cur = qp->state;
+
+	qp->state = next;
+	if (next == IB_QPS_RESET) {
+		kiwi_ring_discard(&qp->sq);
+		kiwi_ring_discard(&qp->rq);
+		kiwi_ring_set_error(&qp->sq, false);
+		kiwi_ring_set_error(&qp->rq, false);
+	}
+	return next == IB_QPS_ERR && cur != IB_QPS_ERR;
+}
+
+static void kiwi_qp_set_attrs(struct kiwi_qp *qp, struct ib_qp_attr *attr,
+			      int mask)
+{
+	if (mask & IB_QP_ACCESS_FLAGS)
+		qp->access = attr->qp_access_flags;
+	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
+		qp->ord = attr->max_rd_atomic;
+	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
+		qp->ird = attr->max_dest_rd_atomic;
+}
+
+int kiwi_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		   struct ib_udata *udata)
+{
+	struct kiwi_qp *qp = to_kqp(ibqp);
+	int send_res = 0, recv_res = 0;
+	unsigned long flags;
+	bool flush = false;
+	int rv;
+
+	rv = kiwi_udata_in_ok(udata);
+	if (rv)
+		return rv;
+	spin_lock_irqsave(&qp->lock, flags);
+	rv = kiwi_qp_check_modify(qp, attr, mask);
+	if (!rv) {
+		kiwi_qp_set_attrs(qp, attr, mask);
+		if (mask & IB_QP_STATE)
+			flush = kiwi_qp_enter(qp, attr->qp_state);
+		if (flush)
+			kiwi_qp_flush(qp, &send_res, &recv_res);
+	}
+	spin_unlock_irqrestore(&qp->lock, flags);
+	if (flush) {
+		kiwi_cq_signal(to_kcq(ibqp->send_cq), send_res);
+		kiwi_cq_signal(to_kcq(ibqp->recv_cq), recv_res);
+	}
+	return rv;
+}
+
+int kiwi_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		  struct ib_qp_init_attr *init)
+{
+	struct kiwi_device *kdev = to_kdev(ibqp->device);
+	struct kiwi_qp *qp = to_kqp(ibqp);
+	unsigned long flags;
+
+	memset(attr, 0, sizeof(*attr));
+	memset(init, 0, sizeof(*init));
+	spin_lock_irqsave(&qp->lock, flags);
+	attr->qp_state = qp->state;
+	attr->cur_qp_state = qp->state;
+	attr->qp_access_flags = qp->access;
+	attr->max_rd_atomic = qp->ord;
+	attr->max_dest_rd_atomic = qp->ird;
+	spin_unlock_irqrestore(&qp->lock, flags);
+	attr->path_mtu = ib_mtu_int_to_enum(READ_ONCE(kdev->netdev->mtu));
+	attr->port_num = 1;
+	kiwi_qp_fill_cap(qp, &attr->cap);
+	init->qp_type = ibqp->qp_type;
+	init->send_cq = ibqp->send_cq;
+	init->recv_cq = ibqp->recv_cq;
+	init->srq = ibqp->srq;
+	init->cap = attr->cap;
+	init->sq_sig_type = qp->sq_sig_type;
+	return 0;
+}
+
+/*
+ * The QP leaves the QPN table first, so iw_get_qp() cannot find it any
+ * more; then destroy waits until the iWARP CM has dropped its references.
+ */
+int kiwi_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
+{
+	struct kiwi_device *kdev = to_kdev(ibqp->device);
+	struct kiwi_qp *qp = to_kqp(ibqp);
+
+	xa_erase(&kdev->qp_xa, ibqp->qp_num);
+	kiwi_qp_put(qp);
+	wait_for_completion(&qp->released);
+	kiwi_ring_free(&qp->rq);
+	kiwi_ring_free(&qp->sq);
+	atomic_dec(&kdev->num_qp);
+	return 0;
+}

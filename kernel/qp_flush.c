@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * kiwi: flushing a QP's work queues to its CQs with IB_WC_WR_FLUSH_ERR when
+ * the QP is in the error state.
+ */
+#include "kiwi.h"
+
+/* Combine kiwi_cq_push() results: an overrun wins, then "signal". */
+static int kiwi_push_merge(int acc, int res)
+{
+	if (acc < 0 || res < 0)
+		return -ENOSPC;
+	return max(acc, res);
+}
+
+static u16 kiwi_flush_opcode(u8 sq_opcode)
+{
+	switch (sq_opcode) {
+	case KIWI_WR_RDMA_WRITE:
+		return KIWI_WC_RDMA_WRITE;
+	case KIWI_WR_RDMA_READ:
+		return KIWI_WC_RDMA_READ;
+	case KIWI_WR_LOCAL_INV:
+		return KIWI_WC_LOCAL_INV;
+	default:
+		return KIWI_WC_SEND;
+	}
+}
+
+/*
+ * Flush the elements of one ring. Each element is copied out of the ring
+ * before use (a user ring may change under us); only wr_id and, for the
+ * SQ, the opcode are used. Stops early if the CQ overruns.
+ */
+static int kiwi_flush_ring(struct kiwi_qp *qp, struct kiwi_ring *r,
+			   struct kiwi_cq *cq, bool sq)
+{
+	struct kiwi_cqe cqe = {
+		.status = IB_WC_WR_FLUSH_ERR,
+		.qp_num = qp->ibqp.qp_num,
+		.opcode = KIWI_WC_RECV,
+	};
+	u32 n = kiwi_ring_avail(r);
+	int acc = 0, res;
+	struct kiwi_sqe sqe;
+	struct kiwi_rqe rqe;
+
+	while (n--) {
+		if (sq) {
+			memcpy(&sqe, kiwi_ring_elem(r, r->cons), sizeof(sqe));
+			cqe.wr_id = sqe.wr_id;
+			cqe.opcode = kiwi_flush_opcode(sqe.opcode);
+		} else {
+			memcpy(&rqe, kiwi_ring_elem(r, r->cons), sizeof(rqe));
+			cqe.wr_id = rqe.wr_id;
+		}
+		res = kiwi_cq_push(cq, &cqe, &qp->ibqp);
+		acc = kiwi_push_merge(acc, res);
+		if (res < 0)
+			break;
+		kiwi_ring_consumed(r);
+	}
+	return acc;
+}
+
+/**
+ * kiwi_qp_flush - complete every queued work request with a flush error
+ * @qp: a QP in the error state, qp->lock held
+ * @send_res: merged kiwi_cq_push() result for the send CQ (in/out)
+ * @recv_res: merged kiwi_cq_push() result for the receive CQ (in/out)
+ *
+ * The caller passes the results to kiwi_cq_signal() after dropping the QP
+ * lock. Receives of a QP with an SRQ stay on the SRQ: they belong to it.
+ */
+void kiwi_qp_flush(struct kiwi_qp *qp, int *send_res, int *recv_res)
+{
+	lockdep_assert_held(&qp->lock);
+
+	*send_res = kiwi_push_merge(*send_res,
+				    kiwi_flush_ring(qp, &qp->sq,
+						    to_kcq(qp->ibqp.send_cq),
+						    true));
+	kiwi_ring_set_error(&qp->sq, true);
+	if (!qp->rq.ctrl)
+		return;
+	*recv_res = kiwi_push_merge(*recv_res,
+				    kiwi_flush_ring(qp, &qp->rq,
+						    to_kcq(qp->ibqp.recv_cq),
+						    false));
+	kiwi_ring_set_error(&qp->rq, true);
+}

@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * kiwi: rings shared with user space (layout in kiwi-abi.h) and their
+ * mmap(2) plumbing.
+ */
+#include <linux/log2.h>
+#include <linux/mm.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+
+#include "kiwi.h"
+
+static int kiwi_ring_map(struct kiwi_ring *r, void *area, size_t len,
+			 struct ib_ucontext *ibuc)
+{
+	struct kiwi_mmap *m;
+	int rv;
+
+	m = kzalloc(sizeof(*m), GFP_KERNEL);
+	if (!m)
+		return -ENOMEM;
+	m->area = area;
+	rv = rdma_user_mmap_entry_insert(ibuc, &m->entry, len);
+	if (rv) {
+		kfree(m);
+		return rv;
+	}
+	r->mmap = m;
+	return 0;
+}
+
+/**
+ * kiwi_ring_alloc - allocate a zeroed ring
+ * @r: ring to set up
+ * @num: number of elements, a power of two
+ * @elem_size: size of one element
+ * @ibuc: user context the ring is mapped into, or NULL for a kernel ring
+ *
+ * A user ring gets an mmap entry whose key kiwi_ring_key() returns; its
+ * memory then belongs to the entry and is freed by kiwi_mmap_free().
+ *
+ * Return: 0 or a negative errno.
+ */
+int kiwi_ring_alloc(struct kiwi_ring *r, u32 num, u32 elem_size,
+		    struct ib_ucontext *ibuc)
+{
+	size_t len = PAGE_ALIGN(KIWI_RING_CTRL_SIZE + (size_t)num * elem_size);
+	void *area;
+	int rv;
+
+	if (WARN_ON_ONCE(!is_power_of_2(num)))
+		return -EINVAL;
+	area = vmalloc_user(len);
+	if (!area)
+		return -ENOMEM;
+	memset(r, 0, sizeof(*r));
+	r->ctrl = area;
+	r->elems = area + KIWI_RING_CTRL_SIZE;
+	r->num = num;
+	r->elem_size = elem_size;
+	if (ibuc) {
+		rv = kiwi_ring_map(r, area, len, ibuc);
+		if (rv) {
+			vfree(area);
+			r->ctrl = NULL;
+			return rv;
+		}
+	}
+	return 0;
+}
+
+/**
+ * kiwi_ring_free - release a ring set up by kiwi_ring_alloc()
+ * @r: the ring; a ring that was never allocated is ignored
+ *
+ * A user ring's memory stays until user space unmaps it, so a process that
+ * still touches a destroyed object's ring cannot reach freed memory.
+ */
+void kiwi_ring_free(struct kiwi_ring *r)
+{
+	if (!r->ctrl)
+		return;
+	if (r->mmap)
+		rdma_user_mmap_entry_remove(&r->mmap->entry);
+	else
+		vfree(r->ctrl);
+	r->ctrl = NULL;
+	r->mmap = NULL;
+}
+
+/* The mmap key of a user ring, KIWI_INVALID_MMAP_KEY for none. */
+u64 kiwi_ring_key(const struct kiwi_ring *r)
+{
+	if (!r->mmap)
+		return KIWI_INVALID_MMAP_KEY;
+	return rdma_user_mmap_get_offset(&r->mmap->entry);
+}
+
+/*
+ * Elements produced by the other side and not yet consumed by the kernel.
+ * A user producer index further ahead than the ring size is nonsense; it is
+ * capped so a hostile value cannot make the kernel walk past the ring.
+ */
+u32 kiwi_ring_avail(const struct kiwi_ring *r)
+{
+	/* Acquire: pairs with user space's release of the new elements. */
+	u32 prod = r->mmap ? smp_load_acquire(&r->ctrl->producer) : r->prod;
+
+	return min(prod - r->cons, r->num);
+}
+
+/* Free slots for the kernel as producer; a bogus user index means none. */
+u32 kiwi_ring_room(const struct kiwi_ring *r)
+{
+	/* Acquire: the consumer is done reading the slots it released. */
+	u32 cons = r->mmap ? smp_load_acquire(&r->ctrl->consumer) : r->cons;
+	u32 used = r->prod - cons;
+
+	return used > r->num ? 0 : r->num - used;
+}
+
+/* Publish the element at the kernel's producer index. */
+void kiwi_ring_produced(struct kiwi_ring *r)
+{
+	r->prod++;
+	/* Release: the element is written before the index moves. */
+	smp_store_release(&r->ctrl->producer, r->prod);
+}
+
+/* Hand the element at the kernel's consumer index back to the producer. */
+void kiwi_ring_consumed(struct kiwi_ring *r)
+{
+	r->cons++;
+	/* Release: the element is read before the slot is handed back. */
+	smp_store_release(&r->ctrl->consumer, r->cons);
+}
+
+/* Drop every produced element without completing it (QP reset). */
+void kiwi_ring_discard(struct kiwi_ring *r)
+{
+	if (!r->ctrl)
+		return;
+	/* Acquire as in kiwi_ring_avail(). */
+	r->cons = r->mmap ? smp_load_acquire(&r->ctrl->producer) : r->prod;
+	/* Release as in kiwi_ring_consumed(). */
+	smp_store_release(&r->ctrl->consumer, r->cons);
+}
+
+/* Tell user space whether the kernel still consumes this ring. */
+void kiwi_ring_set_error(struct kiwi_ring *r, bool error)
+{
+	if (r->ctrl)
+		WRITE_ONCE(r->ctrl->flags, error ? KIWI_RING_F_ERROR : 0);
+}
+
+/**
+ * kiwi_mmap - ib_device_ops.mmap: map a ring area by its mmap key
+ * @ibuc: the user context
+ * @vma: the mapping; its offset is the key, its size must be the ring's
+ *
+ * Return: 0 or -EINVAL for an unknown key or a wrong size or flags.
+ */
+int kiwi_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
+{
+	struct rdma_user_mmap_entry *entry;
+	struct kiwi_mmap *m;
+	int rv;
+
+	entry = rdma_user_mmap_entry_get(ibuc, vma);
+	if (!entry)
+		return -EINVAL;
+	m = container_of(entry, struct kiwi_mmap, entry);
+	rv = remap_vmalloc_range(vma, m->area, 0);
+	rdma_user_mmap_entry_put(entry);
+	return rv;
+}
+
+/* ib_device_ops.mmap_free: the last reference to a ring area is gone. */
+void kiwi_mmap_free(struct rdma_user_mmap_entry *entry)
+{
+	struct kiwi_mmap *m = container_of(entry, struct kiwi_mmap, entry);
+
+	vfree(m->area);
+	kfree(m);
+}

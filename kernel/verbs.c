@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * kiwi: user context and protection domain verbs, udata helpers.
+ */
+#include "kiwi.h"
+
+/**
+ * kiwi_udata_in_ok - check the driver part of a user request
+ * @udata: user data of the verb, or NULL for a kernel caller
+ *
+ * The kiwi ABI defines no request structures yet, so any non-zero driver
+ * input comes from a newer libkiwi that expects something we do not do.
+ *
+ * Return: 0, or -EOPNOTSUPP for non-zero input, -EFAULT if unreadable.
+ */
+int kiwi_udata_in_ok(struct ib_udata *udata)
+{
+	if (!udata || !udata->inlen)
+		return 0;
+	if (!ib_is_udata_cleared(udata, 0, udata->inlen))
+		return -EOPNOTSUPP;
+	return 0;
+}
+
+/**
+ * kiwi_udata_respond - copy a driver response to user space
+ * @udata: user data of the verb
+ * @resp: response structure from kiwi-abi.h
+ * @len: its size
+ *
+ * Return: 0, -EINVAL if user space left too little room, -EFAULT.
+ */
+int kiwi_udata_respond(struct ib_udata *udata, void *resp, size_t len)
+{
+	if (udata->outlen < len)
+		return -EINVAL;
+	return ib_copy_to_udata(udata, resp, len);
+}
+
+int kiwi_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata)
+{
+	struct kiwi_uresp_alloc_ctx resp = {
+		.abi_version = KIWI_ABI_VERSION,
+		.max_inline = KIWI_MAX_INLINE,
+		.sqe_size = sizeof(struct kiwi_sqe),
+		.rqe_size = sizeof(struct kiwi_rqe),
+		.cqe_size = sizeof(struct kiwi_cqe),
+		.ring_ctrl_size = KIWI_RING_CTRL_SIZE,
+	};
+	int rv;
+
+	rv = kiwi_udata_in_ok(udata);
+	if (rv)
+		return rv;
+	return kiwi_udata_respond(udata, &resp, sizeof(resp));
+}
+
+void kiwi_dealloc_ucontext(struct ib_ucontext *ibuc)
+{
+}
+
+int kiwi_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct kiwi_device *kdev = to_kdev(ibpd->device);
+	int rv;
+
+	rv = kiwi_udata_in_ok(udata);
+	if (rv)
+		return rv;
+	if (!kiwi_count_get(&kdev->num_pd, KIWI_MAX_PD))
+		return -ENOMEM;
+	return 0;
+}
+
+int kiwi_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	atomic_dec(&to_kdev(ibpd->device)->num_pd);
+	return 0;
+}
