@@ -1,0 +1,156 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Build (or reuse from the cache) kiwi's debug kernel: Debian's linux-source-6.1
+# with x86_64_defconfig + kvm_guest.config + scripts/debug-kernel.config
+# (KASAN, lockdep, kmemleak, KUnit, RDMA with siw/rxe, built-in virtio/9p/overlay).
+#
+# The cache entry is /var/cache/kiwi/debug-kernel/<hash>/, <hash> covering every
+# input of the final .config and of the compiler, and holds:
+#   linux/        the configured and built tree, usable as KDIR for M= builds
+#   bzImage       the kernel image
+#   modules/      staging root: modules/lib/modules/<release>/ with modules.dep
+#   kernel.env    KIWI_DEBUG_KDIR, KIWI_DEBUG_BZIMAGE, KIWI_DEBUG_MODROOT,
+#                 KIWI_DEBUG_RELEASE (shell assignments)
+# It is built only when cold (.complete missing), niced, with -j$JOBS (2).
+#
+# usage: debug-kernel.sh [--print-dir | --config-only]
+#   (no option)     build if cold, then print the kernel.env path on stdout
+#   --print-dir     print the cache directory (built or not) and exit
+#   --config-only   write and check linux/.config, do not compile
+
+set -euo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+FRAGMENT=$REPO/scripts/debug-kernel.config
+TARBALL=${KIWI_LINUX_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
+CACHE_ROOT=${KIWI_CACHE:-/var/cache/kiwi}/debug-kernel
+JOBS=${JOBS:-2}
+# Bump when the recipe below changes in a way the inputs do not show.
+RECIPE=1
+
+die() {
+	echo "debug-kernel: $*" >&2
+	exit 1
+}
+
+log() {
+	echo "debug-kernel: $*" >&2
+}
+
+cache_key() {
+	local srcver
+	srcver=$(dpkg-query -W -f='${Version}' linux-source-6.1 2>/dev/null ||
+		 stat -c '%s %Y' "$TARBALL")
+	{
+		echo "recipe $RECIPE"
+		echo "source $srcver"
+		echo "defconfig x86_64_defconfig kvm_guest.config"
+		gcc --version | head -n1
+		cat "$FRAGMENT"
+	} | sha256sum | cut -c1-16
+}
+
+# Every line of the fragment must survive olddefconfig; "=n" means unset.
+verify_config() {
+	local cfg=$1 line opt val bad=0
+
+	while IFS= read -r line; do
+		case $line in
+		CONFIG_*=*) ;;
+		*) continue ;;
+		esac
+		opt=${line%%=*}
+		val=${line#*=}
+		if [ "$val" = n ]; then
+			if grep -q "^$opt=" "$cfg"; then
+				log "$opt: wanted n, got $(grep "^$opt=" "$cfg")"
+				bad=1
+			fi
+		elif ! grep -qxF "$opt=$val" "$cfg"; then
+			log "$opt: wanted $val, got $(grep "^$opt=\|^# $opt is" "$cfg" || echo absent)"
+			bad=1
+		fi
+	done < "$FRAGMENT"
+	return $bad
+}
+
+configure() {
+	local tree=$1
+
+	make -s -C "$tree" x86_64_defconfig
+	(cd "$tree" && ./scripts/kconfig/merge_config.sh -m .config \
+		kernel/configs/kvm_guest.config "$FRAGMENT" >/dev/null)
+	make -s -C "$tree" olddefconfig
+	verify_config "$tree/.config" || die "olddefconfig dropped fragment options (see above)"
+	log "config checked: every line of ${FRAGMENT#"$REPO"/} kept"
+}
+
+extract() {
+	local dir=$1 top
+
+	rm -rf "$dir/linux" "$dir/src.tmp"
+	mkdir -p "$dir/src.tmp"
+	log "extracting $TARBALL"
+	tar -xJf "$TARBALL" -C "$dir/src.tmp"
+	top=$(ls "$dir/src.tmp")
+	[ "$(echo "$top" | wc -l)" -eq 1 ] || die "unexpected tarball layout"
+	mv "$dir/src.tmp/$top" "$dir/linux"
+	rmdir "$dir/src.tmp"
+}
+
+build() {
+	local dir=$1 tree=$1/linux release start
+
+	start=$(date +%s)
+	extract "$dir"
+	configure "$tree"
+	[ "${CONFIG_ONLY:-0}" = 1 ] && return 0
+	log "building bzImage + modules with -j$JOBS (niced), this takes a while"
+	nice -n 19 make -s -C "$tree" -j"$JOBS" bzImage modules
+	release=$(make -s -C "$tree" kernelrelease)
+	rm -rf "$dir/modules"
+	nice -n 19 make -s -C "$tree" INSTALL_MOD_PATH="$dir/modules" modules_install
+	cp "$tree/arch/x86/boot/bzImage" "$dir/bzImage"
+	cat > "$dir/kernel.env" <<-ENV
+		KIWI_DEBUG_KDIR=$tree
+		KIWI_DEBUG_BZIMAGE=$dir/bzImage
+		KIWI_DEBUG_MODROOT=$dir/modules
+		KIWI_DEBUG_RELEASE=$release
+	ENV
+	touch "$dir/.complete"
+	log "built $release in $(( $(date +%s) - start )) s"
+}
+
+main() {
+	local dir
+
+	[ -r "$TARBALL" ] || die "$TARBALL missing (apt-get install linux-source-6.1)"
+	dir=$CACHE_ROOT/$(cache_key)
+	case ${1:-} in
+	--print-dir)
+		echo "$dir"
+		return 0
+		;;
+	--config-only)
+		CONFIG_ONLY=1
+		;;
+	"") ;;
+	*)
+		die "usage: debug-kernel.sh [--print-dir | --config-only]"
+		;;
+	esac
+
+	mkdir -p "$dir"
+	exec 9> "$dir/.lock"
+	flock 9
+	if [ -e "$dir/.complete" ]; then
+		log "cache warm: $dir"
+	else
+		build "$dir"
+		[ "${CONFIG_ONLY:-0}" = 1 ] && return 0
+	fi
+	echo "$dir/kernel.env"
+}
+
+main "$@"
