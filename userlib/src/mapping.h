@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR BSD-2-Clause
+//
+// Owner of one shared mapping of a kernel ring (RAII around mmap/munmap).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace kiwi {
+
+class Mapping {
+public:
+	Mapping() noexcept = default;
+	Mapping(const Mapping &) = delete;
+	Mapping &operator=(const Mapping &) = delete;
+	Mapping(Mapping &&other) noexcept;
+	Mapping &operator=(Mapping &&other) noexcept;
+	~Mapping() { reset(); }
+
+	// Maps length bytes of fd at offset key read/write and shared.
+	// Returns 0 or an errno value; replaces any earlier mapping.
+	int map(int fd, uint64_t key, size_t length) noexcept;
+	void reset() noexcept;
+
+	void *addr() const noexcept { return addr_; }
+	size_t length() const noexcept { return length_; }
+
+private:
+	void *addr_ = nullptr;
+	size_t length_ = 0;
+};
+
+} // namespace kiwi

@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR BSD-2-Clause
+//
+// Queue pairs (RC only): the kernel creates them and maps their SQ and RQ
+// rings; work requests go straight into the rings, sends are followed by
+// one doorbell write().
+#include "provider.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <memory>
+
+namespace kiwi {
+
+namespace {
+
+using CreateQpResp = RespBuffer<ib_uverbs_create_qp_resp, kiwi_uresp_create_qp>;
+
+// Requests the kernel cannot grant anyway fail before any system call.
+int check_qp_request(const ibv_qp_init_attr &attr, uint32_t max_inline) noexcept
+{
+	if (attr.qp_type != IBV_QPT_RC)
+		return EOPNOTSUPP;
+	if (attr.cap.max_send_sge > KIWI_MAX_SGE ||
+	    attr.cap.max_recv_sge > KIWI_MAX_SGE ||
+	    attr.cap.max_inline_data > max_inline)
+		return EINVAL;
+	return 0;
+}
+
+void prepare_doorbell(Qp &qp) noexcept
+{
+	auto &db = qp.doorbell;
+
+	db.hdr.command = IB_USER_VERBS_CMD_POST_SEND;
+	db.hdr.in_words = sizeof(db) / 4;
+	db.hdr.out_words = sizeof(qp.doorbell_resp) / 4;
+	db.response = reinterpret_cast<uintptr_t>(&qp.doorbell_resp);
+	db.qp_handle = qp.vqp.qp.handle;
+	db.wr_count = 0;
+	db.sge_count = 0;
+	db.wqe_size = sizeof(ib_uverbs_send_wr);
+}
+
+// Maps the rings and sets up the user-space queues of a created QP.
+int attach_rings(Qp &qp, const ibv_qp_init_attr &attr,
+		 const ib_uverbs_create_qp_resp &core,
+		 const kiwi_uresp_create_qp &drv, uint32_t ctx_max_inline) noexcept
+{
+	int ret = map_ring(qp.cmd_fd, drv.sq_key, drv.num_sqe, sizeof(kiwi_sqe),
+			   qp.sq_map);
+	if (ret)
+		return ret;
+
+	const SendLimits lim{
+		.max_sge = std::min<uint32_t>(core.max_send_sge, KIWI_MAX_SGE),
+		.max_inline = std::min(core.max_inline_data, ctx_max_inline),
+		.sig_all = attr.sq_sig_all != 0,
+	};
+	qp.sq.attach(qp.sq_map.addr(), drv.num_sqe, lim);
+
+	if (attr.srq)
+		return drv.rq_key == KIWI_INVALID_MMAP_KEY ? 0 : EPROTO;
+	ret = map_ring(qp.cmd_fd, drv.rq_key, drv.num_rqe, sizeof(kiwi_rqe),
+		       qp.rq_map);
+	if (ret)
+		return ret;
+	qp.rq.attach(qp.rq_map.addr(),
+		     drv.num_rqe, std::min<uint32_t>(core.max_recv_sge, KIWI_MAX_SGE));
+	return 0;
+}
+
+} // namespace
+
+namespace verbs {
+
+ibv_qp *create_qp(ibv_pd *pd, ibv_qp_init_attr *attr)
+{
+	const Context *ctx = to_context(pd->context);
+	int ret = check_qp_request(*attr, ctx->max_inline);
+	if (ret) {
+		errno = ret;
+		return nullptr;
+	}
+
+	auto qp = std::make_unique<Qp>();
+	pabi::CmdCreateQp cmd{};
+	CreateQpResp resp{};
+	ret = pabi::ibv_cmd_create_qp(pd, &qp->vqp.qp, attr, &cmd, sizeof(cmd),
+				      resp.core(), resp.size());
+	if (ret) {
+		errno = ret;
+		return nullptr;
+	}
+
+	const ib_uverbs_create_qp_resp core = resp.core_copy();
+	qp->cmd_fd = pd->context->cmd_fd;
+	ret = attach_rings(*qp, *attr, core, resp.drv(), ctx->max_inline);
+	if (ret) {
+		pabi::ibv_cmd_destroy_qp(&qp->vqp.qp);
+		errno = ret;
+		return nullptr;
+	}
+	prepare_doorbell(*qp);
+	attr->cap.max_send_wr = core.max_send_wr;
+	attr->cap.max_recv_wr = core.max_recv_wr;
+	attr->cap.max_send_sge = core.max_send_sge;
+	attr->cap.max_recv_sge = core.max_recv_sge;
+	attr->cap.max_inline_data = std::min(core.max_inline_data, ctx->max_inline);
+	return &qp.release()->vqp.qp;
+}
+
+int query_qp(ibv_qp *qp, ibv_qp_attr *attr, int attr_mask,
+	     ibv_qp_init_attr *init_attr)
+{
+	pabi::CmdQueryQp cmd{};
+
+	return pabi::ibv_cmd_query_qp(qp, attr, attr_mask, init_attr, &cmd,
+				      sizeof(cmd));
+}
+
+int modify_qp(ibv_qp *qp, ibv_qp_attr *attr, int attr_mask)
+{
+	// librdmacm moves iWARP QPs to RTR and RTS with an empty mask: the
+	// connection manager already did it in the kernel.
+	if (attr_mask == 0)
+		return 0;
+
+	pabi::CmdModifyQp cmd{};
+	return pabi::ibv_cmd_modify_qp(qp, attr, attr_mask, &cmd, sizeof(cmd));
+}
+
+int destroy_qp(ibv_qp *qp)
+{
+	const int ret = pabi::ibv_cmd_destroy_qp(qp);
+
+	if (!ret)
+		delete to_qp(qp);
+	return ret;
+}
+
+int post_send(ibv_qp *ibqp, ibv_send_wr *wr, ibv_send_wr **bad_wr) noexcept
+{
+	Qp *qp = to_qp(ibqp);
+	uint32_t posted = 0;
+	int ret = qp->sq.post(wr, bad_wr, posted);
+
+	if (posted &&
+	    write(qp->cmd_fd, &qp->doorbell, sizeof(qp->doorbell)) < 0 && !ret) {
+		// The WRs are in the ring; the kernel refused to look now.
+		ret = errno;
+		if (bad_wr)
+			*bad_wr = nullptr;
+	}
+	return ret;
+}
+
+int post_recv(ibv_qp *qp, ibv_recv_wr *wr, ibv_recv_wr **bad_wr) noexcept
+{
+	return to_qp(qp)->rq.post(wr, bad_wr);
+}
+
+} // namespace verbs
+} // namespace kiwi

@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR BSD-2-Clause
+//
+// The user-space halves of kiwi's work and completion queues: post and poll
+// logic over a ring, independent of the kernel and of libibverbs' internals.
+// Each queue serialises its callers with its own lock. None allocates or
+// makes a system call; ringing the send doorbell is the caller's job.
+#pragma once
+
+#include "ring.h"
+#include "spinlock.h"
+#include "wqe.h"
+
+#include <infiniband/verbs.h>
+#include <rdma/kiwi-abi.h>
+
+#include <cstdint>
+
+namespace kiwi {
+
+class SendQueue {
+public:
+	// area: mapped SQ ring of num_entries (ring_entries_valid()) SQEs.
+	void attach(void *area, uint32_t num_entries, const SendLimits &lim) noexcept;
+
+	// Encodes and publishes the WR list. Returns 0, or an errno value
+	// with *bad_wr at the first WR not posted (EINVAL/EOPNOTSUPP: that
+	// WR is bad, ENOMEM: the ring is full). posted is the number of
+	// WRs published, also on error: ring the doorbell if it is not 0.
+	int post(const ibv_send_wr *wr, ibv_send_wr **bad_wr,
+		 uint32_t &posted) noexcept;
+
+	bool in_error() const noexcept { return ring_.in_error(); }
+
+private:
+	SpinLock lock_;
+	ProducerRing<kiwi_sqe> ring_;
+	SendLimits lim_{};
+};
+
+// A receive queue: a QP's RQ or an SRQ.
+class RecvQueue {
+public:
+	void attach(void *area, uint32_t num_entries, uint32_t max_sge) noexcept;
+
+	// As SendQueue::post; no doorbell is needed.
+	int post(const ibv_recv_wr *wr, ibv_recv_wr **bad_wr) noexcept;
+
+	bool attached() const noexcept { return attached_; }
+
+private:
+	SpinLock lock_;
+	ProducerRing<kiwi_rqe> ring_;
+	uint32_t max_sge_ = 0;
+	bool attached_ = false;
+};
+
+class CompletionQueue {
+public:
+	void attach(void *area, uint32_t num_entries) noexcept;
+
+	// Moves up to num_entries completions into wc. Returns how many, or
+	// -EINVAL for a negative num_entries / missing wc array.
+	int poll(int num_entries, ibv_wc *wc) noexcept;
+
+	// Requests one completion event: for the next solicited (or, with
+	// solicited_only false, any) completion.
+	void arm(bool solicited_only) noexcept;
+
+private:
+	SpinLock lock_;
+	ConsumerRing<kiwi_cqe> ring_;
+};
+
+} // namespace kiwi

@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR BSD-2-Clause
+#include "wqe.h"
+
+#include <cerrno>
+#include <cstddef>
+#include <cstring>
+
+namespace kiwi {
+
+namespace {
+
+static_assert(sizeof(kiwi_sqe) == 128);
+static_assert(sizeof(kiwi_rqe) == 112);
+static_assert(sizeof(kiwi_cqe) == 32);
+static_assert(sizeof(kiwi_sge) == sizeof(ibv_sge));
+static_assert(sizeof(kiwi_sqe::sge) == KIWI_MAX_INLINE);
+
+constexpr unsigned int kKnownSendFlags =
+	IBV_SEND_FENCE | IBV_SEND_SIGNALED | IBV_SEND_SOLICITED | IBV_SEND_INLINE;
+
+void copy_sges(const ibv_sge *src, int num, kiwi_sge *dst) noexcept
+{
+	for (int i = 0; i < num; i++) {
+		dst[i].addr = src[i].addr;
+		dst[i].length = src[i].length;
+		dst[i].lkey = src[i].lkey;
+	}
+}
+
+// Validates num_sge/sg_list of a WR against max_sge.
+bool sges_ok(const ibv_sge *sg_list, int num_sge, uint32_t max_sge) noexcept
+{
+	if (num_sge < 0 || static_cast<uint32_t>(num_sge) > max_sge)
+		return false;
+	return num_sge == 0 || sg_list != nullptr;
+}
+
+uint32_t sqe_flags(unsigned int send_flags, bool sig_all) noexcept
+{
+	uint32_t flags = 0;
+
+	if (sig_all || (send_flags & IBV_SEND_SIGNALED))
+		flags |= KIWI_SQE_SIGNALED;
+	if (send_flags & IBV_SEND_SOLICITED)
+		flags |= KIWI_SQE_SOLICITED;
+	// ibverbs' fence waits for earlier RDMA Reads: iWARP's read fence.
+	if (send_flags & IBV_SEND_FENCE)
+		flags |= KIWI_SQE_READ_FENCE;
+	return flags;
+}
+
+// Copies the bytes the SGEs point at into the SGE area of sqe.
+int copy_inline(const ibv_send_wr &wr, uint32_t max_inline,
+		kiwi_sqe &sqe) noexcept
+{
+	uint64_t total = 0;
+
+	for (int i = 0; i < wr.num_sge; i++)
+		total += wr.sg_list[i].length;
+	if (total > max_inline)
+		return EINVAL;
+
+	auto *dst = reinterpret_cast<unsigned char *>(sqe.sge);
+	for (int i = 0; i < wr.num_sge; i++) {
+		const ibv_sge &sge = wr.sg_list[i];
+
+		if (sge.length == 0)
+			continue;
+		if (sge.addr == 0)
+			return EINVAL;
+		std::memcpy(dst, reinterpret_cast<const void *>(sge.addr), sge.length);
+		dst += sge.length;
+	}
+	sqe.num_sge = 0;
+	sqe.inline_len = static_cast<uint32_t>(total);
+	sqe.flags |= KIWI_SQE_INLINE;
+	return 0;
+}
+
+} // namespace
+
+int map_send_opcode(ibv_wr_opcode op, uint8_t &kiwi_op) noexcept
+{
+	switch (op) {
+	case IBV_WR_SEND:
+		kiwi_op = KIWI_WR_SEND;
+		return 0;
+	case IBV_WR_SEND_WITH_INV:
+		kiwi_op = KIWI_WR_SEND_WITH_INV;
+		return 0;
+	case IBV_WR_RDMA_WRITE:
+		kiwi_op = KIWI_WR_RDMA_WRITE;
+		return 0;
+	case IBV_WR_RDMA_READ:
+		kiwi_op = KIWI_WR_RDMA_READ;
+		return 0;
+	case IBV_WR_LOCAL_INV:
+		kiwi_op = KIWI_WR_LOCAL_INV;
+		return 0;
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+	case IBV_WR_SEND_WITH_IMM:
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+	case IBV_WR_BIND_MW:
+	case IBV_WR_TSO:
+	case IBV_WR_DRIVER1:
+	case IBV_WR_ATOMIC_WRITE:
+		return EOPNOTSUPP;
+	}
+	return EINVAL;
+}
+
+int encode_send(const ibv_send_wr &wr, const SendLimits &lim,
+		kiwi_sqe &sqe) noexcept
+{
+	uint8_t op = 0;
+	int ret = map_send_opcode(wr.opcode, op);
+
+	if (ret)
+		return ret;
+	if (wr.send_flags & ~kKnownSendFlags)
+		return EINVAL;
+	if (!sges_ok(wr.sg_list, wr.num_sge, lim.max_sge))
+		return EINVAL;
+
+	sqe.wr_id = wr.wr_id;
+	sqe.flags = sqe_flags(wr.send_flags, lim.sig_all);
+	sqe.opcode = op;
+	sqe.num_sge = 0;
+	sqe.rsvd = 0;
+	sqe.inline_len = 0;
+	sqe.inv_or_rkey = 0;
+	sqe.remote_addr = 0;
+
+	switch (op) {
+	case KIWI_WR_SEND_WITH_INV:
+		sqe.inv_or_rkey = wr.invalidate_rkey;
+		break;
+	case KIWI_WR_RDMA_WRITE:
+	case KIWI_WR_RDMA_READ:
+		sqe.inv_or_rkey = wr.wr.rdma.rkey;
+		sqe.remote_addr = wr.wr.rdma.remote_addr;
+		break;
+	case KIWI_WR_LOCAL_INV:
+		if (wr.send_flags & IBV_SEND_INLINE)
+			return EINVAL;
+		sqe.inv_or_rkey = wr.invalidate_rkey;
+		return 0; // carries no data: sg_list is not looked at
+	default:
+		break;
+	}
+
+	if (wr.send_flags & IBV_SEND_INLINE) {
+		if (op == KIWI_WR_RDMA_READ)
+			return EINVAL; // a read's sink cannot be inline
+		return copy_inline(wr, lim.max_inline, sqe);
+	}
+	copy_sges(wr.sg_list, wr.num_sge, sqe.sge);
+	sqe.num_sge = static_cast<uint8_t>(wr.num_sge);
+	return 0;
+}
+
+int encode_recv(const ibv_recv_wr &wr, uint32_t max_sge, kiwi_rqe &rqe) noexcept
+{
+	if (!sges_ok(wr.sg_list, wr.num_sge, max_sge))
+		return EINVAL;
+	rqe.wr_id = wr.wr_id;
+	rqe.num_sge = static_cast<uint32_t>(wr.num_sge);
+	rqe.rsvd = 0;
+	copy_sges(wr.sg_list, wr.num_sge, rqe.sge);
+	return 0;
+}
+
+namespace {
+
+bool map_wc_opcode(uint16_t op, ibv_wc_opcode &out) noexcept
+{
+	switch (op) {
+	case KIWI_WC_SEND:
+		out = IBV_WC_SEND;
+		return true;
+	case KIWI_WC_RDMA_WRITE:
+		out = IBV_WC_RDMA_WRITE;
+		return true;
+	case KIWI_WC_RDMA_READ:
+		out = IBV_WC_RDMA_READ;
+		return true;
+	case KIWI_WC_LOCAL_INV:
+		out = IBV_WC_LOCAL_INV;
+		return true;
+	case KIWI_WC_RECV:
+		out = IBV_WC_RECV;
+		return true;
+	default:
+		return false;
+	}
+}
+
+} // namespace
+
+void decode_cqe(const kiwi_cqe &cqe, ibv_wc &wc) noexcept
+{
+	ibv_wc_opcode op = IBV_WC_SEND;
+	const bool op_ok = map_wc_opcode(cqe.opcode, op);
+
+	wc.wr_id = cqe.wr_id;
+	wc.status = cqe.status <= IBV_WC_TM_RNDV_INCOMPLETE
+			    ? static_cast<ibv_wc_status>(cqe.status)
+			    : IBV_WC_GENERAL_ERR;
+	if (!op_ok && wc.status == IBV_WC_SUCCESS)
+		wc.status = IBV_WC_GENERAL_ERR;
+	wc.opcode = op;
+	wc.vendor_err = cqe.vendor_err;
+	wc.byte_len = cqe.byte_len;
+	wc.qp_num = cqe.qp_num;
+	wc.src_qp = 0;
+	wc.wc_flags = 0;
+	wc.invalidated_rkey = 0;
+	if (cqe.flags & KIWI_CQE_WITH_INV) {
+		wc.wc_flags |= IBV_WC_WITH_INV;
+		wc.invalidated_rkey = cqe.inv_rkey;
+	}
+	wc.pkey_index = 0;
+	wc.slid = 0;
+	wc.sl = 0;
+	wc.dlid_path_bits = 0;
+}
+
+} // namespace kiwi
