@@ -54,12 +54,12 @@ static const char *const kiwi_rdmap_names[KIWI_RDMAP_OPS] = {
 };
 
 /**
- * kiwi_rdmap_op_info() - the opcode table row of @op.
+ * kiwi_rdmap_op_lookup() - the opcode table row of @op.
  * @op: opcode (any value).
  *
  * Return: the row, or NULL for unassigned and experimental opcodes.
  */
-const struct kiwi_rdmap_op_info *kiwi_rdmap_op_info(u8 op)
+const struct kiwi_rdmap_op_info *kiwi_rdmap_op_lookup(u8 op)
 {
 	if (op >= KIWI_RDMAP_OPS)
 		return NULL;
@@ -76,7 +76,7 @@ const struct kiwi_rdmap_op_info *kiwi_rdmap_op_info(u8 op)
  */
 u32 kiwi_rdmap_hdr_len(u8 op)
 {
-	const struct kiwi_rdmap_op_info *info = kiwi_rdmap_op_info(op);
+	const struct kiwi_rdmap_op_info *info = kiwi_rdmap_op_lookup(op);
 
 	if (!info)
 		return 0;
@@ -116,7 +116,7 @@ const char *kiwi_rdmap_op_name(u8 op)
 int kiwi_rdmap_seg_hdr(struct kiwi_ddp_hdr *h, u8 op, u32 stag, u32 msn,
 		       const struct kiwi_ddp_seg *seg)
 {
-	const struct kiwi_rdmap_op_info *info = kiwi_rdmap_op_info(op);
+	const struct kiwi_rdmap_op_info *info = kiwi_rdmap_op_lookup(op);
 
 	if (!info || !info->supported)
 		return -EOPNOTSUPP;

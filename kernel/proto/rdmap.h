@@ -133,7 +133,7 @@ struct kiwi_rdmap_rreq {
 	u64 src_to;
 };
 
-const struct kiwi_rdmap_op_info *kiwi_rdmap_op_info(u8 op);
+const struct kiwi_rdmap_op_info *kiwi_rdmap_op_lookup(u8 op);
 u32 kiwi_rdmap_hdr_len(u8 op);
 const char *kiwi_rdmap_op_name(u8 op);
 int kiwi_rdmap_seg_hdr(struct kiwi_ddp_hdr *h, u8 op, u32 stag, u32 msn,

@@ -27,7 +27,7 @@ static enum kiwi_term_err kiwi_rdmap_check_short(const struct kiwi_ddp_hdr *h,
 static enum kiwi_term_err kiwi_rdmap_check_op(const struct kiwi_ddp_hdr *h,
 					      u8 op, u32 len)
 {
-	const struct kiwi_rdmap_op_info *info = kiwi_rdmap_op_info(op);
+	const struct kiwi_rdmap_op_info *info = kiwi_rdmap_op_lookup(op);
 
 	if (!info || !info->supported || info->tagged != h->tagged)
 		return KIWI_TERM_ERR_RDMAP_OPCODE;

@@ -60,7 +60,7 @@ extern "C" {
  * enum kiwi_term_err - every reason kiwi can send or recognise in a Terminate.
  *
  * KIWI_TERM_ERR_NONE means "valid". Every other value maps to exactly one
- * (Layer, EType, ECode) triple through kiwi_term_code(). The receive-side
+ * (Layer, EType, ECode) triple through kiwi_term_code_of(). The receive-side
  * validators in ddp.h and rdmap.h return these values.
  *
  * @KIWI_TERM_ERR_NONE: no error.
@@ -197,7 +197,7 @@ struct kiwi_term {
 /* kiwi_term_decode() flag: the body uses siw's swapped bit layout. */
 #define KIWI_TERM_DEC_SIW_SWAPPED	0x1
 
-int kiwi_term_code(enum kiwi_term_err err, struct kiwi_term_code *code);
+int kiwi_term_code_of(enum kiwi_term_err err, struct kiwi_term_code *code);
 int kiwi_term_err_lookup(u8 layer, u8 etype, u8 ecode);
 const char *kiwi_term_err_name(enum kiwi_term_err err);
 

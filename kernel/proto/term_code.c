@@ -118,13 +118,13 @@ static const char *const kiwi_term_names[KIWI_TERM_ERR_COUNT] = {
 };
 
 /**
- * kiwi_term_code() - the wire code of an error.
+ * kiwi_term_code_of() - the wire code of an error.
  * @err: enum kiwi_term_err other than KIWI_TERM_ERR_NONE.
  * @code: output.
  *
  * Return: 0, or -EINVAL for KIWI_TERM_ERR_NONE and out-of-range values.
  */
-int kiwi_term_code(enum kiwi_term_err err, struct kiwi_term_code *code)
+int kiwi_term_code_of(enum kiwi_term_err err, struct kiwi_term_code *code)
 {
 	if ((u32)err >= KIWI_TERM_ERR_COUNT || err == KIWI_TERM_ERR_NONE)
 		return -EINVAL;
@@ -204,7 +204,7 @@ int kiwi_term_from_err(struct kiwi_term *t, enum kiwi_term_err err,
 	u32 hlen;
 	int rc;
 
-	rc = kiwi_term_code(err, &c);
+	rc = kiwi_term_code_of(err, &c);
 	if (rc)
 		return rc;
 	memset(t, 0, sizeof(*t));
