@@ -1,0 +1,85 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# `make check-kunit`: run kiwi's KUnit suites under the debug kernel.
+#
+#  1. scripts/debug-kernel.sh: the KASAN/lockdep/kmemleak/KUnit kernel
+#     (built first if its cache entry is cold, which takes long).
+#  2. kiwi_kunit.ko (Kbuild, KIWI_KUNIT=1) = kernel/proto wire code +
+#     tests/kunit/kunit_main.c + every tests/kunit/*_kunit.c, built against
+#     that kernel from a copy of the sources in $KIWI_BUILD/kunit/src (so
+#     the checkout's own kiwi.ko objects are never touched).
+#  3. scripts/lab/run-scenario boots the debug kernel under TCG and runs the
+#     scenario tests/kunit/kiwi-kunit.sh (insmod + rmmod); the lab fails the
+#     run on any Oops/BUG/WARNING/KASAN/lockdep/kmemleak report.
+#  4. tests/kunit/ktap.py judges the KTAP in the guest's kernel log: every
+#     struct kunit_suite in tests/kunit/*.c must report all planned cases.
+#
+# Last line: 'N passed, N failed' over KUnit cases; a missing suite, a planned
+# case that never reported and a lab/kernel failure each count as failed.
+# Exit status 0 only if nothing failed.
+#
+# usage: tests/kunit/run.sh [-v]   (-v streams the guest console)
+# env:   KIWI_BUILD (default REPO/build), JOBS (default 2),
+#        KUNIT_TIMEOUT (seconds for the scenario, default 600)
+
+set -euo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+BUILD=${KIWI_BUILD:-$REPO/build}
+OUT=$BUILD/kunit
+JOBS=${JOBS:-2}
+verbose=()
+
+die() {
+	echo "check-kunit: $*" >&2
+	echo "0 passed, 1 failed"
+	exit 1
+}
+
+case ${1:-} in
+-v | --verbose) verbose=(-v) ;;
+"") ;;
+*) die "usage: tests/kunit/run.sh [-v]" ;;
+esac
+
+env_file=$("$REPO/scripts/debug-kernel.sh") || die "debug kernel build failed"
+# shellcheck source=/dev/null
+. "$env_file"
+
+# Sources only: build products stay in the copy between runs.
+mkdir -p "$OUT/src"
+(cd "$REPO" && rsync -a --delete --relative \
+	--exclude='*.o' --exclude='*.ko' --exclude='*.mod' --exclude='*.mod.c' \
+	--exclude='.*.cmd' --exclude='*.order' --exclude='*.symvers' \
+	./Kbuild ./include ./kernel ./tests "$OUT/src/")
+
+echo "check-kunit: building kiwi_kunit.ko against $KIWI_DEBUG_RELEASE"
+nice make -s -C "$KIWI_DEBUG_KDIR" M="$OUT/src" KIWI_KUNIT=1 -j"$JOBS" modules ||
+	die "kiwi_kunit.ko does not build"
+
+rm -rf "$OUT/vm"
+lab_rc=0
+"$REPO/scripts/lab/run-scenario" "${verbose[@]}" \
+	--kernel "$KIWI_DEBUG_BZIMAGE" --module-dir "$KIWI_DEBUG_MODROOT" \
+	--kiwi-ko none --src "$REPO" --build "$BUILD" --results "$OUT/vm" \
+	--timeout "${KUNIT_TIMEOUT:-600}" "$REPO/tests/kunit/kiwi-kunit.sh" ||
+	lab_rc=$?
+
+kmsg=$OUT/vm/single/kiwi-kunit.kmsg
+[ -r "$kmsg" ] || die "no kernel log from the guest (see $OUT/vm/single/console.log)"
+ktap_rc=0
+summary=$("$REPO/tests/kunit/ktap.py" "$kmsg" "$REPO"/tests/kunit/*.c) || ktap_rc=$?
+echo "$summary"
+
+counts=$(echo "$summary" | sed -n 's/^cases: \([0-9]*\) passed, \([0-9]*\) failed.*/\1 \2/p')
+read -r passed failed <<< "${counts:-0 1}"
+if [ "$lab_rc" -ne 0 ]; then
+	echo "check-kunit: the lab run failed (kernel report, crash or timeout): $OUT/vm/single/"
+	failed=$((failed + 1))
+fi
+if [ "$ktap_rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
+	failed=1
+fi
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
