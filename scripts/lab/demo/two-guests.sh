@@ -1,0 +1,44 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Guest part of `make demo` with two guests (scripts/demo.sh --two): each
+# guest creates kiwi0 on eth0, then rping and ib_write_bw (over rdma_cm)
+# run from the client to the server.
+
+set -euo pipefail
+
+run() {
+	echo
+	echo "# $*"
+	"$@"
+}
+
+barrier() {
+	"$KIWI_LIB/barrier" "$@"
+}
+
+run rdma link add kiwi0 type kiwi netdev eth0
+run rdma link show
+run ibv_devices
+barrier links
+
+if [ "$KIWI_ROLE" = server ]; then
+	rping -s -a "$KIWI_MY_IP" -C 3 -v &
+	rping_pid=$!
+	barrier rping-listening
+	run wait "$rping_pid"
+	ib_write_bw -d kiwi0 -R -D 5 --report_gbits &
+	bw_pid=$!
+	barrier bw-listening
+	run wait "$bw_pid"
+else
+	barrier rping-listening
+	sleep 1
+	run rping -c -a "$KIWI_PEER_IP" -C 3 -v
+	barrier bw-listening
+	sleep 1
+	run ib_write_bw -d kiwi0 -R -D 5 --report_gbits "$KIWI_PEER_IP"
+fi
+barrier finished
+run rdma link delete kiwi0
+run modprobe -r kiwi
