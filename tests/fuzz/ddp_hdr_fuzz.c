@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * libFuzzer target: DDP/RDMAP header decode and receive validation.
+ *
+ * Input: DDP_FUZZ_STATE octets describing the local state (STag lookup
+ * result, untagged queue view, MULPDU and a message length; missing octets
+ * read as zero), then one received DDP segment. Checks, aborting on any
+ * violation: the header codec round-trips; every validator returns a value
+ * of enum kiwi_term_err; a tagged or untagged segment accepted for placement
+ * lies inside its buffer (128-bit oracle) and on this PD/stream; a Read
+ * Request's source range likewise; the Terminate built for any error
+ * re-encodes and decodes to itself; and the segmentation of the given
+ * message length at the given MULPDU covers it exactly.
+ */
+#include "ddp_fuzz_common.h"
+
+#define DDP_FUZZ_STATE 40
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+struct ddp_fuzz_state {
+	struct kiwi_ddp_stream s;
+	struct kiwi_ddp_stag_info st;
+	struct kiwi_ddp_queue_view q;
+	bool have_st;
+	bool have_q;
+	u32 mulpdu;
+	u32 msg_len;
+	u64 to;
+};
+
+static void ddp_fuzz_state(struct ddp_fuzz_state *f, const uint8_t *c)
+{
+	static const u32 qp_of[4] = { KIWI_DDP_ANY_QP, 7, 8, KIWI_DDP_ANY_QP };
+
+	memset(f, 0, sizeof(*f));
+	f->s.pd = 1;
+	f->s.qp = 7;
+	f->have_st = c[0] & 1;
+	f->st.valid = c[0] & 2;
+	f->st.pd = (c[0] & 4) ? 2 : 1;
+	f->st.qp = qp_of[(c[0] >> 3) & 3];
+	f->st.access = c[1] & 0xf;
+	f->st.base = ddp_fuzz_be64(c + 2);
+	f->st.len = ddp_fuzz_be64(c + 10);
+	f->have_q = c[18] & 1;
+	f->q.has_buf = c[18] & 2;
+	f->q.msn_lo = ddp_fuzz_be32(c + 19);
+	f->q.msn_win = ddp_fuzz_be32(c + 23);
+	f->q.buf_len = ddp_fuzz_be32(c + 27);
+	f->mulpdu = (u32)c[31] << 8 | c[32];
+	f->msg_len = ((u32)c[33] << 16 | (u32)c[34] << 8 | c[35]) & 0xfffff;
+	f->to = (u64)ddp_fuzz_be32(c + 36) << 24;
+}
+
+static void ddp_fuzz_codec(const struct kiwi_ddp_hdr *h, const uint8_t *seg,
+			   int hlen)
+{
+	uint8_t buf[KIWI_DDP_HDR_MAX], want[KIWI_DDP_HDR_MAX];
+	struct kiwi_ddp_hdr d;
+
+	DDP_FUZZ_CHECK(kiwi_ddp_hdr_encode(h, buf) == (u32)hlen);
+	memcpy(want, seg, hlen);
+	want[0] &= (uint8_t)~KIWI_DDP_CTRL_RSVD;
+	DDP_FUZZ_CHECK(!memcmp(buf, want, hlen));
+	DDP_FUZZ_CHECK(kiwi_ddp_hdr_decode(&d, buf, hlen) == hlen);
+	DDP_FUZZ_CHECK(d.tagged == h->tagged && d.last == h->last &&
+		       d.dv == h->dv && d.ulp_ctrl == h->ulp_ctrl &&
+		       d.ulp_word == h->ulp_word && d.stag == h->stag &&
+		       d.to == h->to && d.qn == h->qn && d.msn == h->msn &&
+		       d.mo == h->mo && d.rsvd == 0);
+}
+
+static void ddp_fuzz_term(enum kiwi_term_err err, const uint8_t *seg,
+			  u32 len)
+{
+	uint8_t msg[KIWI_TERM_MSG_MAX];
+	struct kiwi_ddp_hdr h;
+	struct kiwi_term t;
+	int n;
+
+	DDP_FUZZ_CHECK((u32)err < KIWI_TERM_ERR_COUNT);
+	if (err == KIWI_TERM_ERR_NONE)
+		return;
+	DDP_FUZZ_CHECK(!kiwi_term_from_err(&t, err, seg, len));
+	ddp_fuzz_term_again(&t);
+	n = kiwi_term_build_msg(&t, 1, msg, sizeof(msg));
+	DDP_FUZZ_CHECK(n >= KIWI_DDP_UNTAGGED_HDR_LEN + KIWI_TERM_CTRL_LEN);
+	DDP_FUZZ_CHECK(kiwi_ddp_hdr_decode(&h, msg, n) ==
+		       KIWI_DDP_UNTAGGED_HDR_LEN);
+	DDP_FUZZ_CHECK(kiwi_rdmap_check_hdr(&h, n - KIWI_DDP_UNTAGGED_HDR_LEN) ==
+		       KIWI_TERM_ERR_NONE);
+}
+
+static void ddp_fuzz_tagged(const struct ddp_fuzz_state *f,
+			    const struct kiwi_ddp_hdr *h, u32 plen, u32 need)
+{
+	const struct kiwi_ddp_stag_info *st = f->have_st ? &f->st : NULL;
+	enum kiwi_term_err err;
+
+	err = kiwi_ddp_check_tagged(h, plen, need, &f->s, st);
+	DDP_FUZZ_CHECK((u32)err < KIWI_TERM_ERR_COUNT);
+	if (err != KIWI_TERM_ERR_NONE || !plen)
+		return;
+	DDP_FUZZ_CHECK(st && st->valid && kiwi_ddp_stag_on_stream(&f->s, st));
+	DDP_FUZZ_CHECK((st->access & need) == need);
+	DDP_FUZZ_CHECK(ddp_fuzz_inside(st->base, st->len, h->to, plen));
+}
+
+static void ddp_fuzz_untagged(const struct ddp_fuzz_state *f,
+			      const struct kiwi_ddp_hdr *h, u32 plen)
+{
+	const struct kiwi_ddp_queue_view *q = f->have_q ? &f->q : NULL;
+	enum kiwi_term_err err;
+
+	err = kiwi_ddp_check_untagged(h, plen, q);
+	DDP_FUZZ_CHECK((u32)err < KIWI_TERM_ERR_COUNT);
+	if (err != KIWI_TERM_ERR_NONE)
+		return;
+	DDP_FUZZ_CHECK(q && q->has_buf && h->msn - q->msn_lo < q->msn_win);
+	DDP_FUZZ_CHECK((u64)h->mo + plen <= q->buf_len);
+}
+
+static void ddp_fuzz_rreq(const struct ddp_fuzz_state *f, const uint8_t *p,
+			  u32 plen)
+{
+	const struct kiwi_ddp_stag_info *st = f->have_st ? &f->st : NULL;
+	struct kiwi_rdmap_rreq r, r2;
+	enum kiwi_term_err err;
+	uint8_t buf[KIWI_RDMAP_RREQ_LEN];
+
+	if (kiwi_rdmap_rreq_decode(&r, p, plen))
+		return;
+	kiwi_rdmap_rreq_encode(&r, buf);
+	DDP_FUZZ_CHECK(!memcmp(buf, p, sizeof(buf)));
+	DDP_FUZZ_CHECK(!kiwi_rdmap_rreq_decode(&r2, buf, sizeof(buf)));
+	err = kiwi_rdmap_check_rreq(&r, &f->s, st);
+	DDP_FUZZ_CHECK((u32)err < KIWI_TERM_ERR_COUNT);
+	if (err != KIWI_TERM_ERR_NONE || !r.size)
+		return;
+	DDP_FUZZ_CHECK(st && st->valid && kiwi_ddp_stag_on_stream(&f->s, st));
+	DDP_FUZZ_CHECK(st->access & KIWI_DDP_ACC_REMOTE_READ);
+	DDP_FUZZ_CHECK(ddp_fuzz_inside(st->base, st->len, r.src_to, r.size));
+}
+
+static void ddp_fuzz_seg(const struct ddp_fuzz_state *f, bool tagged)
+{
+	struct kiwi_ddp_seg_iter it;
+	struct kiwi_ddp_seg s;
+	u32 hlen = tagged ? KIWI_DDP_TAGGED_HDR_LEN : KIWI_DDP_UNTAGGED_HDR_LEN;
+	u32 n = 0, off = 0;
+
+	if (kiwi_ddp_seg_init(&it, tagged, f->msg_len, f->to, f->mulpdu)) {
+		DDP_FUZZ_CHECK(f->mulpdu <= hlen);
+		return;
+	}
+	while (kiwi_ddp_seg_next(&it, &s)) {
+		DDP_FUZZ_CHECK(s.off == off && s.len + hlen <= f->mulpdu);
+		DDP_FUZZ_CHECK(tagged ? s.to == f->to + off : s.mo == off);
+		DDP_FUZZ_CHECK(s.last == (off + s.len == f->msg_len));
+		off += s.len;
+		n++;
+	}
+	DDP_FUZZ_CHECK(off == f->msg_len);
+	DDP_FUZZ_CHECK(n == kiwi_ddp_seg_count(tagged, f->msg_len, f->mulpdu));
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	uint8_t ctl[DDP_FUZZ_STATE] = { 0 };
+	struct ddp_fuzz_state f;
+	struct kiwi_ddp_hdr h;
+	size_t skip = size < DDP_FUZZ_STATE ? size : DDP_FUZZ_STATE;
+	uint8_t *seg;
+	u32 len, plen;
+	int hlen;
+
+	memcpy(ctl, data, skip);
+	ddp_fuzz_state(&f, ctl);
+	ddp_fuzz_seg(&f, ctl[0] & 0x80);
+	len = (u32)(size - skip);
+	seg = ddp_fuzz_dup(data + skip, len);
+	hlen = kiwi_ddp_hdr_decode(&h, seg, len);
+	if (hlen < 0) {
+		DDP_FUZZ_CHECK(hlen == -EBADMSG);
+		DDP_FUZZ_CHECK(!len || len < kiwi_ddp_hdr_len(seg[0]));
+		free(seg);
+		return 0;
+	}
+	ddp_fuzz_codec(&h, seg, hlen);
+	plen = len - hlen;
+	ddp_fuzz_term(kiwi_rdmap_check_hdr(&h, plen), seg, len);
+	if (h.tagged)
+		ddp_fuzz_tagged(&f, &h, plen, ctl[1] >> 4);
+	else
+		ddp_fuzz_untagged(&f, &h, plen);
+	ddp_fuzz_term(h.tagged ?
+		      kiwi_ddp_check_tagged(&h, plen, ctl[1] >> 4, &f.s,
+					    f.have_st ? &f.st : NULL) :
+		      kiwi_ddp_check_untagged(&h, plen, f.have_q ? &f.q : NULL),
+		      seg, len);
+	if (!h.tagged && kiwi_rdmap_opcode(h.ulp_ctrl) == KIWI_RDMAP_READ_REQ)
+		ddp_fuzz_rreq(&f, seg + hlen, plen);
+	free(seg);
+	return 0;
+}
