@@ -106,11 +106,11 @@ build() {
 	extract "$dir"
 	configure "$tree"
 	[ "${CONFIG_ONLY:-0}" = 1 ] && return 0
-	log "building bzImage + modules with -j$JOBS (niced), this takes a while"
-	nice -n 19 make -s -C "$tree" -j"$JOBS" bzImage modules
+	log "building bzImage + modules with -j$JOBS (niced: nice 10), this takes a while"
+	nice make -s -C "$tree" -j"$JOBS" bzImage modules
 	release=$(make -s -C "$tree" kernelrelease)
 	rm -rf "$dir/modules"
-	nice -n 19 make -s -C "$tree" INSTALL_MOD_PATH="$dir/modules" modules_install
+	nice make -s -C "$tree" INSTALL_MOD_PATH="$dir/modules" modules_install
 	cp "$tree/arch/x86/boot/bzImage" "$dir/bzImage"
 	cat > "$dir/kernel.env" <<-ENV
 		KIWI_DEBUG_KDIR=$tree
