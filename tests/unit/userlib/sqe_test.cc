@@ -1,0 +1,339 @@
+// SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR BSD-2-Clause
+//
+// Encoding of send and receive work requests into kiwi elements.
+#include "wqe.h"
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <numeric>
+#include <vector>
+
+namespace kiwi {
+namespace {
+
+constexpr SendLimits kLimits{.max_sge = KIWI_MAX_SGE,
+			     .max_inline = KIWI_MAX_INLINE,
+			     .sig_all = false};
+
+ibv_send_wr make_wr(ibv_wr_opcode op, ibv_sge *sges, int num_sge)
+{
+	ibv_send_wr wr{};
+
+	wr.wr_id = 0x1122334455667788ull;
+	wr.opcode = op;
+	wr.sg_list = sges;
+	wr.num_sge = num_sge;
+	return wr;
+}
+
+// An SQE full of garbage, to see that encoding overwrites every field.
+kiwi_sqe dirty_sqe()
+{
+	kiwi_sqe sqe;
+
+	std::memset(&sqe, 0xa5, sizeof(sqe));
+	return sqe;
+}
+
+TEST(SendOpcode, MapsTheFiveKiwiOpcodes)
+{
+	const std::array<std::pair<ibv_wr_opcode, uint8_t>, 5> map{{
+		{IBV_WR_SEND, KIWI_WR_SEND},
+		{IBV_WR_SEND_WITH_INV, KIWI_WR_SEND_WITH_INV},
+		{IBV_WR_RDMA_WRITE, KIWI_WR_RDMA_WRITE},
+		{IBV_WR_RDMA_READ, KIWI_WR_RDMA_READ},
+		{IBV_WR_LOCAL_INV, KIWI_WR_LOCAL_INV},
+	}};
+	for (const auto &[ibv, want] : map) {
+		uint8_t got = 0xff;
+		EXPECT_EQ(map_send_opcode(ibv, got), 0) << ibv;
+		EXPECT_EQ(got, want) << ibv;
+	}
+}
+
+TEST(SendOpcode, UnsupportedOpcodesAreEopnotsupp)
+{
+	for (ibv_wr_opcode op :
+	     {IBV_WR_RDMA_WRITE_WITH_IMM, IBV_WR_SEND_WITH_IMM,
+	      IBV_WR_ATOMIC_CMP_AND_SWP, IBV_WR_ATOMIC_FETCH_AND_ADD,
+	      IBV_WR_BIND_MW, IBV_WR_TSO, IBV_WR_DRIVER1, IBV_WR_ATOMIC_WRITE}) {
+		uint8_t got = 0;
+		EXPECT_EQ(map_send_opcode(op, got), EOPNOTSUPP) << op;
+	}
+}
+
+TEST(SendOpcode, NonOpcodesAreEinval)
+{
+	uint8_t got = 0;
+
+	EXPECT_EQ(map_send_opcode(static_cast<ibv_wr_opcode>(12), got), EINVAL);
+	EXPECT_EQ(map_send_opcode(static_cast<ibv_wr_opcode>(200), got), EINVAL);
+}
+
+TEST(EncodeSend, SendCopiesSges)
+{
+	ibv_sge sges[2] = {{0x1000, 10, 0xaa}, {0x2000, 20, 0xbb}};
+	const ibv_send_wr wr = make_wr(IBV_WR_SEND, sges, 2);
+	kiwi_sqe sqe = dirty_sqe();
+
+	ASSERT_EQ(encode_send(wr, kLimits, sqe), 0);
+	EXPECT_EQ(sqe.wr_id, wr.wr_id);
+	EXPECT_EQ(sqe.opcode, KIWI_WR_SEND);
+	EXPECT_EQ(sqe.flags, 0u);
+	EXPECT_EQ(sqe.num_sge, 2);
+	EXPECT_EQ(sqe.rsvd, 0);
+	EXPECT_EQ(sqe.inline_len, 0u);
+	EXPECT_EQ(sqe.inv_or_rkey, 0u);
+	EXPECT_EQ(sqe.remote_addr, 0u);
+	EXPECT_EQ(sqe.sge[0].addr, 0x1000u);
+	EXPECT_EQ(sqe.sge[0].length, 10u);
+	EXPECT_EQ(sqe.sge[0].lkey, 0xaau);
+	EXPECT_EQ(sqe.sge[1].addr, 0x2000u);
+	EXPECT_EQ(sqe.sge[1].length, 20u);
+	EXPECT_EQ(sqe.sge[1].lkey, 0xbbu);
+}
+
+TEST(EncodeSend, ZeroLengthSendHasNoSges)
+{
+	const ibv_send_wr wr = make_wr(IBV_WR_SEND, nullptr, 0);
+	kiwi_sqe sqe = dirty_sqe();
+
+	ASSERT_EQ(encode_send(wr, kLimits, sqe), 0);
+	EXPECT_EQ(sqe.num_sge, 0);
+}
+
+TEST(EncodeSend, SendWithInvalidateCarriesTheStag)
+{
+	ibv_sge sge{0x1000, 8, 1};
+	ibv_send_wr wr = make_wr(IBV_WR_SEND_WITH_INV, &sge, 1);
+	kiwi_sqe sqe = dirty_sqe();
+
+	wr.invalidate_rkey = 0xdeadbeef;
+	ASSERT_EQ(encode_send(wr, kLimits, sqe), 0);
+	EXPECT_EQ(sqe.opcode, KIWI_WR_SEND_WITH_INV);
+	EXPECT_EQ(sqe.inv_or_rkey, 0xdeadbeefu);
+	EXPECT_EQ(sqe.remote_addr, 0u);
+}
+
+TEST(EncodeSend, RdmaWriteAndReadCarryRemoteBuffer)
+{
+	ibv_sge sge{0x1000, 4096, 7};
+
+	for (ibv_wr_opcode op : {IBV_WR_RDMA_WRITE, IBV_WR_RDMA_READ}) {
+		ibv_send_wr wr = make_wr(op, &sge, 1);
+		kiwi_sqe sqe = dirty_sqe();
+
+		wr.wr.rdma.remote_addr = 0xffff000011112222ull;
+		wr.wr.rdma.rkey = 0x1234;
+		ASSERT_EQ(encode_send(wr, kLimits, sqe), 0) << op;
+		EXPECT_EQ(sqe.opcode, op == IBV_WR_RDMA_WRITE ? KIWI_WR_RDMA_WRITE
+							       : KIWI_WR_RDMA_READ);
+		EXPECT_EQ(sqe.remote_addr, 0xffff000011112222ull);
+		EXPECT_EQ(sqe.inv_or_rkey, 0x1234u);
+		EXPECT_EQ(sqe.num_sge, 1);
+		EXPECT_EQ(sqe.sge[0].length, 4096u);
+	}
+}
+
+TEST(EncodeSend, LocalInvalidateIgnoresSges)
+{
+	ibv_sge sge{0x1000, 8, 1};
+	ibv_send_wr wr = make_wr(IBV_WR_LOCAL_INV, &sge, 1);
+	kiwi_sqe sqe = dirty_sqe();
+
+	wr.invalidate_rkey = 0x55;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	ASSERT_EQ(encode_send(wr, kLimits, sqe), 0);
+	EXPECT_EQ(sqe.opcode, KIWI_WR_LOCAL_INV);
+	EXPECT_EQ(sqe.inv_or_rkey, 0x55u);
+	EXPECT_EQ(sqe.num_sge, 0);
+	EXPECT_EQ(sqe.flags, static_cast<uint32_t>(KIWI_SQE_SIGNALED));
+}
+
+TEST(EncodeSend, FlagsMap)
+{
+	ibv_send_wr wr = make_wr(IBV_WR_SEND, nullptr, 0);
+	kiwi_sqe sqe = dirty_sqe();
+
+	wr.send_flags = IBV_SEND_SIGNALED | IBV_SEND_SOLICITED | IBV_SEND_FENCE;
+	ASSERT_EQ(encode_send(wr, kLimits, sqe), 0);
+	EXPECT_EQ(sqe.flags, static_cast<uint32_t>(KIWI_SQE_SIGNALED |
+						  KIWI_SQE_SOLICITED |
+						  KIWI_SQE_READ_FENCE));
+}
+
+TEST(EncodeSend, SigAllSignalsEveryRequest)
+{
+	const ibv_send_wr wr = make_wr(IBV_WR_SEND, nullptr, 0);
+	SendLimits lim = kLimits;
+	kiwi_sqe sqe = dirty_sqe();
+
+	ASSERT_EQ(encode_send(wr, lim, sqe), 0);
+	EXPECT_EQ(sqe.flags & KIWI_SQE_SIGNALED, 0u);
+	lim.sig_all = true;
+	ASSERT_EQ(encode_send(wr, lim, sqe), 0);
+	EXPECT_EQ(sqe.flags & KIWI_SQE_SIGNALED, static_cast<uint32_t>(KIWI_SQE_SIGNALED));
+}
+
+TEST(EncodeSend, UnknownFlagsAreRejected)
+{
+	ibv_send_wr wr = make_wr(IBV_WR_SEND, nullptr, 0);
+	kiwi_sqe sqe = dirty_sqe();
+
+	wr.send_flags = IBV_SEND_IP_CSUM;
+	EXPECT_EQ(encode_send(wr, kLimits, sqe), EINVAL);
+	wr.send_flags = 1u << 20;
+	EXPECT_EQ(encode_send(wr, kLimits, sqe), EINVAL);
+}
+
+TEST(EncodeSend, SgeCountIsChecked)
+{
+	std::vector<ibv_sge> sges(KIWI_MAX_SGE + 1, ibv_sge{0x1000, 1, 1});
+	ibv_send_wr wr = make_wr(IBV_WR_SEND, sges.data(), KIWI_MAX_SGE);
+	kiwi_sqe sqe = dirty_sqe();
+
+	EXPECT_EQ(encode_send(wr, kLimits, sqe), 0);
+	EXPECT_EQ(sqe.num_sge, KIWI_MAX_SGE);
+	wr.num_sge = KIWI_MAX_SGE + 1;
+	EXPECT_EQ(encode_send(wr, kLimits, sqe), EINVAL);
+	wr.num_sge = -1;
+	EXPECT_EQ(encode_send(wr, kLimits, sqe), EINVAL);
+
+	SendLimits two = kLimits;
+	two.max_sge = 2;
+	wr.num_sge = 3;
+	EXPECT_EQ(encode_send(wr, two, sqe), EINVAL);
+	wr.num_sge = 2;
+	EXPECT_EQ(encode_send(wr, two, sqe), 0);
+}
+
+TEST(EncodeSend, MissingSgListIsEinval)
+{
+	const ibv_send_wr wr = make_wr(IBV_WR_SEND, nullptr, 1);
+	kiwi_sqe sqe = dirty_sqe();
+
+	EXPECT_EQ(encode_send(wr, kLimits, sqe), EINVAL);
+}
+
+TEST(EncodeSend, InlineGathersAllSges)
+{
+	std::array<unsigned char, 40> a{};
+	std::array<unsigned char, 56> b{};
+	std::iota(a.begin(), a.end(), 1);
+	std::iota(b.begin(), b.end(), 100);
+	ibv_sge sges[3] = {
+		{reinterpret_cast<uintptr_t>(a.data()), 40, 0},
+		{0, 0, 0}, // empty SGEs are skipped, whatever their address
+		{reinterpret_cast<uintptr_t>(b.data()), 56, 0},
+	};
+	ibv_send_wr wr = make_wr(IBV_WR_SEND, sges, 3);
+	kiwi_sqe sqe = dirty_sqe();
+
+	wr.send_flags = IBV_SEND_INLINE;
+	ASSERT_EQ(encode_send(wr, kLimits, sqe), 0);
+	EXPECT_EQ(sqe.flags, static_cast<uint32_t>(KIWI_SQE_INLINE));
+	EXPECT_EQ(sqe.num_sge, 0);
+	EXPECT_EQ(sqe.inline_len, 96u);
+	const auto *data = reinterpret_cast<const unsigned char *>(sqe.sge);
+	EXPECT_EQ(std::memcmp(data, a.data(), 40), 0);
+	EXPECT_EQ(std::memcmp(data + 40, b.data(), 56), 0);
+}
+
+TEST(EncodeSend, InlineLimitIsEnforced)
+{
+	std::array<unsigned char, KIWI_MAX_INLINE + 1> buf{};
+	ibv_sge sge{reinterpret_cast<uintptr_t>(buf.data()), KIWI_MAX_INLINE, 0};
+	ibv_send_wr wr = make_wr(IBV_WR_RDMA_WRITE, &sge, 1);
+	kiwi_sqe sqe = dirty_sqe();
+
+	wr.send_flags = IBV_SEND_INLINE;
+	EXPECT_EQ(encode_send(wr, kLimits, sqe), 0);
+	EXPECT_EQ(sqe.inline_len, static_cast<uint32_t>(KIWI_MAX_INLINE));
+	sge.length = KIWI_MAX_INLINE + 1;
+	EXPECT_EQ(encode_send(wr, kLimits, sqe), EINVAL);
+
+	// The QP's own limit (from create_qp) applies too.
+	SendLimits small = kLimits;
+	small.max_inline = 16;
+	sge.length = 16;
+	EXPECT_EQ(encode_send(wr, small, sqe), 0);
+	sge.length = 17;
+	EXPECT_EQ(encode_send(wr, small, sqe), EINVAL);
+}
+
+TEST(EncodeSend, InlineLengthsDoNotOverflow)
+{
+	ibv_sge sges[2] = {{0x1000, 0xffffffffu, 0}, {0x2000, 2, 0}};
+	ibv_send_wr wr = make_wr(IBV_WR_SEND, sges, 2);
+	kiwi_sqe sqe = dirty_sqe();
+
+	wr.send_flags = IBV_SEND_INLINE;
+	EXPECT_EQ(encode_send(wr, kLimits, sqe), EINVAL);
+}
+
+TEST(EncodeSend, InlineReadAndNullBufferAreEinval)
+{
+	unsigned char buf[8] = {};
+	ibv_sge sge{reinterpret_cast<uintptr_t>(buf), 8, 0};
+	ibv_send_wr wr = make_wr(IBV_WR_RDMA_READ, &sge, 1);
+	kiwi_sqe sqe = dirty_sqe();
+
+	wr.send_flags = IBV_SEND_INLINE;
+	EXPECT_EQ(encode_send(wr, kLimits, sqe), EINVAL);
+
+	wr.opcode = IBV_WR_LOCAL_INV;
+	EXPECT_EQ(encode_send(wr, kLimits, sqe), EINVAL);
+
+	wr.opcode = IBV_WR_SEND;
+	sge.addr = 0;
+	EXPECT_EQ(encode_send(wr, kLimits, sqe), EINVAL);
+}
+
+TEST(EncodeRecv, CopiesSges)
+{
+	ibv_sge sges[3] = {{1, 2, 3}, {4, 5, 6}, {7, 8, 9}};
+	ibv_recv_wr wr{};
+	kiwi_rqe rqe;
+
+	std::memset(&rqe, 0xa5, sizeof(rqe));
+	wr.wr_id = 42;
+	wr.sg_list = sges;
+	wr.num_sge = 3;
+	ASSERT_EQ(encode_recv(wr, KIWI_MAX_SGE, rqe), 0);
+	EXPECT_EQ(rqe.wr_id, 42u);
+	EXPECT_EQ(rqe.num_sge, 3u);
+	EXPECT_EQ(rqe.rsvd, 0u);
+	for (int i = 0; i < 3; i++) {
+		EXPECT_EQ(rqe.sge[i].addr, sges[i].addr);
+		EXPECT_EQ(rqe.sge[i].length, sges[i].length);
+		EXPECT_EQ(rqe.sge[i].lkey, sges[i].lkey);
+	}
+}
+
+TEST(EncodeRecv, SgeCountIsChecked)
+{
+	ibv_sge sges[KIWI_MAX_SGE + 1] = {};
+	ibv_recv_wr wr{};
+	kiwi_rqe rqe{};
+
+	wr.sg_list = sges;
+	wr.num_sge = KIWI_MAX_SGE + 1;
+	EXPECT_EQ(encode_recv(wr, KIWI_MAX_SGE, rqe), EINVAL);
+	wr.num_sge = 2;
+	EXPECT_EQ(encode_recv(wr, 1, rqe), EINVAL);
+	wr.num_sge = -3;
+	EXPECT_EQ(encode_recv(wr, KIWI_MAX_SGE, rqe), EINVAL);
+	wr.num_sge = 1;
+	wr.sg_list = nullptr;
+	EXPECT_EQ(encode_recv(wr, KIWI_MAX_SGE, rqe), EINVAL);
+	wr.num_sge = 0;
+	EXPECT_EQ(encode_recv(wr, KIWI_MAX_SGE, rqe), 0);
+	EXPECT_EQ(rqe.num_sge, 0u);
+}
+
+} // namespace
+} // namespace kiwi
