@@ -7,6 +7,19 @@
  *
  * RDMAP control octet (DDP octet 1): RV 0xc0 | reserved 0x30 | opcode 0x0f.
  *
+ * Receive path, per segment, before any payload octet is placed:
+ *  1. kiwi_ddp_hdr_decode() on the first KIWI_RDMAP_HDR_MAX ULPDU octets
+ *     (or the whole ULPDU if shorter); a short ULPDU is an LLP-level
+ *     framing error of the peer (DDP-037).
+ *  2. kiwi_rdmap_check_hdr(): DDP version, RDMAP version, opcode, T bit,
+ *     QN, Read Request/Terminate shape.
+ *  3. Tagged: look up the STag, kiwi_ddp_check_tagged(). Untagged: look up
+ *     the queue of the QN, kiwi_ddp_check_untagged(). Read Request:
+ *     kiwi_rdmap_rreq_decode() and kiwi_rdmap_check_rreq(). Send with
+ *     Invalidate: kiwi_rdmap_check_inval() at delivery.
+ *  4. On the first error: kiwi_term_from_err() with the failing ULPDU and
+ *     kiwi_term_build_msg(); place nothing more (DDP-069/071).
+ *
  * Pure code: no kernel objects, no locks, no allocation.
  */
 #ifndef KIWI_PROTO_RDMAP_H
@@ -65,6 +78,8 @@ enum kiwi_rdmap_op {
 #define KIWI_RDMAP_QN_ATOMIC_RESP	3
 
 #define KIWI_RDMAP_RREQ_LEN	28	/* Read Request header */
+/* Largest fixed header of a supported message: DDP + Read Request. */
+#define KIWI_RDMAP_HDR_MAX	(KIWI_DDP_UNTAGGED_HDR_LEN + KIWI_RDMAP_RREQ_LEN)
 #define KIWI_RDMAP_TERM_MIN	4	/* Terminate Control field */
 
 /**

@@ -7,6 +7,10 @@
 
 #include "ddp_test_util.h"
 
+extern "C" {
+#include "proto/mpa.h"
+}
+
 using namespace ddptest;
 
 namespace {
@@ -68,6 +72,17 @@ TEST(Rdmap, OpcodeTable)
 		EXPECT_STREQ("unassigned", kiwi_rdmap_op_name(op));
 	}
 	EXPECT_STREQ("Send with SE and Invalidate", kiwi_rdmap_op_name(6));
+}
+
+// The receive path decodes the first KIWI_RDMAP_HDR_MAX octets: enough for
+// every supported fixed header, and within what the MPA decoder hands out
+// in one header event.
+TEST(Rdmap, HeaderMaxCoversSupportedOpcodes)
+{
+	EXPECT_EQ(46u, (unsigned)KIWI_RDMAP_HDR_MAX);
+	for (uint8_t op = 0; op <= 7; op++)
+		EXPECT_LE(kiwi_rdmap_hdr_len(op), (uint32_t)KIWI_RDMAP_HDR_MAX) << int(op);
+	EXPECT_LE((unsigned)KIWI_RDMAP_HDR_MAX, (unsigned)KIWI_MPA_RX_HDR_MAX);
 }
 
 // RDMAP-06: the Invalidate STag is zero on TX for every other opcode.
