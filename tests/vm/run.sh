@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# `make check-vm`: run every tests/vm/scenarios/*.sh in the QEMU lab. The
-# single-guest scenarios share one boot; scenarios carrying the line
+# `make check-vm`: build tests/vm/progs, then run every
+# tests/vm/scenarios/*.sh in the QEMU lab. The single-guest scenarios share
+# one boot; scenarios carrying the line
 #   # kiwi-lab: two-guest
 # share one boot of two guests (server and client). Options are passed to
 # scripts/lab/run-scenario (e.g. --kernel, --module-dir, --kiwi-ko, -v);
@@ -20,7 +21,7 @@ while [ $# -gt 0 ]; do
 	case "$1" in
 	--two | --shell | -v | --verbose) opts+=("$1") ;;
 	-h | --help)
-		sed -n '3,10s/^# \{0,1\}//p' "$0"
+		sed -n '3,11s/^# \{0,1\}//p' "$0"
 		exit 0
 		;;
 	-*)
@@ -41,6 +42,18 @@ if [ ${#picked[@]} -eq 0 ]; then
 	echo "no scenarios in tests/vm/scenarios"
 	echo "0 passed, 0 failed"
 	exit 0
+fi
+
+# Scenario helper programs are built on the host (the guests are slow).
+build_dir=$REPO/build
+for ((i = 0; i < ${#opts[@]}; i++)); do
+	[ "${opts[$i]}" != --build ] || build_dir=${opts[$((i + 1))]}
+done
+if [ -f "$REPO/tests/vm/progs/Makefile" ] &&
+	! make -s -C "$REPO/tests/vm/progs" KIWI_BUILD="$build_dir"; then
+	echo "check-vm: tests/vm/progs does not build"
+	echo "0 passed, 1 failed"
+	exit 1
 fi
 
 single=()
