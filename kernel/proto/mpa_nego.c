@@ -203,12 +203,12 @@ static bool init_ird_ord(const struct kiwi_mpa_policy *pol,
 			 struct kiwi_mpa_params *out)
 {
 	/* Our IRD must cover the responder's ORD. */
-	if (rep->ord == KIWI_MPA_IRD_ORD_NONE || pol->ird == KIWI_MPA_IRD_ORD_NONE)
-		out->ird = pol->ird;
-	else if (rep->ord > pol->ird_max)
-		return false;
-	else
+	out->ird = pol->ird;
+	if (rep->ord != KIWI_MPA_IRD_ORD_NONE && pol->ird != KIWI_MPA_IRD_ORD_NONE) {
+		if (rep->ord > pol->ird_max)
+			return false;
 		out->ird = max_t(u16, pol->ird, rep->ord);
+	}
 	/* Our ORD must not exceed the responder's IRD. */
 	if (rep->ird == KIWI_MPA_IRD_ORD_NONE || pol->ord == KIWI_MPA_IRD_ORD_NONE)
 		out->ord = pol->ord;

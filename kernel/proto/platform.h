@@ -33,11 +33,12 @@ static inline u32 kiwi_crc32c(u32 crc, const void *data, size_t len)
 #include <string.h>
 #include <errno.h>
 
-typedef uint8_t u8;
-typedef uint16_t u16;
-typedef uint32_t u32;
-typedef uint64_t u64;
-typedef int32_t s32;
+/* The compiler's own names: the same types as uint8_t etc. in <stdint.h>. */
+typedef __UINT8_TYPE__ u8;
+typedef __UINT16_TYPE__ u16;
+typedef __UINT32_TYPE__ u32;
+typedef __UINT64_TYPE__ u64;
+typedef __INT32_TYPE__ s32;
 
 static inline u16 get_unaligned_be16(const void *p)
 {
@@ -103,16 +104,23 @@ static inline void put_unaligned_le32(u32 v, void *p)
 /* C only: in C++ these would break std::min/std::max. */
 #ifndef __cplusplus
 #ifndef min
-#define min(a, b) ((a) < (b) ? (a) : (b))
+#define min(a, b) \
+	({ __typeof__(a) _min_a = (a); __typeof__(b) _min_b = (b); \
+	   _min_a < _min_b ? _min_a : _min_b; })
 #endif
 #ifndef max
-#define max(a, b) ((a) > (b) ? (a) : (b))
+#define max(a, b) \
+	({ __typeof__(a) _max_a = (a); __typeof__(b) _max_b = (b); \
+	   _max_a > _max_b ? _max_a : _max_b; })
 #endif
 #ifndef ARRAY_SIZE
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #endif
-#define min_t(t, a, b) ((t)(a) < (t)(b) ? (t)(a) : (t)(b))
-#define max_t(t, a, b) ((t)(a) > (t)(b) ? (t)(a) : (t)(b))
+/* A typed zero carries the type so that the argument t appears once. */
+#define kiwi_min_typed(z, a, b) min((__typeof__(z))(a), (__typeof__(z))(b))
+#define kiwi_max_typed(z, a, b) max((__typeof__(z))(a), (__typeof__(z))(b))
+#define min_t(t, a, b) kiwi_min_typed((t)0, a, b)
+#define max_t(t, a, b) kiwi_max_typed((t)0, a, b)
 #endif
 
 #ifdef __cplusplus

@@ -14,7 +14,7 @@
  */
 #include "crc32c.h"
 
-#if defined(__x86_64__) || defined(__i386__)
+#if __has_include("nmmintrin.h")	/* x86 compilers only */
 #include <nmmintrin.h>
 #define KIWI_CRC_X86 1
 #endif
@@ -27,7 +27,7 @@ static bool crc_hw_ok;
 
 /* Block sizes of the 3-stream hw loop, largest first, and x^(8*size) mod P. */
 static const u32 crc_blk_size[] = { 4096, 1024, 256 };
-#define CRC_NBLK (sizeof(crc_blk_size) / sizeof(crc_blk_size[0]))
+#define CRC_NBLK ARRAY_SIZE(crc_blk_size)
 static u32 crc_blk_shift[CRC_NBLK];
 
 /* Multiply two polynomials mod P, reflected form (bit 31 is x^0). */
