@@ -9,8 +9,9 @@
  *
  * Receive path, per segment, before any payload octet is placed:
  *  1. kiwi_ddp_hdr_decode() on the first KIWI_RDMAP_HDR_MAX ULPDU octets
- *     (or the whole ULPDU if shorter); a short ULPDU is an LLP-level
- *     framing error of the peer (DDP-037).
+ *     (or the whole ULPDU if shorter). A ULPDU too short for its DDP
+ *     header (DDP-037) has no error code of its own: report it as
+ *     KIWI_TERM_ERR_DDP_CATASTROPHIC without copied headers.
  *  2. kiwi_rdmap_check_hdr(): DDP version, RDMAP version, opcode, T bit,
  *     QN, Read Request/Terminate shape.
  *  3. Tagged: look up the STag, kiwi_ddp_check_tagged(). Untagged: look up
@@ -19,6 +20,8 @@
  *     Invalidate: kiwi_rdmap_check_inval() at delivery.
  *  4. On the first error: kiwi_term_from_err() with the failing ULPDU and
  *     kiwi_term_build_msg(); place nothing more (DDP-069/071).
+ *  5. A received Terminate that passed 2-3 is read with kiwi_term_decode(),
+ *     with KIWI_TERM_DEC_SIW_SWAPPED if kiwi_term_siw_swapped() says so.
  *
  * Pure code: no kernel objects, no locks, no allocation.
  */
