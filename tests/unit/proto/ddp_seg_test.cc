@@ -25,7 +25,7 @@ std::vector<kiwi_ddp_seg> plan(bool tagged, uint32_t len, uint64_t to,
 	return v;
 }
 
-// DDP-042: 2048 octets untagged at MULPDU 1500 -> MO 0 (1482), MO 1482 (566).
+// DDP-036/042: 2048 octets untagged at MULPDU 1500 -> MO 0 (1482), MO 1482 (566).
 TEST(DdpSeg, SeedExampleUntagged)
 {
 	auto v = plan(false, 2048, 0, 1500);
@@ -112,9 +112,10 @@ TEST(DdpSeg, LargestMessageCount)
 	EXPECT_EQ(len / 64750 + 1, kiwi_ddp_seg_count(true, len, 64764));
 }
 
-// DDP-014/016/038/040/049: for random messages every segment fits MULPDU,
-// segments are contiguous and increasing, cover the message exactly, and
-// only the final (highest-offset) segment has L = 1.
+// DDP-014/015/016/038/040/049/053: for random messages every segment fits
+// MULPDU, segments are contiguous and increasing, cover the message exactly
+// (so MO_last + len_last is the message length), and only the final
+// (highest-offset, last handed out) segment has L = 1.
 TEST(DdpSeg, RandomProperties)
 {
 	std::mt19937 rng(5);
@@ -147,7 +148,7 @@ TEST(DdpSeg, RandomProperties)
 	}
 }
 
-// RDMAP-01/03 + DDP-022/024/028/031/035: the headers of every segment of a
+// RDMAP-01/03 + DDP-019/022/024/028/031/035: the headers of every segment of a
 // multi-segment Write and Send carry constant STag / QN / MSN / RDMAP octet.
 TEST(DdpSeg, SegmentHeadersFromRdmap)
 {
