@@ -16,14 +16,16 @@ namespace kiwi {
 
 namespace {
 
-using GetContextResp = RespBuffer<ib_uverbs_get_context_resp, kiwi_uresp_alloc_ctx>;
+using GetContextResp =
+	RespBuffer<ib_uverbs_get_context_resp, kiwi_uresp_alloc_ctx>;
 
 // Undoes _verbs_init_and_alloc_context.
 struct ContextRelease {
 	void operator()(Context *ctx) const noexcept
 	{
 		pabi::verbs_uninit_context(&ctx->vctx);
-		std::free(ctx);
+		// libibverbs calloc()ed the context.
+		std::free(ctx); // NOLINT(cppcoreguidelines-no-malloc)
 	}
 };
 using ContextPtr = std::unique_ptr<Context, ContextRelease>;
@@ -31,8 +33,10 @@ using ContextPtr = std::unique_ptr<Context, ContextRelease>;
 // The kernel must describe exactly the elements this library was built for.
 int check_context_resp(const kiwi_uresp_alloc_ctx &drv) noexcept
 {
-	if (drv.abi_version != KIWI_ABI_VERSION || drv.sqe_size != sizeof(kiwi_sqe) ||
-	    drv.rqe_size != sizeof(kiwi_rqe) || drv.cqe_size != sizeof(kiwi_cqe) ||
+	if (drv.abi_version != KIWI_ABI_VERSION ||
+	    drv.sqe_size != sizeof(kiwi_sqe) ||
+	    drv.rqe_size != sizeof(kiwi_rqe) ||
+	    drv.cqe_size != sizeof(kiwi_cqe) ||
 	    drv.ring_ctrl_size != KIWI_RING_CTRL_SIZE)
 		return EPROTO;
 	return 0;
@@ -53,8 +57,10 @@ namespace verbs {
 verbs_context *alloc_context(ibv_device *device, int cmd_fd)
 {
 	// offsetof(Context, vctx) is 0: the offset argument is a null pointer.
-	ContextPtr ctx(static_cast<Context *>(pabi::_verbs_init_and_alloc_context(
-		device, cmd_fd, sizeof(Context), nullptr, RDMA_DRIVER_UNKNOWN)));
+	ContextPtr ctx(static_cast<Context *>(
+		pabi::_verbs_init_and_alloc_context(device, cmd_fd,
+						    sizeof(Context), nullptr,
+						    RDMA_DRIVER_UNKNOWN)));
 	if (!ctx)
 		return nullptr;
 
@@ -83,16 +89,17 @@ int query_device_ex(ibv_context *ctx, const ibv_query_device_ex_input *input,
 {
 	ib_uverbs_ex_query_device_resp resp{};
 	size_t resp_size = sizeof(resp);
-	const int ret = pabi::ibv_cmd_query_device_any(ctx, input, attr, attr_size,
-						       &resp, &resp_size);
+	const int ret = pabi::ibv_cmd_query_device_any(
+		ctx, input, attr, attr_size, &resp, &resp_size);
 	if (ret)
 		return ret;
 
 	const uint64_t fw = resp.base.fw_ver;
-	std::snprintf(attr->orig_attr.fw_ver, sizeof(attr->orig_attr.fw_ver),
-		      "%u.%u.%u", static_cast<unsigned int>(fw >> 32),
-		      static_cast<unsigned int>((fw >> 16) & 0xffff),
-		      static_cast<unsigned int>(fw & 0xffff));
+	(void)std::snprintf(attr->orig_attr.fw_ver,
+			    sizeof(attr->orig_attr.fw_ver), "%u.%u.%u",
+			    static_cast<unsigned int>(fw >> 32),
+			    static_cast<unsigned int>((fw >> 16) & 0xffff),
+			    static_cast<unsigned int>(fw & 0xffff));
 	return 0;
 }
 
@@ -132,9 +139,9 @@ ibv_mr *reg_mr(ibv_pd *pd, void *addr, size_t length, uint64_t hca_va,
 	auto mr = std::make_unique<pabi::verbs_mr>();
 	pabi::CmdRegMr cmd{};
 	ib_uverbs_reg_mr_resp resp{};
-	const int ret = pabi::ibv_cmd_reg_mr(pd, addr, length, hca_va, access,
-					     mr.get(), &cmd, sizeof(cmd), &resp,
-					     sizeof(resp));
+	const int ret =
+		pabi::ibv_cmd_reg_mr(pd, addr, length, hca_va, access, mr.get(),
+				     &cmd, sizeof(cmd), &resp, sizeof(resp));
 	if (ret) {
 		errno = ret;
 		return nullptr;

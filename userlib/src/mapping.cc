@@ -13,8 +13,7 @@ namespace kiwi {
 Mapping::Mapping(Mapping &&other) noexcept
 	: addr_(std::exchange(other.addr_, nullptr)),
 	  length_(std::exchange(other.length_, 0))
-{
-}
+{}
 
 Mapping &Mapping::operator=(Mapping &&other) noexcept
 {
@@ -29,7 +28,8 @@ Mapping &Mapping::operator=(Mapping &&other) noexcept
 int Mapping::map(int fd, uint64_t key, size_t length) noexcept
 {
 	reset();
-	if (length == 0 || key > static_cast<uint64_t>(std::numeric_limits<off_t>::max()))
+	if (length == 0 ||
+	    key > static_cast<uint64_t>(std::numeric_limits<off_t>::max()))
 		return EINVAL;
 
 	void *addr = mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_SHARED,

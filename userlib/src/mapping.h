@@ -22,8 +22,8 @@ public:
 	int map(int fd, uint64_t key, size_t length) noexcept;
 	void reset() noexcept;
 
-	void *addr() const noexcept { return addr_; }
-	size_t length() const noexcept { return length_; }
+	[[nodiscard]] void *addr() const noexcept { return addr_; }
+	[[nodiscard]] size_t length() const noexcept { return length_; }
 
 private:
 	void *addr_ = nullptr;

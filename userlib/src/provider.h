@@ -28,9 +28,9 @@ namespace kiwi {
 template <typename Core, typename Drv> class RespBuffer {
 public:
 	Core *core() noexcept { return reinterpret_cast<Core *>(bytes_); }
-	size_t size() const noexcept { return sizeof(bytes_); }
+	[[nodiscard]] size_t size() const noexcept { return sizeof(bytes_); }
 
-	Core core_copy() const noexcept
+	[[nodiscard]] Core core_copy() const noexcept
 	{
 		Core core;
 
@@ -38,7 +38,7 @@ public:
 		return core;
 	}
 
-	Drv drv() const noexcept
+	[[nodiscard]] Drv drv() const noexcept
 	{
 		Drv drv;
 
@@ -47,7 +47,8 @@ public:
 	}
 
 private:
-	static_assert(sizeof(Core) % 8 == 0, "driver data must follow without padding");
+	static_assert(sizeof(Core) % 8 == 0,
+		      "driver data must follow without padding");
 	alignas(8) unsigned char bytes_[sizeof(Core) + sizeof(Drv)] = {};
 };
 
@@ -64,9 +65,11 @@ struct PostSendDoorbell {
 static_assert(sizeof(PostSendDoorbell) ==
 	      sizeof(ib_uverbs_cmd_hdr) + sizeof(ib_uverbs_post_send));
 static_assert(offsetof(PostSendDoorbell, qp_handle) ==
-	      sizeof(ib_uverbs_cmd_hdr) + offsetof(ib_uverbs_post_send, qp_handle));
+	      sizeof(ib_uverbs_cmd_hdr) +
+		      offsetof(ib_uverbs_post_send, qp_handle));
 static_assert(offsetof(PostSendDoorbell, wqe_size) ==
-	      sizeof(ib_uverbs_cmd_hdr) + offsetof(ib_uverbs_post_send, wqe_size));
+	      sizeof(ib_uverbs_cmd_hdr) +
+		      offsetof(ib_uverbs_post_send, wqe_size));
 
 // Allocated (zeroed) and initialised by _verbs_init_and_alloc_context.
 struct Context {
@@ -97,7 +100,8 @@ struct Srq {
 	RecvQueue rq;
 };
 
-static_assert(std::is_standard_layout_v<Context> && offsetof(Context, vctx) == 0);
+static_assert(std::is_standard_layout_v<Context> &&
+	      offsetof(Context, vctx) == 0);
 static_assert(std::is_standard_layout_v<Cq> && offsetof(Cq, vcq) == 0);
 static_assert(std::is_standard_layout_v<Qp> && offsetof(Qp, vqp) == 0);
 static_assert(std::is_standard_layout_v<Srq> && offsetof(Srq, vsrq) == 0);
@@ -107,9 +111,18 @@ inline Context *to_context(ibv_context *ctx) noexcept
 	return reinterpret_cast<Context *>(verbs_get_ctx(ctx));
 }
 
-inline Cq *to_cq(ibv_cq *cq) noexcept { return reinterpret_cast<Cq *>(cq); }
-inline Qp *to_qp(ibv_qp *qp) noexcept { return reinterpret_cast<Qp *>(qp); }
-inline Srq *to_srq(ibv_srq *srq) noexcept { return reinterpret_cast<Srq *>(srq); }
+inline Cq *to_cq(ibv_cq *cq) noexcept
+{
+	return reinterpret_cast<Cq *>(cq);
+}
+inline Qp *to_qp(ibv_qp *qp) noexcept
+{
+	return reinterpret_cast<Qp *>(qp);
+}
+inline Srq *to_srq(ibv_srq *srq) noexcept
+{
+	return reinterpret_cast<Srq *>(srq);
+}
 
 // Checks the ring description of a create response and maps the ring.
 // Returns 0, EPROTO for a description that breaks the ABI, or mmap's errno.
@@ -137,7 +150,8 @@ int dereg_mr(pabi::verbs_mr *vmr);
 ibv_cq *create_cq(ibv_context *ctx, int cqe, ibv_comp_channel *channel,
 		  int comp_vector);
 int destroy_cq(ibv_cq *cq);
-int poll_cq(ibv_cq *cq, int num_entries, ibv_wc *wc) noexcept; // count or -errno
+int poll_cq(ibv_cq *cq, int num_entries,
+	    ibv_wc *wc) noexcept; // count or -errno
 int req_notify_cq(ibv_cq *cq, int solicited_only) noexcept;
 
 // Queue pairs (qp.cc).

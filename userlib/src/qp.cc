@@ -47,7 +47,8 @@ void prepare_doorbell(Qp &qp) noexcept
 // Maps the rings and sets up the user-space queues of a created QP.
 int attach_rings(Qp &qp, const ibv_qp_init_attr &attr,
 		 const ib_uverbs_create_qp_resp &core,
-		 const kiwi_uresp_create_qp &drv, uint32_t ctx_max_inline) noexcept
+		 const kiwi_uresp_create_qp &drv,
+		 uint32_t ctx_max_inline) noexcept
 {
 	int ret = map_ring(qp.cmd_fd, drv.sq_key, drv.num_sqe, sizeof(kiwi_sqe),
 			   qp.sq_map);
@@ -67,8 +68,8 @@ int attach_rings(Qp &qp, const ibv_qp_init_attr &attr,
 		       qp.rq_map);
 	if (ret)
 		return ret;
-	qp.rq.attach(qp.rq_map.addr(),
-		     drv.num_rqe, std::min<uint32_t>(core.max_recv_sge, KIWI_MAX_SGE));
+	qp.rq.attach(qp.rq_map.addr(), drv.num_rqe,
+		     std::min<uint32_t>(core.max_recv_sge, KIWI_MAX_SGE));
 	return 0;
 }
 
@@ -108,7 +109,8 @@ ibv_qp *create_qp(ibv_pd *pd, ibv_qp_init_attr *attr)
 	attr->cap.max_recv_wr = core.max_recv_wr;
 	attr->cap.max_send_sge = core.max_send_sge;
 	attr->cap.max_recv_sge = core.max_recv_sge;
-	attr->cap.max_inline_data = std::min(core.max_inline_data, ctx->max_inline);
+	attr->cap.max_inline_data =
+		std::min(core.max_inline_data, ctx->max_inline);
 	return &qp.release()->vqp.qp;
 }
 
@@ -148,7 +150,8 @@ int post_send(ibv_qp *ibqp, ibv_send_wr *wr, ibv_send_wr **bad_wr) noexcept
 	int ret = qp->sq.post(wr, bad_wr, posted);
 
 	if (posted &&
-	    write(qp->cmd_fd, &qp->doorbell, sizeof(qp->doorbell)) < 0 && !ret) {
+	    write(qp->cmd_fd, &qp->doorbell, sizeof(qp->doorbell)) < 0 &&
+	    !ret) {
 		// The WRs are in the ring; the kernel refused to look now.
 		ret = errno;
 		if (bad_wr)

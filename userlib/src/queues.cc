@@ -10,8 +10,8 @@ namespace {
 
 // Shared post loop of the send and receive queues.
 template <typename Wr, typename Elem, typename Encode>
-int post_list(ProducerRing<Elem> &ring, const Wr *wr, Wr **bad_wr,
-	      uint32_t &posted, Encode encode) noexcept
+int post_list(ProducerRing<Elem> &ring, Wr *wr, Wr **bad_wr, uint32_t &posted,
+	      Encode encode) noexcept
 {
 	const uint32_t space = ring.space();
 	int ret = 0;
@@ -30,7 +30,7 @@ int post_list(ProducerRing<Elem> &ring, const Wr *wr, Wr **bad_wr,
 	if (posted)
 		ring.publish(posted);
 	if (ret && bad_wr)
-		*bad_wr = const_cast<Wr *>(wr);
+		*bad_wr = wr;
 	return ret;
 }
 
@@ -43,7 +43,7 @@ void SendQueue::attach(void *area, uint32_t num_entries,
 	lim_ = lim;
 }
 
-int SendQueue::post(const ibv_send_wr *wr, ibv_send_wr **bad_wr,
+int SendQueue::post(ibv_send_wr *wr, ibv_send_wr **bad_wr,
 		    uint32_t &posted) noexcept
 {
 	std::lock_guard<SpinLock> guard(lock_);
@@ -54,21 +54,22 @@ int SendQueue::post(const ibv_send_wr *wr, ibv_send_wr **bad_wr,
 			 });
 }
 
-void RecvQueue::attach(void *area, uint32_t num_entries, uint32_t max_sge) noexcept
+void RecvQueue::attach(void *area, uint32_t num_entries,
+		       uint32_t max_sge) noexcept
 {
 	ring_ = ProducerRing<kiwi_rqe>(area, num_entries);
 	max_sge_ = max_sge;
 	attached_ = true;
 }
 
-int RecvQueue::post(const ibv_recv_wr *wr, ibv_recv_wr **bad_wr) noexcept
+int RecvQueue::post(ibv_recv_wr *wr, ibv_recv_wr **bad_wr) noexcept
 {
 	std::lock_guard<SpinLock> guard(lock_);
 	uint32_t posted = 0;
 
 	if (!attached_) {
 		if (bad_wr)
-			*bad_wr = const_cast<ibv_recv_wr *>(wr);
+			*bad_wr = wr;
 		return EINVAL;
 	}
 	return post_list(ring_, wr, bad_wr, posted,

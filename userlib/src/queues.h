@@ -20,16 +20,15 @@ namespace kiwi {
 class SendQueue {
 public:
 	// area: mapped SQ ring of num_entries (ring_entries_valid()) SQEs.
-	void attach(void *area, uint32_t num_entries, const SendLimits &lim) noexcept;
+	void attach(void *area, uint32_t num_entries,
+		    const SendLimits &lim) noexcept;
 
 	// Encodes and publishes the WR list. Returns 0, or an errno value
 	// with *bad_wr at the first WR not posted (EINVAL/EOPNOTSUPP: that
 	// WR is bad, ENOMEM: the ring is full). posted is the number of
 	// WRs published, also on error: ring the doorbell if it is not 0.
-	int post(const ibv_send_wr *wr, ibv_send_wr **bad_wr,
+	int post(ibv_send_wr *wr, ibv_send_wr **bad_wr,
 		 uint32_t &posted) noexcept;
-
-	bool in_error() const noexcept { return ring_.in_error(); }
 
 private:
 	SpinLock lock_;
@@ -40,12 +39,11 @@ private:
 // A receive queue: a QP's RQ or an SRQ.
 class RecvQueue {
 public:
-	void attach(void *area, uint32_t num_entries, uint32_t max_sge) noexcept;
+	void attach(void *area, uint32_t num_entries,
+		    uint32_t max_sge) noexcept;
 
 	// As SendQueue::post; no doorbell is needed.
-	int post(const ibv_recv_wr *wr, ibv_recv_wr **bad_wr) noexcept;
-
-	bool attached() const noexcept { return attached_; }
+	int post(ibv_recv_wr *wr, ibv_recv_wr **bad_wr) noexcept;
 
 private:
 	SpinLock lock_;

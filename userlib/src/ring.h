@@ -28,12 +28,14 @@ constexpr bool ring_entries_valid(uint32_t num_entries) noexcept
 // Bytes of a ring area: the control block and num_entries elements.
 constexpr size_t ring_bytes(uint32_t num_entries, size_t elem_size) noexcept
 {
-	return KIWI_RING_CTRL_SIZE + static_cast<size_t>(num_entries) * elem_size;
+	return KIWI_RING_CTRL_SIZE +
+	       static_cast<size_t>(num_entries) * elem_size;
 }
 
 static_assert(sizeof(kiwi_ring_ctrl) == KIWI_RING_CTRL_SIZE);
 static_assert(offsetof(kiwi_ring_ctrl, consumer) == 64);
-static_assert(std::atomic_ref<uint32_t>::required_alignment <= alignof(uint32_t));
+static_assert(std::atomic_ref<uint32_t>::required_alignment <=
+	      alignof(uint32_t));
 
 inline std::atomic_ref<uint32_t> ring_word(uint32_t &word) noexcept
 {
@@ -49,21 +51,22 @@ public:
 	// num_entries must satisfy ring_entries_valid().
 	ProducerRing(void *area, uint32_t num_entries) noexcept
 		: ctrl_(static_cast<kiwi_ring_ctrl *>(area)),
-		  elems_(reinterpret_cast<Elem *>(static_cast<std::byte *>(area) +
-						  KIWI_RING_CTRL_SIZE)),
+		  elems_(reinterpret_cast<Elem *>(
+			  static_cast<std::byte *>(area) +
+			  KIWI_RING_CTRL_SIZE)),
 		  mask_(num_entries - 1),
-		  prod_(ring_word(ctrl_->producer).load(std::memory_order_relaxed))
-	{
-	}
+		  prod_(ring_word(ctrl_->producer)
+				.load(std::memory_order_relaxed))
+	{}
 
-	uint32_t capacity() const noexcept { return mask_ + 1; }
+	[[nodiscard]] uint32_t capacity() const noexcept { return mask_ + 1; }
 
 	// Slots that may be filled now. A consumer index the kernel never
 	// could have written (ahead of the producer) reads as "full".
-	uint32_t space() const noexcept
+	[[nodiscard]] uint32_t space() const noexcept
 	{
-		const uint32_t cons =
-			ring_word(ctrl_->consumer).load(std::memory_order_acquire);
+		const uint32_t cons = ring_word(ctrl_->consumer)
+					      .load(std::memory_order_acquire);
 		const uint32_t used = prod_ - cons;
 
 		return used >= capacity() ? 0 : capacity() - used;
@@ -76,13 +79,8 @@ public:
 	void publish(uint32_t count) noexcept
 	{
 		prod_ += count;
-		ring_word(ctrl_->producer).store(prod_, std::memory_order_release);
-	}
-
-	bool in_error() const noexcept
-	{
-		return (ring_word(ctrl_->flags).load(std::memory_order_acquire) &
-			KIWI_RING_F_ERROR) != 0;
+		ring_word(ctrl_->producer)
+			.store(prod_, std::memory_order_release);
 	}
 
 private:
@@ -100,26 +98,27 @@ public:
 	ConsumerRing(void *area, uint32_t num_entries) noexcept
 		: ctrl_(static_cast<kiwi_ring_ctrl *>(area)),
 		  elems_(reinterpret_cast<const Elem *>(
-			  static_cast<std::byte *>(area) + KIWI_RING_CTRL_SIZE)),
+			  static_cast<std::byte *>(area) +
+			  KIWI_RING_CTRL_SIZE)),
 		  mask_(num_entries - 1),
-		  cons_(ring_word(ctrl_->consumer).load(std::memory_order_relaxed))
-	{
-	}
+		  cons_(ring_word(ctrl_->consumer)
+				.load(std::memory_order_relaxed))
+	{}
 
-	uint32_t capacity() const noexcept { return mask_ + 1; }
+	[[nodiscard]] uint32_t capacity() const noexcept { return mask_ + 1; }
 
 	// Elements ready to be read; never more than the ring holds.
-	uint32_t ready() const noexcept
+	[[nodiscard]] uint32_t ready() const noexcept
 	{
-		const uint32_t prod =
-			ring_word(ctrl_->producer).load(std::memory_order_acquire);
+		const uint32_t prod = ring_word(ctrl_->producer)
+					      .load(std::memory_order_acquire);
 		const uint32_t avail = prod - cons_;
 
 		return avail > capacity() ? capacity() : avail;
 	}
 
 	// The k-th unread element (k < ready()).
-	const Elem &at(uint32_t k) const noexcept
+	[[nodiscard]] const Elem &at(uint32_t k) const noexcept
 	{
 		return elems_[(cons_ + k) & mask_];
 	}
@@ -128,7 +127,8 @@ public:
 	void consume(uint32_t count) noexcept
 	{
 		cons_ += count;
-		ring_word(ctrl_->consumer).store(cons_, std::memory_order_release);
+		ring_word(ctrl_->consumer)
+			.store(cons_, std::memory_order_release);
 	}
 
 	// Stores a KIWI_CQ_ARM_* value. The full fence orders the store

@@ -25,7 +25,10 @@ public:
 		}
 	}
 
-	void unlock() noexcept { busy_.store(false, std::memory_order_release); }
+	void unlock() noexcept
+	{
+		busy_.store(false, std::memory_order_release);
+	}
 
 private:
 	static constexpr unsigned int kSpinsBeforeYield = 128;

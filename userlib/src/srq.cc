@@ -11,7 +11,8 @@ namespace kiwi {
 
 namespace {
 
-using CreateSrqResp = RespBuffer<ib_uverbs_create_srq_resp, kiwi_uresp_create_srq>;
+using CreateSrqResp =
+	RespBuffer<ib_uverbs_create_srq_resp, kiwi_uresp_create_srq>;
 
 } // namespace
 
@@ -27,8 +28,9 @@ ibv_srq *create_srq(ibv_pd *pd, ibv_srq_init_attr *attr)
 	auto srq = std::make_unique<Srq>();
 	pabi::CmdCreateSrq cmd{};
 	CreateSrqResp resp{};
-	int ret = pabi::ibv_cmd_create_srq(pd, &srq->vsrq.srq, attr, &cmd,
-					   sizeof(cmd), resp.core(), resp.size());
+	int ret =
+		pabi::ibv_cmd_create_srq(pd, &srq->vsrq.srq, attr, &cmd,
+					 sizeof(cmd), resp.core(), resp.size());
 	if (ret) {
 		errno = ret;
 		return nullptr;
@@ -43,8 +45,9 @@ ibv_srq *create_srq(ibv_pd *pd, ibv_srq_init_attr *attr)
 		return nullptr;
 	}
 	srq->vsrq.srq_type = IBV_SRQT_BASIC;
-	srq->rq.attach(srq->ring_map.addr(), drv.num_rqe,
-		       std::min<uint32_t>(resp.core_copy().max_sge, KIWI_MAX_SGE));
+	srq->rq.attach(
+		srq->ring_map.addr(), drv.num_rqe,
+		std::min<uint32_t>(resp.core_copy().max_sge, KIWI_MAX_SGE));
 	return &srq.release()->vsrq.srq;
 }
 
@@ -55,7 +58,8 @@ int modify_srq(ibv_srq *srq, ibv_srq_attr *attr, int attr_mask)
 		return EOPNOTSUPP;
 
 	pabi::CmdModifySrq cmd{};
-	return pabi::ibv_cmd_modify_srq(srq, attr, attr_mask, &cmd, sizeof(cmd));
+	return pabi::ibv_cmd_modify_srq(srq, attr, attr_mask, &cmd,
+					sizeof(cmd));
 }
 
 int query_srq(ibv_srq *srq, ibv_srq_attr *attr)

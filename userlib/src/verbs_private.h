@@ -143,8 +143,8 @@ struct verbs_srq {
 
 // 76 slots in alphabetical order; verbs_set_ops() copies the non-NULL ones.
 struct verbs_context_ops {
-	int (*advise_mr)(ibv_pd *pd, ibv_advise_mr_advice advice, uint32_t flags,
-			 ibv_sge *sg_list, uint32_t num_sges);
+	int (*advise_mr)(ibv_pd *pd, ibv_advise_mr_advice advice,
+			 uint32_t flags, ibv_sge *sg_list, uint32_t num_sges);
 	ibv_dm *(*alloc_dm)(ibv_context *context, ibv_alloc_dm_attr *attr);
 	ibv_mw *(*alloc_mw)(ibv_pd *pd, ibv_mw_type type);
 	ibv_mr *(*alloc_null_mr)(ibv_pd *pd);
@@ -168,8 +168,8 @@ struct verbs_context_ops {
 	ibv_cq_ex *(*create_cq_ex)(ibv_context *context,
 				   ibv_cq_init_attr_ex *init_attr);
 	ibv_flow *(*create_flow)(ibv_qp *qp, ibv_flow_attr *flow_attr);
-	ibv_flow_action *(*create_flow_action_esp)(ibv_context *context,
-						   ibv_flow_action_esp_attr *attr);
+	ibv_flow_action *(*create_flow_action_esp)(
+		ibv_context *context, ibv_flow_action_esp_attr *attr);
 	ibv_qp *(*create_qp)(ibv_pd *pd, ibv_qp_init_attr *attr);
 	ibv_qp *(*create_qp_ex)(ibv_context *context,
 				ibv_qp_init_attr_ex *qp_init_attr_ex);
@@ -178,7 +178,8 @@ struct verbs_context_ops {
 	ibv_srq *(*create_srq)(ibv_pd *pd, ibv_srq_init_attr *srq_init_attr);
 	ibv_srq *(*create_srq_ex)(ibv_context *context,
 				  ibv_srq_init_attr_ex *srq_init_attr_ex);
-	ibv_wq *(*create_wq)(ibv_context *context, ibv_wq_init_attr *wq_init_attr);
+	ibv_wq *(*create_wq)(ibv_context *context,
+			     ibv_wq_init_attr *wq_init_attr);
 	int (*dealloc_mw)(ibv_mw *mw);
 	int (*dealloc_pd)(ibv_pd *pd);
 	int (*dealloc_td)(ibv_td *td);
@@ -204,7 +205,8 @@ struct verbs_context_ops {
 				      ibv_flow_action_esp_attr *attr);
 	int (*modify_qp)(ibv_qp *qp, ibv_qp_attr *attr, int attr_mask);
 	int (*modify_qp_rate_limit)(ibv_qp *qp, ibv_qp_rate_limit_attr *attr);
-	int (*modify_srq)(ibv_srq *srq, ibv_srq_attr *srq_attr, int srq_attr_mask);
+	int (*modify_srq)(ibv_srq *srq, ibv_srq_attr *srq_attr,
+			  int srq_attr_mask);
 	int (*modify_wq)(ibv_wq *wq, ibv_wq_attr *wq_attr);
 	ibv_qp *(*open_qp)(ibv_context *context, ibv_qp_open_attr *attr);
 	ibv_xrcd *(*open_xrcd)(ibv_context *context,

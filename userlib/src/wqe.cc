@@ -13,10 +13,10 @@ static_assert(sizeof(kiwi_sqe) == 128);
 static_assert(sizeof(kiwi_rqe) == 112);
 static_assert(sizeof(kiwi_cqe) == 32);
 static_assert(sizeof(kiwi_sge) == sizeof(ibv_sge));
-static_assert(sizeof(kiwi_sqe::sge) == KIWI_MAX_INLINE);
+static_assert(sizeof(kiwi_sqe::sge) == KIWI_MAX_SGE * sizeof(kiwi_sge));
 
-constexpr unsigned int kKnownSendFlags =
-	IBV_SEND_FENCE | IBV_SEND_SIGNALED | IBV_SEND_SOLICITED | IBV_SEND_INLINE;
+constexpr unsigned int kKnownSendFlags = IBV_SEND_FENCE | IBV_SEND_SIGNALED |
+					 IBV_SEND_SOLICITED | IBV_SEND_INLINE;
 
 void copy_sges(const ibv_sge *src, int num, kiwi_sge *dst) noexcept
 {
@@ -68,7 +68,10 @@ int copy_inline(const ibv_send_wr &wr, uint32_t max_inline,
 			continue;
 		if (sge.addr == 0)
 			return EINVAL;
-		std::memcpy(dst, reinterpret_cast<const void *>(sge.addr), sge.length);
+		// An SGE holds an address as an integer.
+		const auto *src = reinterpret_cast<const void *>( // NOLINT
+			sge.addr);
+		std::memcpy(dst, src, sge.length);
 		dst += sge.length;
 	}
 	sqe.num_sge = 0;

@@ -32,7 +32,8 @@ int encode_send(const ibv_send_wr &wr, const SendLimits &lim,
 		kiwi_sqe &sqe) noexcept;
 
 // Fills rqe from wr. Returns 0 or EINVAL (too many or missing SGEs).
-int encode_recv(const ibv_recv_wr &wr, uint32_t max_sge, kiwi_rqe &rqe) noexcept;
+int encode_recv(const ibv_recv_wr &wr, uint32_t max_sge,
+		kiwi_rqe &rqe) noexcept;
 
 // Fills wc from a kernel-written CQE. Values the ABI does not define come
 // out as status IBV_WC_GENERAL_ERR instead of leaking through.

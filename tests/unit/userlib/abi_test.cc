@@ -15,7 +15,8 @@ namespace {
 
 TEST(KiwiAbi, ElementLayouts)
 {
-	EXPECT_EQ(sizeof(kiwi_ring_ctrl), static_cast<size_t>(KIWI_RING_CTRL_SIZE));
+	EXPECT_EQ(sizeof(kiwi_ring_ctrl),
+		  static_cast<size_t>(KIWI_RING_CTRL_SIZE));
 	EXPECT_EQ(offsetof(kiwi_ring_ctrl, producer), 0u);
 	EXPECT_EQ(offsetof(kiwi_ring_ctrl, consumer), 64u);
 	EXPECT_EQ(offsetof(kiwi_ring_ctrl, arm), 68u);
@@ -36,11 +37,16 @@ TEST(KiwiAbi, SgeMatchesIbvSge)
 
 TEST(KiwiAbi, WcOpcodesEqualIbverbsValues)
 {
-	EXPECT_EQ(static_cast<int>(KIWI_WC_SEND), static_cast<int>(IBV_WC_SEND));
-	EXPECT_EQ(static_cast<int>(KIWI_WC_RDMA_WRITE), static_cast<int>(IBV_WC_RDMA_WRITE));
-	EXPECT_EQ(static_cast<int>(KIWI_WC_RDMA_READ), static_cast<int>(IBV_WC_RDMA_READ));
-	EXPECT_EQ(static_cast<int>(KIWI_WC_LOCAL_INV), static_cast<int>(IBV_WC_LOCAL_INV));
-	EXPECT_EQ(static_cast<int>(KIWI_WC_RECV), static_cast<int>(IBV_WC_RECV));
+	EXPECT_EQ(static_cast<int>(KIWI_WC_SEND),
+		  static_cast<int>(IBV_WC_SEND));
+	EXPECT_EQ(static_cast<int>(KIWI_WC_RDMA_WRITE),
+		  static_cast<int>(IBV_WC_RDMA_WRITE));
+	EXPECT_EQ(static_cast<int>(KIWI_WC_RDMA_READ),
+		  static_cast<int>(IBV_WC_RDMA_READ));
+	EXPECT_EQ(static_cast<int>(KIWI_WC_LOCAL_INV),
+		  static_cast<int>(IBV_WC_LOCAL_INV));
+	EXPECT_EQ(static_cast<int>(KIWI_WC_RECV),
+		  static_cast<int>(IBV_WC_RECV));
 }
 
 TEST(PrivateAbi, ContextOpsTableIs76Slots)

@@ -72,13 +72,14 @@ TEST(DecodeCqe, MapsEveryOpcode)
 
 TEST(DecodeCqe, PassesErrorStatuses)
 {
-	for (ibv_wc_status st : {IBV_WC_LOC_LEN_ERR, IBV_WC_LOC_PROT_ERR,
-				 IBV_WC_WR_FLUSH_ERR, IBV_WC_REM_ACCESS_ERR,
-				 IBV_WC_REM_OP_ERR, IBV_WC_FATAL_ERR,
-				 IBV_WC_GENERAL_ERR, IBV_WC_TM_RNDV_INCOMPLETE}) {
+	for (ibv_wc_status st :
+	     {IBV_WC_LOC_LEN_ERR, IBV_WC_LOC_PROT_ERR, IBV_WC_WR_FLUSH_ERR,
+	      IBV_WC_REM_ACCESS_ERR, IBV_WC_REM_OP_ERR, IBV_WC_FATAL_ERR,
+	      IBV_WC_GENERAL_ERR, IBV_WC_TM_RNDV_INCOMPLETE}) {
 		ibv_wc wc = dirty_wc();
 
-		decode_cqe(make_cqe(KIWI_WC_SEND, static_cast<uint8_t>(st)), wc);
+		decode_cqe(make_cqe(KIWI_WC_SEND, static_cast<uint8_t>(st)),
+			   wc);
 		EXPECT_EQ(wc.status, st);
 	}
 }

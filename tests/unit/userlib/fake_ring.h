@@ -26,20 +26,26 @@ public:
 	}
 
 	void *area() { return words_.data(); }
-	kiwi_ring_ctrl &ctrl() { return *static_cast<kiwi_ring_ctrl *>(area()); }
+	kiwi_ring_ctrl &ctrl()
+	{
+		return *static_cast<kiwi_ring_ctrl *>(area());
+	}
 
 	// The element that index (a free-running counter value) addresses.
 	Elem &at_index(uint32_t index)
 	{
 		auto *elems = reinterpret_cast<Elem *>(
-			static_cast<unsigned char *>(area()) + KIWI_RING_CTRL_SIZE);
+			static_cast<unsigned char *>(area()) +
+			KIWI_RING_CTRL_SIZE);
 		return elems[index & (num_ - 1)];
 	}
 
 	uint32_t pending()
 	{
-		return ring_word(ctrl().producer).load(std::memory_order_acquire) -
-		       ring_word(ctrl().consumer).load(std::memory_order_acquire);
+		return ring_word(ctrl().producer)
+			       .load(std::memory_order_acquire) -
+		       ring_word(ctrl().consumer)
+			       .load(std::memory_order_acquire);
 	}
 
 	// Kernel as consumer (SQ/RQ): copies out the next element.
@@ -48,7 +54,8 @@ public:
 		if (pending() == 0)
 			return false;
 		std::memcpy(&out, &at_index(ctrl().consumer), sizeof(out));
-		ring_word(ctrl().consumer).fetch_add(1, std::memory_order_release);
+		ring_word(ctrl().consumer)
+			.fetch_add(1, std::memory_order_release);
 		return true;
 	}
 
@@ -58,7 +65,8 @@ public:
 		if (pending() == num_)
 			return false;
 		std::memcpy(&at_index(ctrl().producer), &e, sizeof(e));
-		ring_word(ctrl().producer).fetch_add(1, std::memory_order_release);
+		ring_word(ctrl().producer)
+			.fetch_add(1, std::memory_order_release);
 		return true;
 	}
 

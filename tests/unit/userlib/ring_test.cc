@@ -45,7 +45,6 @@ TEST(ProducerRing, EmptyRingHasAllSlotsFree)
 
 	EXPECT_EQ(ring.capacity(), 8u);
 	EXPECT_EQ(ring.space(), 8u);
-	EXPECT_FALSE(ring.in_error());
 }
 
 TEST(ProducerRing, FillsUpAndDrains)
@@ -114,15 +113,6 @@ TEST(ProducerRing, ConsumerAheadOfProducerReadsAsFull)
 	EXPECT_EQ(ring.space(), 0u);
 	mem.ctrl().consumer = 0xfffffff0u;
 	EXPECT_EQ(ring.space(), 0u);
-}
-
-TEST(ProducerRing, ReportsTheErrorFlag)
-{
-	FakeRing<Elem> mem(2);
-	ProducerRing<Elem> ring(mem.area(), 2);
-
-	mem.ctrl().flags = KIWI_RING_F_ERROR;
-	EXPECT_TRUE(ring.in_error());
 }
 
 TEST(ConsumerRing, EmptyUntilTheKernelProduces)

@@ -60,7 +60,8 @@ TEST(SendOpcode, UnsupportedOpcodesAreEopnotsupp)
 	for (ibv_wr_opcode op :
 	     {IBV_WR_RDMA_WRITE_WITH_IMM, IBV_WR_SEND_WITH_IMM,
 	      IBV_WR_ATOMIC_CMP_AND_SWP, IBV_WR_ATOMIC_FETCH_AND_ADD,
-	      IBV_WR_BIND_MW, IBV_WR_TSO, IBV_WR_DRIVER1, IBV_WR_ATOMIC_WRITE}) {
+	      IBV_WR_BIND_MW, IBV_WR_TSO, IBV_WR_DRIVER1,
+	      IBV_WR_ATOMIC_WRITE}) {
 		uint8_t got = 0;
 		EXPECT_EQ(map_send_opcode(op, got), EOPNOTSUPP) << op;
 	}
@@ -71,7 +72,8 @@ TEST(SendOpcode, NonOpcodesAreEinval)
 	uint8_t got = 0;
 
 	EXPECT_EQ(map_send_opcode(static_cast<ibv_wr_opcode>(12), got), EINVAL);
-	EXPECT_EQ(map_send_opcode(static_cast<ibv_wr_opcode>(200), got), EINVAL);
+	EXPECT_EQ(map_send_opcode(static_cast<ibv_wr_opcode>(200), got),
+		  EINVAL);
 }
 
 TEST(EncodeSend, SendCopiesSges)
@@ -130,8 +132,9 @@ TEST(EncodeSend, RdmaWriteAndReadCarryRemoteBuffer)
 		wr.wr.rdma.remote_addr = 0xffff000011112222ull;
 		wr.wr.rdma.rkey = 0x1234;
 		ASSERT_EQ(encode_send(wr, kLimits, sqe), 0) << op;
-		EXPECT_EQ(sqe.opcode, op == IBV_WR_RDMA_WRITE ? KIWI_WR_RDMA_WRITE
-							       : KIWI_WR_RDMA_READ);
+		EXPECT_EQ(sqe.opcode, op == IBV_WR_RDMA_WRITE
+					      ? KIWI_WR_RDMA_WRITE
+					      : KIWI_WR_RDMA_READ);
 		EXPECT_EQ(sqe.remote_addr, 0xffff000011112222ull);
 		EXPECT_EQ(sqe.inv_or_rkey, 0x1234u);
 		EXPECT_EQ(sqe.num_sge, 1);
@@ -161,9 +164,9 @@ TEST(EncodeSend, FlagsMap)
 
 	wr.send_flags = IBV_SEND_SIGNALED | IBV_SEND_SOLICITED | IBV_SEND_FENCE;
 	ASSERT_EQ(encode_send(wr, kLimits, sqe), 0);
-	EXPECT_EQ(sqe.flags, static_cast<uint32_t>(KIWI_SQE_SIGNALED |
-						  KIWI_SQE_SOLICITED |
-						  KIWI_SQE_READ_FENCE));
+	EXPECT_EQ(sqe.flags,
+		  static_cast<uint32_t>(KIWI_SQE_SIGNALED | KIWI_SQE_SOLICITED |
+					KIWI_SQE_READ_FENCE));
 }
 
 TEST(EncodeSend, SigAllSignalsEveryRequest)
@@ -176,7 +179,8 @@ TEST(EncodeSend, SigAllSignalsEveryRequest)
 	EXPECT_EQ(sqe.flags & KIWI_SQE_SIGNALED, 0u);
 	lim.sig_all = true;
 	ASSERT_EQ(encode_send(wr, lim, sqe), 0);
-	EXPECT_EQ(sqe.flags & KIWI_SQE_SIGNALED, static_cast<uint32_t>(KIWI_SQE_SIGNALED));
+	EXPECT_EQ(sqe.flags & KIWI_SQE_SIGNALED,
+		  static_cast<uint32_t>(KIWI_SQE_SIGNALED));
 }
 
 TEST(EncodeSend, UnknownFlagsAreRejected)
@@ -246,7 +250,8 @@ TEST(EncodeSend, InlineGathersAllSges)
 TEST(EncodeSend, InlineLimitIsEnforced)
 {
 	std::array<unsigned char, KIWI_MAX_INLINE + 1> buf{};
-	ibv_sge sge{reinterpret_cast<uintptr_t>(buf.data()), KIWI_MAX_INLINE, 0};
+	ibv_sge sge{reinterpret_cast<uintptr_t>(buf.data()), KIWI_MAX_INLINE,
+		    0};
 	ibv_send_wr wr = make_wr(IBV_WR_RDMA_WRITE, &sge, 1);
 	kiwi_sqe sqe = dirty_sqe();
 
