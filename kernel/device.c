@@ -5,6 +5,7 @@
  * name, removal).
  */
 #include <linux/etherdevice.h>
+#include <linux/ethtool.h>
 #include <linux/rtnetlink.h>
 #include <net/addrconf.h>
 
@@ -52,16 +53,50 @@ static int kiwi_query_device(struct ib_device *ibdev,
 	return 0;
 }
 
+/* IB lane speed and width closest above an Ethernet speed (Mb/s). */
+static const struct {
+	u32 mbps;
+	u16 speed;
+	u8 width;
+} kiwi_speeds[] = {
+	{ 2500, IB_SPEED_SDR, IB_WIDTH_1X },
+	{ 5000, IB_SPEED_DDR, IB_WIDTH_1X },
+	{ 10000, IB_SPEED_QDR, IB_WIDTH_1X },
+	{ 25000, IB_SPEED_EDR, IB_WIDTH_1X },
+	{ 40000, IB_SPEED_QDR, IB_WIDTH_4X },
+	{ 50000, IB_SPEED_HDR, IB_WIDTH_1X },
+	{ 100000, IB_SPEED_EDR, IB_WIDTH_4X },
+	{ 200000, IB_SPEED_HDR, IB_WIDTH_4X },
+	{ U32_MAX, IB_SPEED_NDR, IB_WIDTH_4X },
+};
+
+/*
+ * Port speed from ethtool. Virtual links (virtio, veth, loopback) report no
+ * speed; they show as 1 Gb/s (SDR 1X), quietly: query_port runs often.
+ */
+static void kiwi_port_speed(struct net_device *ndev, struct ib_port_attr *attr)
+{
+	struct ethtool_link_ksettings ks;
+	u32 mbps = SPEED_1000;
+	int i;
+
+	rtnl_lock();
+	if (!__ethtool_get_link_ksettings(ndev, &ks) &&
+	    ks.base.speed != (u32)SPEED_UNKNOWN && ks.base.speed)
+		mbps = ks.base.speed;
+	rtnl_unlock();
+	for (i = 0; mbps > kiwi_speeds[i].mbps; i++)
+		;
+	attr->active_speed = kiwi_speeds[i].speed;
+	attr->active_width = kiwi_speeds[i].width;
+}
+
 static int kiwi_query_port(struct ib_device *ibdev, u32 port,
 			   struct ib_port_attr *attr)
 {
 	struct net_device *ndev = to_kdev(ibdev)->netdev;
-	int rv;
 
-	rv = ib_get_eth_speed(ibdev, port, &attr->active_speed,
-			      &attr->active_width);
-	if (rv)
-		return rv;
+	kiwi_port_speed(ndev, attr);
 	attr->state = kiwi_port_state(ndev);
 	attr->phys_state = attr->state == IB_PORT_ACTIVE ?
 			   IB_PORT_PHYS_STATE_LINK_UP :

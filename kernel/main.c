@@ -127,6 +127,8 @@ static bool kiwi_netdev_supported(struct net_device *ndev)
 
 static int kiwi_newlink(const char *name, struct net_device *ndev)
 {
+	struct ib_device *ibdev;
+
 	if (strncmp(name, KIWI_DEV_NAME_PREFIX,
 		    strlen(KIWI_DEV_NAME_PREFIX))) {
 		pr_info("device name '%s' must start with '%s'\n", name,
@@ -142,6 +144,11 @@ static int kiwi_newlink(const char *name, struct net_device *ndev)
 		pr_info("%s: not an Ethernet or loopback net_device\n",
 			ndev->name);
 		return -EOPNOTSUPP;
+	}
+	ibdev = ib_device_get_by_name(name, RDMA_DRIVER_UNKNOWN);
+	if (ibdev) {
+		ib_device_put(ibdev);
+		return -EEXIST;
 	}
 	return kiwi_device_create(name, ndev);
 }
