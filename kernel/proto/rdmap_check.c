@@ -78,6 +78,9 @@ enum kiwi_term_err kiwi_rdmap_check_hdr(const struct kiwi_ddp_hdr *h, u32 len)
  * A zero-size Read is not checked at all (RDMAP-15). Otherwise, in order:
  * STag valid, STag on this PD and stream, remote read right, TO wrap,
  * bounds (RFC 5040 section 7.2 a-e plus the access rule of section 8.1.1).
+ * Last, the Data Sink range the Read Response will carry must not wrap
+ * either: such a Response could not be segmented (kiwi_ddp_seg_init()
+ * refuses it), so it is reported as TO wrap up front.
  *
  * Return: KIWI_TERM_ERR_NONE, or the RDMAP remote protection error.
  */
@@ -101,6 +104,8 @@ kiwi_rdmap_check_rreq(const struct kiwi_rdmap_rreq *r,
 		return KIWI_TERM_ERR_RDMAP_TO_WRAP;
 	if (rc)
 		return KIWI_TERM_ERR_RDMAP_BOUNDS;
+	if (r->sink_to > ~(u64)0 - (r->size - 1))
+		return KIWI_TERM_ERR_RDMAP_TO_WRAP;
 	return KIWI_TERM_ERR_NONE;
 }
 

@@ -141,6 +141,8 @@ static void ddp_fuzz_rreq(const struct ddp_fuzz_state *f, const uint8_t *p,
 	DDP_FUZZ_CHECK(st && st->valid && kiwi_ddp_stag_on_stream(&f->s, st));
 	DDP_FUZZ_CHECK(st->access & KIWI_DDP_ACC_REMOTE_READ);
 	DDP_FUZZ_CHECK(ddp_fuzz_inside(st->base, st->len, r.src_to, r.size));
+	DDP_FUZZ_CHECK((unsigned __int128)r.sink_to + r.size <=
+		       ((unsigned __int128)1 << 64));
 }
 
 static void ddp_fuzz_seg(const struct ddp_fuzz_state *f, bool tagged)

@@ -291,6 +291,20 @@ TEST(RdmapCheck, ReadRequestSource)
 	EXPECT_EQ(KIWI_TERM_ERR_RDMAP_TO_WRAP, kiwi_rdmap_check_rreq(&r, &stream, &st));
 }
 
+// The sink range of the future Read Response must not wrap either; the
+// last octet at 2^64 - 1 is still fine.
+TEST(RdmapCheck, ReadRequestSinkWrap)
+{
+	auto st = src(0x1000, 0x1000);
+	kiwi_rdmap_rreq r = { 5, ~0ull - 0xfff, 0x1000, 9, 0x1000 };
+
+	EXPECT_EQ(KIWI_TERM_ERR_NONE, kiwi_rdmap_check_rreq(&r, &stream, &st));
+	r.sink_to++;
+	EXPECT_EQ(KIWI_TERM_ERR_RDMAP_TO_WRAP, kiwi_rdmap_check_rreq(&r, &stream, &st));
+	r.src_to = 0;	// a source error is reported first
+	EXPECT_EQ(KIWI_TERM_ERR_RDMAP_BOUNDS, kiwi_rdmap_check_rreq(&r, &stream, &st));
+}
+
 // RDMAP-15: a zero-size Read is not validated at all (Read RTR).
 TEST(RdmapCheck, ZeroSizeReadNotValidated)
 {
