@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 
 namespace kiwi {
@@ -40,6 +41,28 @@ int check_context_resp(const kiwi_uresp_alloc_ctx &drv) noexcept
 	    drv.ring_ctrl_size != KIWI_RING_CTRL_SIZE)
 		return EPROTO;
 	return 0;
+}
+
+// fw_ver of ibv_device_attr: the kernel's 64-bit version as
+// major.minor.sub (16 bits each below the major), or, when the kernel
+// reports 0 there, its text form from sysfs (ib_device_ops.get_dev_fw_str).
+void format_fw_ver(ibv_context *ctx, uint64_t fw, char (&out)[64]) noexcept
+{
+	if (fw == 0) {
+		auto *vdev =
+			reinterpret_cast<pabi::verbs_device *>(ctx->device);
+		const int len = pabi::ibv_read_ibdev_sysfs_file(
+			out, sizeof(out), vdev->sysfs, "fw_ver");
+
+		if (len > 0) {
+			out[std::strcspn(out, "\n")] = '\0';
+			return;
+		}
+	}
+	(void)std::snprintf(out, sizeof(out), "%u.%u.%u",
+			    static_cast<unsigned int>(fw >> 32),
+			    static_cast<unsigned int>((fw >> 16) & 0xffff),
+			    static_cast<unsigned int>(fw & 0xffff));
 }
 
 } // namespace
@@ -94,12 +117,7 @@ int query_device_ex(ibv_context *ctx, const ibv_query_device_ex_input *input,
 	if (ret)
 		return ret;
 
-	const uint64_t fw = resp.base.fw_ver;
-	(void)std::snprintf(attr->orig_attr.fw_ver,
-			    sizeof(attr->orig_attr.fw_ver), "%u.%u.%u",
-			    static_cast<unsigned int>(fw >> 32),
-			    static_cast<unsigned int>((fw >> 16) & 0xffff),
-			    static_cast<unsigned int>(fw & 0xffff));
+	format_fw_ver(ctx, resp.base.fw_ver, attr->orig_attr.fw_ver);
 	return 0;
 }
 

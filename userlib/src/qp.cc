@@ -73,6 +73,14 @@ int attach_rings(Qp &qp, const ibv_qp_init_attr &attr,
 	return 0;
 }
 
+// Returns 0, or -1 with errno set by write(2).
+int ring_doorbell(Qp &qp) noexcept
+{
+	const ssize_t n = write(qp.cmd_fd, &qp.doorbell, sizeof(qp.doorbell));
+
+	return n < 0 ? -1 : 0;
+}
+
 } // namespace
 
 namespace verbs {
@@ -149,20 +157,28 @@ int post_send(ibv_qp *ibqp, ibv_send_wr *wr, ibv_send_wr **bad_wr) noexcept
 	uint32_t posted = 0;
 	int ret = qp->sq.post(wr, bad_wr, posted);
 
-	if (posted &&
-	    write(qp->cmd_fd, &qp->doorbell, sizeof(qp->doorbell)) < 0 &&
-	    !ret) {
-		// The WRs are in the ring; the kernel refused to look now.
+	if (posted && ring_doorbell(*qp) && !ret) {
+		// The kernel refused to look at the ring (the QP cannot send
+		// in its state). The WRs stay produced; report the list as
+		// failed from its head, the only WR the caller can act on.
 		ret = errno;
 		if (bad_wr)
-			*bad_wr = nullptr;
+			*bad_wr = wr;
 	}
 	return ret;
 }
 
-int post_recv(ibv_qp *qp, ibv_recv_wr *wr, ibv_recv_wr **bad_wr) noexcept
+int post_recv(ibv_qp *ibqp, ibv_recv_wr *wr, ibv_recv_wr **bad_wr) noexcept
 {
-	return to_qp(qp)->rq.post(wr, bad_wr);
+	Qp *qp = to_qp(ibqp);
+	uint32_t posted = 0;
+	const int ret = qp->rq.post(wr, bad_wr, posted);
+
+	// In the error state the doorbell makes the kernel flush the new
+	// receives; otherwise receives need none.
+	if (posted && qp->rq.in_error())
+		(void)ring_doorbell(*qp);
+	return ret;
 }
 
 } // namespace verbs

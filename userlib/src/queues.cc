@@ -62,11 +62,12 @@ void RecvQueue::attach(void *area, uint32_t num_entries,
 	attached_ = true;
 }
 
-int RecvQueue::post(ibv_recv_wr *wr, ibv_recv_wr **bad_wr) noexcept
+int RecvQueue::post(ibv_recv_wr *wr, ibv_recv_wr **bad_wr,
+		    uint32_t &posted) noexcept
 {
 	std::lock_guard<SpinLock> guard(lock_);
-	uint32_t posted = 0;
 
+	posted = 0;
 	if (!attached_) {
 		if (bad_wr)
 			*bad_wr = wr;

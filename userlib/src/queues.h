@@ -42,8 +42,17 @@ public:
 	void attach(void *area, uint32_t num_entries,
 		    uint32_t max_sge) noexcept;
 
-	// As SendQueue::post; no doorbell is needed.
-	int post(ibv_recv_wr *wr, ibv_recv_wr **bad_wr) noexcept;
+	// As SendQueue::post. A receive queue needs a doorbell only while
+	// the kernel has stopped consuming it (see in_error()): the
+	// doorbell of a QP in the error state flushes both rings.
+	int post(ibv_recv_wr *wr, ibv_recv_wr **bad_wr,
+		 uint32_t &posted) noexcept;
+
+	// KIWI_RING_F_ERROR is set on the ring.
+	[[nodiscard]] bool in_error() const noexcept
+	{
+		return attached_ && ring_.in_error();
+	}
 
 private:
 	SpinLock lock_;

@@ -83,6 +83,14 @@ public:
 			.store(prod_, std::memory_order_release);
 	}
 
+	// The kernel stopped consuming: the QP is in the error state.
+	[[nodiscard]] bool in_error() const noexcept
+	{
+		return (ring_word(ctrl_->flags)
+				.load(std::memory_order_acquire) &
+			KIWI_RING_F_ERROR) != 0;
+	}
+
 private:
 	kiwi_ring_ctrl *ctrl_ = nullptr;
 	Elem *elems_ = nullptr;

@@ -80,7 +80,9 @@ int destroy_srq(ibv_srq *srq)
 
 int post_srq_recv(ibv_srq *srq, ibv_recv_wr *wr, ibv_recv_wr **bad_wr) noexcept
 {
-	return to_srq(srq)->rq.post(wr, bad_wr);
+	uint32_t posted = 0;
+
+	return to_srq(srq)->rq.post(wr, bad_wr, posted);
 }
 
 } // namespace verbs

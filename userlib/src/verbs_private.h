@@ -285,6 +285,10 @@ void *_verbs_init_and_alloc_context(ibv_device *device, int cmd_fd,
 				    uint32_t driver_id);
 void verbs_uninit_context(verbs_context *context);
 void verbs_set_ops(verbs_context *vctx, const verbs_context_ops *ops);
+// Reads <ibdev_path>/<fnfmt...> into buf; returns its length or -1.
+int ibv_read_ibdev_sysfs_file(char *buf, size_t size,
+			      verbs_sysfs_dev *sysfs_dev, const char *fnfmt,
+			      ...) __attribute__((format(printf, 4, 5)));
 
 int ibv_cmd_get_context(verbs_context *context, CmdGetContext *cmd,
 			size_t cmd_size, ib_uverbs_get_context_resp *resp,

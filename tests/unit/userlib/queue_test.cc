@@ -133,21 +133,38 @@ TEST(RecvQueue, PostsAndChecks)
 	auto wrs = recv_list(3, 5);
 	ibv_recv_wr *bad = nullptr;
 	ibv_sge sges[2] = {};
+	uint32_t posted = 0;
 
-	EXPECT_EQ(rq.post(wrs.data(), &bad), ENOMEM);
+	EXPECT_EQ(rq.post(wrs.data(), &bad, posted), ENOMEM);
 	EXPECT_EQ(bad, &wrs[2]);
+	EXPECT_EQ(posted, 2u);
 	EXPECT_EQ(mem.ctrl().producer, 2u);
+	EXPECT_FALSE(rq.in_error());
 
 	kiwi_rqe rqe{};
 	ASSERT_TRUE(mem.kernel_take(rqe));
 	EXPECT_EQ(rqe.wr_id, 5u);
 	wrs[2].sg_list = sges;
 	wrs[2].num_sge = 2; // more than max_sge (1)
-	EXPECT_EQ(rq.post(&wrs[2], &bad), EINVAL);
+	EXPECT_EQ(rq.post(&wrs[2], &bad, posted), EINVAL);
 	EXPECT_EQ(bad, &wrs[2]);
+	EXPECT_EQ(posted, 0u);
 	wrs[2].num_sge = 1;
-	EXPECT_EQ(rq.post(&wrs[2], &bad), 0);
+	EXPECT_EQ(rq.post(&wrs[2], &bad, posted), 0);
+	EXPECT_EQ(posted, 1u);
 	EXPECT_EQ(mem.ctrl().producer, 3u);
+}
+
+TEST(RecvQueue, ReportsTheKernelErrorFlag)
+{
+	FakeRing<kiwi_rqe> mem(2);
+	RecvQueue rq;
+
+	EXPECT_FALSE(rq.in_error()); // not attached
+	rq.attach(mem.area(), 2, 1);
+	EXPECT_FALSE(rq.in_error());
+	mem.ctrl().flags = KIWI_RING_F_ERROR;
+	EXPECT_TRUE(rq.in_error());
 }
 
 TEST(RecvQueue, UnattachedQueueRefusesWork)
@@ -155,9 +172,11 @@ TEST(RecvQueue, UnattachedQueueRefusesWork)
 	RecvQueue rq; // a QP that receives through an SRQ
 	auto wrs = recv_list(1, 0);
 	ibv_recv_wr *bad = nullptr;
+	uint32_t posted = 7;
 
-	EXPECT_EQ(rq.post(wrs.data(), &bad), EINVAL);
+	EXPECT_EQ(rq.post(wrs.data(), &bad, posted), EINVAL);
 	EXPECT_EQ(bad, &wrs[0]);
+	EXPECT_EQ(posted, 0u);
 }
 
 TEST(CompletionQueue, PollsInBatchesAndReleasesSlots)
