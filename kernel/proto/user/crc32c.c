@@ -8,8 +8,8 @@
  *  - SSE4.2: the crc32 instruction, 8 octets at a time. Long buffers are cut
  *    into three blocks that run as independent dependency chains (the
  *    instruction has a 3-cycle latency but 1-cycle throughput); the three
- *    registers are then merged with crc_shift(), i.e. multiplication by
- *    x^(8 * block) modulo the polynomial.
+ *    registers are then merged by multiplying them by x^(8 * block) modulo
+ *    the polynomial, with one 4 x 256-entry table per block size.
  *  - a portable slicing-by-8 table fallback.
  */
 #include "crc32c.h"
@@ -26,9 +26,10 @@ static u32 (*crc_impl)(u32 crc, const void *data, size_t len) = kiwi_crc32c_sw;
 static bool crc_hw_ok;
 
 /* Block sizes of the 3-stream hw loop, largest first, and x^(8*size) mod P. */
-static const u32 crc_blk_size[] = { 4096, 1024, 256 };
+static const u32 crc_blk_size[] = { 1024, 256, 64 };
 #define CRC_NBLK ARRAY_SIZE(crc_blk_size)
-static u32 crc_blk_shift[CRC_NBLK];
+/* crc_shift_tab[i][k][b]: (b << 8k) * x^(8 * crc_blk_size[i]) mod P. */
+static u32 crc_shift_tab[CRC_NBLK][4][256];
 
 /* Multiply two polynomials mod P, reflected form (bit 31 is x^0). */
 static u32 gf2_mulmod(u32 a, u32 b)
@@ -71,8 +72,15 @@ static void crc_tables_init(void)
 		for (j = 1; j < 8; j++)
 			crc_table[j][i] = (crc_table[j - 1][i] >> 8) ^
 					  crc_table[0][crc_table[j - 1][i] & 0xff];
-	for (i = 0; i < CRC_NBLK; i++)
-		crc_blk_shift[i] = x_pow_8n(crc_blk_size[i]);
+	for (i = 0; i < CRC_NBLK; i++) {
+		c = x_pow_8n(crc_blk_size[i]);
+		for (j = 0; j < 4; j++) {
+			u32 b;
+
+			for (b = 0; b < 256; b++)
+				crc_shift_tab[i][j][b] = gf2_mulmod(b << (8 * j), c);
+		}
+	}
 }
 
 u32 kiwi_crc32c_sw(u32 crc, const void *data, size_t len)
@@ -122,10 +130,20 @@ static u32 crc_hw_chain(u32 crc, const u8 *p, size_t len)
 	return (u32)c;
 }
 
-/* Three chains over [p, p + 3 * blk); blk is a multiple of 8. */
-__attribute__((target("sse4.2")))
-static u32 crc_hw_3way(u32 crc, const u8 *p, size_t blk, u32 shift)
+/* Multiply a register by x^(8 * crc_blk_size[i]) mod P (it is linear). */
+static u32 crc_shift(u32 crc, size_t i)
 {
+	return crc_shift_tab[i][0][crc & 0xff] ^
+	       crc_shift_tab[i][1][(crc >> 8) & 0xff] ^
+	       crc_shift_tab[i][2][(crc >> 16) & 0xff] ^
+	       crc_shift_tab[i][3][crc >> 24];
+}
+
+/* Three chains over [p, p + 3 * blk), blk = crc_blk_size[bi]. */
+__attribute__((target("sse4.2")))
+static u32 crc_hw_3way(u32 crc, const u8 *p, size_t bi)
+{
+	size_t blk = crc_blk_size[bi];
 	u64 c0 = crc, c1 = 0, c2 = 0;
 	u64 w0, w1, w2;
 	size_t i;
@@ -138,8 +156,8 @@ static u32 crc_hw_3way(u32 crc, const u8 *p, size_t blk, u32 shift)
 		c1 = _mm_crc32_u64(c1, w1);
 		c2 = _mm_crc32_u64(c2, w2);
 	}
-	crc = gf2_mulmod((u32)c0, shift) ^ (u32)c1;
-	return gf2_mulmod(crc, shift) ^ (u32)c2;
+	crc = crc_shift((u32)c0, bi) ^ (u32)c1;
+	return crc_shift(crc, bi) ^ (u32)c2;
 }
 
 u32 kiwi_crc32c_hw(u32 crc, const void *data, size_t len)
@@ -151,8 +169,7 @@ u32 kiwi_crc32c_hw(u32 crc, const void *data, size_t len)
 		return kiwi_crc32c_sw(crc, data, len);
 	for (i = 0; i < CRC_NBLK; i++) {
 		while (len >= 3 * (size_t)crc_blk_size[i]) {
-			crc = crc_hw_3way(crc, p, crc_blk_size[i],
-					  crc_blk_shift[i]);
+			crc = crc_hw_3way(crc, p, i);
 			p += 3 * (size_t)crc_blk_size[i];
 			len -= 3 * (size_t)crc_blk_size[i];
 		}
