@@ -8,6 +8,8 @@
 # share one boot of two guests (server and client). Options are passed to
 # scripts/lab/run-scenario (e.g. --kernel, --module-dir, --kiwi-ko, -v);
 # arguments that are not options pick scenarios instead of all of them.
+# A run of all scenarios starts with scripts/lab/selfcheck (the lab must
+# pass a good scenario and fail bad ones); KIWI_LAB_SELFCHECK=0 skips it.
 # Ends with 'N passed, N failed'; exit status 0 only if all passed.
 
 set -uo pipefail
@@ -21,7 +23,7 @@ while [ $# -gt 0 ]; do
 	case "$1" in
 	--two | --shell | -v | --verbose) opts+=("$1") ;;
 	-h | --help)
-		sed -n '3,11s/^# \{0,1\}//p' "$0"
+		sed -n '3,13s/^# \{0,1\}//p' "$0"
 		exit 0
 		;;
 	-*)
@@ -33,7 +35,9 @@ while [ $# -gt 0 ]; do
 	shift
 done
 
+full=0
 if [ ${#picked[@]} -eq 0 ]; then
+	full=1
 	for f in "$REPO"/tests/vm/scenarios/*.sh; do
 		[ -f "$f" ] && picked+=("$f")
 	done
@@ -89,6 +93,10 @@ run_lab() {
 	failed=$((failed + f))
 }
 
+# A full run first checks the lab's own verdicts (scripts/lab/selfcheck).
+if [ "$full" = 1 ] && [ "${KIWI_LAB_SELFCHECK:-1}" = 1 ]; then
+	LAB=$REPO/scripts/lab/selfcheck run_lab
+fi
 [ ${#single[@]} -eq 0 ] || run_lab "${single[@]}"
 [ ${#two[@]} -eq 0 ] || run_lab --two "${two[@]}"
 
