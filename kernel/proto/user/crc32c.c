@@ -4,7 +4,8 @@
  * user-space build of kernel/proto/. Same contract as the kernel's crc32c():
  * the raw register goes in and comes out, no initial or final inversion.
  *
- * Two implementations, picked once at load time:
+ * Three implementations, the fastest the CPU has picked once at load time:
+ *  - AVX-512 VPCLMULQDQ folding for long buffers (crc32c_fold.c);
  *  - SSE4.2: the crc32 instruction, 8 octets at a time. Long buffers are cut
  *    into three blocks that run as independent dependency chains (the
  *    instruction has a 3-cycle latency but 1-cycle throughput); the three
@@ -207,7 +208,11 @@ static void kiwi_crc32c_init(void)
 {
 	crc_tables_init();
 	crc_hw_ok = cpu_has_sse42();
-	crc_impl = crc_hw_ok ? kiwi_crc32c_hw : kiwi_crc32c_sw;
+	kiwi_crc32c_fold_init();
+	if (kiwi_crc32c_fold_available())
+		crc_impl = kiwi_crc32c_fold;
+	else
+		crc_impl = crc_hw_ok ? kiwi_crc32c_hw : kiwi_crc32c_sw;
 }
 
 u32 kiwi_crc32c(u32 crc, const void *data, size_t len)

@@ -2,6 +2,7 @@
 /*
  * User-space CRC32c implementations behind kiwi_crc32c() (platform.h),
  * exposed so that tests and benchmarks can run each one directly.
+ * kiwi_crc32c() uses the fastest one the CPU supports.
  * Contract of every function: raw CRC register in and out, no implicit
  * inversion (the kernel's crc32c()); for the standard CRC32c of a buffer use
  * ~f(~0U, buf, len).
@@ -19,8 +20,16 @@ extern "C" {
 u32 kiwi_crc32c_sw(u32 crc, const void *data, size_t len);
 /* SSE4.2 crc32 instruction, 3 interleaved streams; needs the CPU feature. */
 u32 kiwi_crc32c_hw(u32 crc, const void *data, size_t len);
-/* True if this CPU has SSE4.2 (kiwi_crc32c() then uses the hw version). */
+/* True if this CPU has SSE4.2. */
 bool kiwi_crc32c_hw_available(void);
+/*
+ * AVX-512 VPCLMULQDQ folding for 512 octets and more, kiwi_crc32c_hw()
+ * below that and when the CPU lacks the features (crc32c_fold.c).
+ */
+u32 kiwi_crc32c_fold(u32 crc, const void *data, size_t len);
+bool kiwi_crc32c_fold_available(void);
+/* Called once by crc32c.c's initialiser, before the first use. */
+void kiwi_crc32c_fold_init(void);
 
 #ifdef __cplusplus
 }

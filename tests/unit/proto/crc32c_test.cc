@@ -29,6 +29,8 @@ protected:
 	{
 		if (GetParam().fn == kiwi_crc32c_hw && !kiwi_crc32c_hw_available())
 			GTEST_SKIP() << "no SSE4.2 on this CPU";
+		if (GetParam().fn == kiwi_crc32c_fold && !kiwi_crc32c_fold_available())
+			GTEST_SKIP() << "no AVX-512 VPCLMULQDQ on this CPU";
 	}
 	u32 final_crc(const void *p, size_t n)
 	{
@@ -74,7 +76,7 @@ TEST_P(Crc32cImpl, MatchesBitwiseAllLengthsAndAlignments)
 	auto data = mpatest::pattern(1200, 7);
 
 	for (size_t align = 0; align < 8; align++) {
-		for (size_t len = 0; len <= 1100; len += (len < 64 ? 1 : 13)) {
+		for (size_t len = 0; len <= 2100; len += (len < 64 ? 1 : 13)) {
 			const uint8_t *p = data.data() + align;
 			u32 ref = mpatest::bitwise_crc32c(p, len, 0x9abcdef0u);
 			ASSERT_EQ(ref, GetParam().fn(0x9abcdef0u, p, len))
@@ -89,8 +91,9 @@ TEST_P(Crc32cImpl, MatchesBitwiseAllLengthsAndAlignments)
 
 TEST_P(Crc32cImpl, LargeBuffers)
 {
-	for (size_t len : { 3 * 256, 3 * 1024, 3 * 4096, 3 * 4096 + 3 * 1024 + 769,
-			    65536, 65536 + 17, 200000 }) {
+	for (size_t len : { 3 * 256, 511, 512, 513, 767, 768, 1024 + 63, 3 * 1024,
+			    3 * 4096, 3 * 4096 + 3 * 1024 + 769, 65536, 65536 + 17,
+			    200000 }) {
 		auto data = mpatest::pattern(len + 1, uint32_t(len));
 		ASSERT_EQ(mpatest::bitwise_crc32c(data.data() + 1, len),
 			  GetParam().fn(~0U, data.data() + 1, len))
@@ -99,7 +102,8 @@ TEST_P(Crc32cImpl, LargeBuffers)
 }
 
 INSTANTIATE_TEST_SUITE_P(Impls, Crc32cImpl,
-			 ::testing::Values(Named{ "hw", kiwi_crc32c_hw },
+			 ::testing::Values(Named{ "fold", kiwi_crc32c_fold },
+					   Named{ "hw", kiwi_crc32c_hw },
 					   Named{ "sw", kiwi_crc32c_sw },
 					   Named{ "dispatch", kiwi_crc32c }),
 			 [](const auto &info) { return std::string(info.param.name); });
