@@ -25,18 +25,13 @@ namespace kiwi {
 // A core uverbs response directly followed by kiwi's driver response: the
 // one buffer libibverbs' command helpers fill. (The core structs end in a
 // flexible array, so this cannot be a plain struct of the two in C++.)
+// Only the driver part is read back: when libibverbs talks ioctl to the
+// kernel it returns the core results through the helpers' other output
+// arguments and leaves the core response untouched.
 template <typename Core, typename Drv> class RespBuffer {
 public:
 	Core *core() noexcept { return reinterpret_cast<Core *>(bytes_); }
 	[[nodiscard]] size_t size() const noexcept { return sizeof(bytes_); }
-
-	[[nodiscard]] Core core_copy() const noexcept
-	{
-		Core core;
-
-		std::memcpy(&core, bytes_, sizeof(core));
-		return core;
-	}
 
 	[[nodiscard]] Drv drv() const noexcept
 	{

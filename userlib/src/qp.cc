@@ -44,11 +44,10 @@ void prepare_doorbell(Qp &qp) noexcept
 	db.wqe_size = sizeof(ib_uverbs_send_wr);
 }
 
-// Maps the rings and sets up the user-space queues of a created QP.
+// Maps the rings and sets up the user-space queues of a created QP;
+// attr.cap holds what the kernel granted.
 int attach_rings(Qp &qp, const ibv_qp_init_attr &attr,
-		 const ib_uverbs_create_qp_resp &core,
-		 const kiwi_uresp_create_qp &drv,
-		 uint32_t ctx_max_inline) noexcept
+		 const kiwi_uresp_create_qp &drv) noexcept
 {
 	int ret = map_ring(qp.cmd_fd, drv.sq_key, drv.num_sqe, sizeof(kiwi_sqe),
 			   qp.sq_map);
@@ -56,8 +55,9 @@ int attach_rings(Qp &qp, const ibv_qp_init_attr &attr,
 		return ret;
 
 	const SendLimits lim{
-		.max_sge = std::min<uint32_t>(core.max_send_sge, KIWI_MAX_SGE),
-		.max_inline = std::min(core.max_inline_data, ctx_max_inline),
+		.max_sge =
+			std::min<uint32_t>(attr.cap.max_send_sge, KIWI_MAX_SGE),
+		.max_inline = attr.cap.max_inline_data,
 		.sig_all = attr.sq_sig_all != 0,
 	};
 	qp.sq.attach(qp.sq_map.addr(), drv.num_sqe, lim);
@@ -69,7 +69,7 @@ int attach_rings(Qp &qp, const ibv_qp_init_attr &attr,
 	if (ret)
 		return ret;
 	qp.rq.attach(qp.rq_map.addr(), drv.num_rqe,
-		     std::min<uint32_t>(core.max_recv_sge, KIWI_MAX_SGE));
+		     std::min<uint32_t>(attr.cap.max_recv_sge, KIWI_MAX_SGE));
 	return 0;
 }
 
@@ -94,6 +94,13 @@ ibv_qp *create_qp(ibv_pd *pd, ibv_qp_init_attr *attr)
 		return nullptr;
 	}
 
+	// Receive capacities mean nothing with an SRQ (ibv_create_qp(3)); the
+	// kernel is not asked for any.
+	if (attr->srq) {
+		attr->cap.max_recv_wr = 0;
+		attr->cap.max_recv_sge = 0;
+	}
+
 	auto qp = std::make_unique<Qp>();
 	pabi::CmdCreateQp cmd{};
 	CreateQpResp resp{};
@@ -104,21 +111,17 @@ ibv_qp *create_qp(ibv_pd *pd, ibv_qp_init_attr *attr)
 		return nullptr;
 	}
 
-	const ib_uverbs_create_qp_resp core = resp.core_copy();
+	// ibv_cmd_create_qp stored the granted capacities in attr->cap.
+	attr->cap.max_inline_data =
+		std::min(attr->cap.max_inline_data, ctx->max_inline);
 	qp->cmd_fd = pd->context->cmd_fd;
-	ret = attach_rings(*qp, *attr, core, resp.drv(), ctx->max_inline);
+	ret = attach_rings(*qp, *attr, resp.drv());
 	if (ret) {
 		pabi::ibv_cmd_destroy_qp(&qp->vqp.qp);
 		errno = ret;
 		return nullptr;
 	}
 	prepare_doorbell(*qp);
-	attr->cap.max_send_wr = core.max_send_wr;
-	attr->cap.max_recv_wr = core.max_recv_wr;
-	attr->cap.max_send_sge = core.max_send_sge;
-	attr->cap.max_recv_sge = core.max_recv_sge;
-	attr->cap.max_inline_data =
-		std::min(core.max_inline_data, ctx->max_inline);
 	return &qp.release()->vqp.qp;
 }
 

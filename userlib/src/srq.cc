@@ -36,6 +36,7 @@ ibv_srq *create_srq(ibv_pd *pd, ibv_srq_init_attr *attr)
 		return nullptr;
 	}
 
+	// ibv_cmd_create_srq stored the granted limits in attr->attr.
 	const kiwi_uresp_create_srq drv = resp.drv();
 	ret = map_ring(pd->context->cmd_fd, drv.srq_key, drv.num_rqe,
 		       sizeof(kiwi_rqe), srq->ring_map);
@@ -45,9 +46,8 @@ ibv_srq *create_srq(ibv_pd *pd, ibv_srq_init_attr *attr)
 		return nullptr;
 	}
 	srq->vsrq.srq_type = IBV_SRQT_BASIC;
-	srq->rq.attach(
-		srq->ring_map.addr(), drv.num_rqe,
-		std::min<uint32_t>(resp.core_copy().max_sge, KIWI_MAX_SGE));
+	srq->rq.attach(srq->ring_map.addr(), drv.num_rqe,
+		       std::min<uint32_t>(attr->attr.max_sge, KIWI_MAX_SGE));
 	return &srq.release()->vsrq.srq;
 }
 
