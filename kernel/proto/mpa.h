@@ -228,6 +228,7 @@ struct kiwi_mpa_rx {
 	u8 fld_len;		/* octets collected in fld */
 	u8 pad_left;
 	bool in_fpdu;		/* length field started (markers point back) */
+	bool started;		/* octets of the next FPDU (marker) consumed */
 	bool marker_bad;	/* a marker in this FPDU pointed elsewhere */
 	u8 mk_len;		/* marker octets collected */
 	u8 mk[KIWI_MPA_MARKER_LEN];

@@ -93,6 +93,7 @@ static size_t rx_marker(struct kiwi_mpa_rx *rx, const u8 *p, size_t avail)
 
 	memcpy(rx->mk + rx->mk_len, p, n);
 	rx->mk_len += (u8)n;
+	rx->started = true;
 	rx_take(rx, p, n, true);
 	if (rx->mk_len < KIWI_MPA_MARKER_LEN)
 		return n;
@@ -219,6 +220,7 @@ static void rx_end(struct kiwi_mpa_rx *rx, struct kiwi_mpa_ev *ev)
 	rx->fld_len = 0;
 	rx->crc = ~0U;
 	rx->in_fpdu = false;
+	rx->started = false;
 	rx->pos = 0;
 }
 
@@ -348,5 +350,5 @@ enum kiwi_mpa_err kiwi_mpa_rx_close(struct kiwi_mpa_rx *rx)
  */
 bool kiwi_mpa_rx_idle(const struct kiwi_mpa_rx *rx)
 {
-	return rx->state == RX_FHDR && !rx->in_fpdu && !rx->mk_len;
+	return rx->state == RX_FHDR && !rx->in_fpdu && !rx->started;
 }

@@ -232,6 +232,23 @@ TEST(MpaRxErr, ClosedIsError1)
 	EXPECT_EQ(KIWI_MPA_ERR_LLP_CLOSED, ev.err);
 }
 
+// Idle only between FPDUs: not after a leading marker or part of an FPDU.
+TEST(MpaRx, IdleBetweenFpdus)
+{
+	kiwi_mpa_cfg cfg = mpa_cfg(true, true);
+	kiwi_mpa_rx rx;
+	ASSERT_EQ(0, kiwi_mpa_rx_init(&rx, &cfg, 0, 18));
+	EXPECT_TRUE(kiwi_mpa_rx_idle(&rx));
+	kiwi_mpa_ev ev;
+	for (size_t i = 0; i < 52; i++) {
+		size_t off = 0;
+		do {
+			off += kiwi_mpa_rx_feed(&rx, mpa_fig5_wire + i + off, 1 - off, &ev);
+		} while (ev.type != KIWI_MPA_EV_NONE);
+		EXPECT_EQ(i == 51, kiwi_mpa_rx_idle(&rx)) << i;
+	}
+}
+
 // MPA-080 (error 3): a wrong FPDUPTR under a valid CRC.
 TEST(MpaRxErr, MarkerMismatchIsError3)
 {
