@@ -8,6 +8,23 @@
  * below belongs to exactly one connection direction; the caller serialises
  * all calls on one struct (in kiwi.ko: the QP's TX lock for struct
  * kiwi_mpa_tx, the socket's receive path for struct kiwi_mpa_rx).
+ *
+ * Use, after the startup (mpa_hs.h) agreed struct kiwi_mpa_params p:
+ *
+ * Transmit: kiwi_mpa_tx_init(&tx, &cfg{markers = p.tx_markers, crc = p.crc},
+ * 0) once; per DDP segment, kiwi_mpa_tx_plan(&tx, &plan, frags, n) with the
+ * DDP header and payload pages as fragments, then send plan.piece[0..cnt) in
+ * order, e.g. as a kvec array (or bio_vecs via piece.src/src_off for page
+ * fragments) with kernel_sendmsg(..., MSG_EOR), before planning the next
+ * FPDU. MULPDU for DDP segmentation: kiwi_mpa_mulpdu(emss, p.tx_markers).
+ *
+ * Receive: kiwi_mpa_rx_init(&rx, &cfg{markers = p.rx_markers, crc = p.crc},
+ * 0, 28) once; from the tcp_read_sock() actor, for each skb chunk call
+ * kiwi_mpa_rx_feed() until it reports KIWI_MPA_EV_NONE: HEADER gives the
+ * DDP/RDMAP header (validate, pick the target), PAYLOAD pieces are placed,
+ * END completes the segment, ERROR stops the stream (send the Terminate with
+ * layer LLP, EType MPA, ECode = ev.err, and do not close TCP for codes 2/3).
+ * On FIN/RST call kiwi_mpa_rx_close() (error 1).
  */
 #ifndef KIWI_PROTO_MPA_H
 #define KIWI_PROTO_MPA_H
