@@ -3,12 +3,14 @@
 // The private libibverbs layout checks are static_asserts in
 // verbs_private.h: compiling this file runs them. The tests pin the parts
 // of kiwi-abi.h that libkiwi's element code depends on.
+#include "provider.h"
 #include "verbs_private.h"
 
 #include <gtest/gtest.h>
 #include <rdma/kiwi-abi.h>
 
 #include <cstddef>
+#include <cstring>
 
 namespace kiwi {
 namespace {
@@ -53,6 +55,37 @@ TEST(PrivateAbi, ContextOpsTableIs76Slots)
 {
 	EXPECT_EQ(sizeof(pabi::verbs_context_ops), 608u);
 	EXPECT_EQ(offsetof(pabi::verbs_context_ops, unimport_pd), 600u);
+}
+
+TEST(RespBuffer, DriverDataDirectlyFollowsTheCoreResponse)
+{
+	RespBuffer<ib_uverbs_create_qp_resp, kiwi_uresp_create_qp> resp;
+	kiwi_uresp_create_qp drv{};
+
+	EXPECT_EQ(resp.size(), sizeof(ib_uverbs_create_qp_resp) + sizeof(drv));
+	drv.sq_key = 0x1000;
+	drv.rq_key = KIWI_INVALID_MMAP_KEY;
+	drv.num_sqe = 64;
+	drv.num_rqe = 0;
+	drv.qp_id = 9;
+	// What libibverbs' UHW_OUT pointer (core + sizeof core) receives.
+	std::memcpy(reinterpret_cast<unsigned char *>(resp.core()) +
+			    sizeof(ib_uverbs_create_qp_resp),
+		    &drv, sizeof(drv));
+	const kiwi_uresp_create_qp got = resp.drv();
+	EXPECT_EQ(got.sq_key, 0x1000u);
+	EXPECT_EQ(got.rq_key, KIWI_INVALID_MMAP_KEY);
+	EXPECT_EQ(got.num_sqe, 64u);
+	EXPECT_EQ(got.qp_id, 9u);
+}
+
+TEST(Doorbell, IsALegacyPostSendWithoutWorkRequests)
+{
+	// Kernel rule (ib_uverbs_write): in_words * 4 == bytes written.
+	EXPECT_EQ(sizeof(PostSendDoorbell) % 4, 0u);
+	EXPECT_EQ(sizeof(PostSendDoorbell), 32u);
+	EXPECT_EQ(offsetof(PostSendDoorbell, response), 8u);
+	EXPECT_EQ(offsetof(PostSendDoorbell, wr_count), 20u);
 }
 
 } // namespace
