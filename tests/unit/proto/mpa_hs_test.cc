@@ -60,8 +60,9 @@ TEST(MpaFrame, GoldenRequestV1)
 	kiwi_mpa_frame req;
 	const uint8_t pd[4] = { 'k', 'i', 'w', 'i' };
 	ASSERT_EQ(0, kiwi_mpa_make_request(&p, pd, 4, &req));
-	EXPECT_EQ(Bytes(mpa_req_v1, mpa_req_v1 + 24), build(req));
-	kiwi_mpa_frame f = parse_ok(Bytes(mpa_req_v1, mpa_req_v1 + 24), false);
+	Bytes golden(mpa_req_v1, mpa_req_v1 + 24);
+	EXPECT_EQ(golden, build(req));
+	kiwi_mpa_frame f = parse_ok(golden, false);
 	EXPECT_FALSE(f.reply);
 	EXPECT_TRUE(f.crc);
 	EXPECT_FALSE(f.markers);
@@ -72,7 +73,8 @@ TEST(MpaFrame, GoldenRequestV1)
 
 TEST(MpaFrame, GoldenReplyV2)
 {
-	kiwi_mpa_frame f = parse_ok(Bytes(mpa_rep_v2, mpa_rep_v2 + 24), true);
+	Bytes golden(mpa_rep_v2, mpa_rep_v2 + 24);
+	kiwi_mpa_frame f = parse_ok(golden, true);
 	EXPECT_TRUE(f.reply);
 	EXPECT_TRUE(f.enhanced);
 	EXPECT_EQ(2, f.rev);
@@ -81,7 +83,7 @@ TEST(MpaFrame, GoldenReplyV2)
 	EXPECT_EQ(16, f.ird);
 	EXPECT_EQ(8, f.ord);
 	EXPECT_EQ(0, f.pdata_len);
-	EXPECT_EQ(Bytes(mpa_rep_v2, mpa_rep_v2 + 24), build(f));
+	EXPECT_EQ(golden, build(f));
 }
 
 // Round trip of every flag combination, revision, IRD/ORD and PD length.
