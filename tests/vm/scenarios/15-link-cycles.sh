@@ -32,8 +32,10 @@ vt_eq "kiwi devices after the cycles" "$(vt_kiwi_devs | tr '\n' ' ')" ""
 check_port() {
 	vt_check "$1 ACTIVE on $2" \
 		grep -q "$1/1 state ACTIVE physical_state LINK_UP netdev $2" <<< "$(rdma link show "$1/1")"
-	vt_eq "$1 transport through libkiwi is iWARP" "$(vt_query_get "$1" transport_iwarp)" 1
-	vt_eq "$1 port state through libkiwi" "$(vt_query_get "$1" port_state)" active
+	local q
+	q=$("$VT_PROGS/vt_query" -d "$1")
+	vt_eq "$1 transport through libkiwi is iWARP" "$(sed -n 's/^transport_iwarp=//p' <<< "$q")" 1
+	vt_eq "$1 port state through libkiwi" "$(sed -n 's/^port_state=//p' <<< "$q")" active
 }
 
 # Loopback.

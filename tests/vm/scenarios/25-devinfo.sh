@@ -29,11 +29,16 @@ vt_eq "transport" "$(field transport)" "iWARP (1)"
 vt_eq "phys_port_cnt" "$(field phys_port_cnt)" 1
 vt_eq "port state" "$(field state)" "PORT_ACTIVE (4)"
 vt_eq "link_layer" "$(field link_layer)" Ethernet
+query=$("$VT_PROGS/vt_query" -d kiwi0)
+# queried NAME: the value vt_query printed for NAME.
+queried() {
+	sed -n "s/^$1=//p" <<< "$query"
+}
 for k in max_qp max_qp_wr max_sge max_cq max_cqe max_mr max_pd max_srq max_srq_wr max_srq_sge; do
-	vt_eq "ibv_devinfo $k matches ibv_query_device" "$(field "$k")" "$(vt_query_get kiwi0 "$k")"
+	vt_eq "ibv_devinfo $k matches ibv_query_device" "$(field "$k")" "$(queried "$k")"
 done
 for k in max_qp max_qp_wr max_sge max_cq max_cqe max_mr max_pd; do
-	v=$(vt_query_get kiwi0 "$k")
+	v=$(queried "$k")
 	if [ -n "$v" ] && [ "$v" -gt 0 ]; then
 		vt_pass "$k is positive: $v"
 	else

@@ -32,7 +32,7 @@ remove() {
 	rc=$?
 	if [ "$rc" = 124 ]; then
 		vt_fail "$what did not finish within 60 s while a process held the device"
-		kill -KILL $holder
+		kill -KILL $holder 2>/dev/null
 		wait $holder
 		timeout 120 "$@"
 		return 1
@@ -69,13 +69,13 @@ else
 	kill $holder 2>/dev/null
 	wait $holder
 fi
+if vt_dev_exists kiwi0; then
+	vt_link_del kiwi0
+fi
 for u in /sys/class/infiniband_verbs/uverbs*; do
 	[ "$(cat "$u/ibdev" 2>/dev/null)" = kiwi0 ] &&
 		vt_fail "$(basename "$u") still names kiwi0 after removal"
 done
-if vt_dev_exists kiwi0; then
-	vt_link_del kiwi0
-fi
 
 # The same netdev takes a new device, which starts clean and works.
 if vt_link_add kiwi0 eth0; then

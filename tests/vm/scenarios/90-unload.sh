@@ -31,11 +31,11 @@ if vt_wait_file "$VT_TMP/ready" 60 $holder; then
 		vt_pass "modprobe -r kiwi while a process holds objects"
 	else
 		vt_fail "modprobe -r kiwi while a process holds objects: status $rc"
-		kill -KILL $holder
+		kill -KILL $holder 2>/dev/null
 	fi
 else
 	vt_fail "vt_hold did not get ready: $(cat "$VT_TMP/hold.log")"
-	kill -KILL $holder
+	kill -KILL $holder 2>/dev/null
 fi
 wait $holder
 rc=$?
