@@ -95,6 +95,7 @@ verbs_context *alloc_context(ibv_device *device, int cmd_fd)
 	if (!ret)
 		ret = check_context_resp(drv);
 	if (ret) {
+		ctx.reset(); // before errno: the release may make system calls
 		errno = ret;
 		return nullptr;
 	}
@@ -136,6 +137,7 @@ ibv_pd *alloc_pd(ibv_context *ctx)
 	const int ret = pabi::ibv_cmd_alloc_pd(ctx, pd.get(), &cmd, sizeof(cmd),
 					       &resp, sizeof(resp));
 	if (ret) {
+		pd.reset();
 		errno = ret;
 		return nullptr;
 	}
@@ -161,6 +163,7 @@ ibv_mr *reg_mr(ibv_pd *pd, void *addr, size_t length, uint64_t hca_va,
 		pabi::ibv_cmd_reg_mr(pd, addr, length, hca_va, access, mr.get(),
 				     &cmd, sizeof(cmd), &resp, sizeof(resp));
 	if (ret) {
+		mr.reset();
 		errno = ret;
 		return nullptr;
 	}

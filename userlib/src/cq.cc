@@ -26,6 +26,7 @@ ibv_cq *create_cq(ibv_context *ctx, int cqe, ibv_comp_channel *channel,
 					  &cq->vcq.cq, &cmd, sizeof(cmd),
 					  resp.core(), resp.size());
 	if (ret) {
+		cq.reset();
 		errno = ret;
 		return nullptr;
 	}
@@ -35,6 +36,7 @@ ibv_cq *create_cq(ibv_context *ctx, int cqe, ibv_comp_channel *channel,
 		       cq->ring_map);
 	if (ret) {
 		pabi::ibv_cmd_destroy_cq(&cq->vcq.cq);
+		cq.reset(); // unmaps: before errno
 		errno = ret;
 		return nullptr;
 	}

@@ -107,6 +107,7 @@ ibv_qp *create_qp(ibv_pd *pd, ibv_qp_init_attr *attr)
 	ret = pabi::ibv_cmd_create_qp(pd, &qp->vqp.qp, attr, &cmd, sizeof(cmd),
 				      resp.core(), resp.size());
 	if (ret) {
+		qp.reset();
 		errno = ret;
 		return nullptr;
 	}
@@ -118,6 +119,7 @@ ibv_qp *create_qp(ibv_pd *pd, ibv_qp_init_attr *attr)
 	ret = attach_rings(*qp, *attr, resp.drv());
 	if (ret) {
 		pabi::ibv_cmd_destroy_qp(&qp->vqp.qp);
+		qp.reset(); // unmaps: before errno
 		errno = ret;
 		return nullptr;
 	}

@@ -32,6 +32,7 @@ ibv_srq *create_srq(ibv_pd *pd, ibv_srq_init_attr *attr)
 		pabi::ibv_cmd_create_srq(pd, &srq->vsrq.srq, attr, &cmd,
 					 sizeof(cmd), resp.core(), resp.size());
 	if (ret) {
+		srq.reset();
 		errno = ret;
 		return nullptr;
 	}
@@ -42,6 +43,7 @@ ibv_srq *create_srq(ibv_pd *pd, ibv_srq_init_attr *attr)
 		       sizeof(kiwi_rqe), srq->ring_map);
 	if (ret) {
 		pabi::ibv_cmd_destroy_srq(&srq->vsrq.srq);
+		srq.reset(); // unmaps: before errno
 		errno = ret;
 		return nullptr;
 	}
