@@ -277,6 +277,7 @@ int kiwi_udata_in_ok(struct ib_udata *udata);
 int kiwi_udata_respond(struct ib_udata *udata, void *resp, size_t len);
 int kiwi_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata);
 void kiwi_dealloc_ucontext(struct ib_ucontext *ibuc);
+void kiwi_disassociate_ucontext(struct ib_ucontext *ibuc);
 int kiwi_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 int kiwi_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 

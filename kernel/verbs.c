@@ -59,6 +59,17 @@ void kiwi_dealloc_ucontext(struct ib_ucontext *ibuc)
 {
 }
 
+/*
+ * The device goes away while a process still has it open. By now the core
+ * has destroyed the context's objects and zapped its ring mappings, so kiwi
+ * holds nothing more for it. Having this op lets "rdma link delete" and
+ * module unload proceed at once (the process gets IBV_EVENT_DEVICE_FATAL
+ * and EIO) instead of waiting for every user to close the device.
+ */
+void kiwi_disassociate_ucontext(struct ib_ucontext *ibuc)
+{
+}
+
 int kiwi_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
 	struct kiwi_device *kdev = to_kdev(ibpd->device);
