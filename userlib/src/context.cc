@@ -67,14 +67,6 @@ void format_fw_ver(ibv_context *ctx, uint64_t fw, char (&out)[64]) noexcept
 
 } // namespace
 
-int map_ring(int cmd_fd, uint64_t key, uint32_t num_entries, size_t elem_size,
-	     Mapping &map) noexcept
-{
-	if (key == KIWI_INVALID_MMAP_KEY || !ring_entries_valid(num_entries))
-		return EPROTO;
-	return map.map(cmd_fd, key, ring_bytes(num_entries, elem_size));
-}
-
 namespace verbs {
 
 verbs_context *alloc_context(ibv_device *device, int cmd_fd)

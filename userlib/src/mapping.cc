@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR BSD-2-Clause
 #include "mapping.h"
 
+#include "ring.h"
+
 #include <sys/mman.h>
 #include <sys/types.h>
 
@@ -39,6 +41,14 @@ int Mapping::map(int fd, uint64_t key, size_t length) noexcept
 	addr_ = addr;
 	length_ = length;
 	return 0;
+}
+
+int map_ring(int fd, uint64_t key, uint32_t num_entries, size_t elem_size,
+	     Mapping &map) noexcept
+{
+	if (key == KIWI_INVALID_MMAP_KEY || !ring_entries_valid(num_entries))
+		return EPROTO;
+	return map.map(fd, key, ring_bytes(num_entries, elem_size));
 }
 
 void Mapping::reset() noexcept

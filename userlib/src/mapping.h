@@ -30,4 +30,10 @@ private:
 	size_t length_ = 0;
 };
 
+// Checks the ring description of a create response (mmap key, number of
+// elements) and maps the ring of fd into map. Returns 0, EPROTO for a
+// description that breaks the ABI, or mmap's errno.
+int map_ring(int fd, uint64_t key, uint32_t num_entries, size_t elem_size,
+	     Mapping &map) noexcept;
+
 } // namespace kiwi

@@ -119,11 +119,6 @@ inline Srq *to_srq(ibv_srq *srq) noexcept
 	return reinterpret_cast<Srq *>(srq);
 }
 
-// Checks the ring description of a create response and maps the ring.
-// Returns 0, EPROTO for a description that breaks the ABI, or mmap's errno.
-int map_ring(int cmd_fd, uint64_t key, uint32_t num_entries, size_t elem_size,
-	     Mapping &map) noexcept;
-
 namespace verbs {
 
 // Functions returning a pointer return NULL with errno set on failure;
