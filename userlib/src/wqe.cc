@@ -82,7 +82,7 @@ int copy_inline(const ibv_send_wr &wr, uint32_t max_inline,
 
 } // namespace
 
-int map_send_opcode(ibv_wr_opcode op, uint8_t &kiwi_op) noexcept
+int map_send_opcode(uint32_t op, uint8_t &kiwi_op) noexcept
 {
 	switch (op) {
 	case IBV_WR_SEND:
@@ -116,8 +116,12 @@ int map_send_opcode(ibv_wr_opcode op, uint8_t &kiwi_op) noexcept
 int encode_send(const ibv_send_wr &wr, const SendLimits &lim,
 		kiwi_sqe &sqe) noexcept
 {
+	// Read as an integer: a value outside the enum is no valid enum load.
+	uint32_t raw_op = 0;
+	static_assert(sizeof(wr.opcode) == sizeof(raw_op));
+	std::memcpy(&raw_op, &wr.opcode, sizeof(raw_op));
 	uint8_t op = 0;
-	int ret = map_send_opcode(wr.opcode, op);
+	int ret = map_send_opcode(raw_op, op);
 
 	if (ret)
 		return ret;

@@ -19,10 +19,12 @@ struct SendLimits {
 	bool sig_all;	     // sq_sig_all: every WR completes signaled
 };
 
-// Maps an ibverbs send opcode to the kiwi one. Returns 0, EOPNOTSUPP for
-// an ibverbs opcode iWARP/kiwi does not implement (immediate data, atomics,
-// memory windows, TSO) or EINVAL for a value that is no opcode at all.
-int map_send_opcode(ibv_wr_opcode op, uint8_t &kiwi_op) noexcept;
+// Maps an ibverbs send opcode (enum ibv_wr_opcode, taken as a plain
+// integer: callers in C can store any value) to the kiwi one. Returns 0,
+// EOPNOTSUPP for an ibverbs opcode iWARP/kiwi does not implement
+// (immediate data, atomics, memory windows, TSO) or EINVAL for a value that
+// is no opcode at all.
+int map_send_opcode(uint32_t op, uint8_t &kiwi_op) noexcept;
 
 // Fills sqe from wr. Returns 0 or an errno value (EINVAL for a malformed
 // request, EOPNOTSUPP for an unsupported one); sqe is garbage on error.

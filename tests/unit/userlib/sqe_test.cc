@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstring>
 #include <numeric>
+#include <random>
 #include <vector>
 
 namespace kiwi {
@@ -71,9 +72,10 @@ TEST(SendOpcode, NonOpcodesAreEinval)
 {
 	uint8_t got = 0;
 
-	EXPECT_EQ(map_send_opcode(static_cast<ibv_wr_opcode>(12), got), EINVAL);
-	EXPECT_EQ(map_send_opcode(static_cast<ibv_wr_opcode>(200), got),
-		  EINVAL);
+	EXPECT_EQ(map_send_opcode(12, got), EINVAL);
+	EXPECT_EQ(map_send_opcode(16, got), EINVAL);
+	EXPECT_EQ(map_send_opcode(200, got), EINVAL);
+	EXPECT_EQ(map_send_opcode(0xffffffffu, got), EINVAL);
 }
 
 TEST(EncodeSend, SendCopiesSges)
@@ -296,6 +298,69 @@ TEST(EncodeSend, InlineReadAndNullBufferAreEinval)
 	wr.opcode = IBV_WR_SEND;
 	sge.addr = 0;
 	EXPECT_EQ(encode_send(wr, kLimits, sqe), EINVAL);
+}
+
+// Random requests against random limits: every result is either a clean
+// error or an SQE within the limits whose inline bytes are exactly the
+// gathered SGE bytes. Out-of-range lengths must be refused before any copy
+// (a copy would run off the 256-byte buffers and trip ASan or crash).
+TEST(EncodeSend, RandomRequestsKeepInvariants)
+{
+	std::mt19937 rng(20261122);
+	std::array<std::array<unsigned char, 256>, 8> bufs{};
+	for (auto &b : bufs)
+		std::iota(b.begin(), b.end(),
+			  static_cast<unsigned char>(rng()));
+	const uint32_t lengths[] = {0,	1,  7,	 16,	      40,
+				    96, 97, 256, 0x80000000u, 0xffffffffu};
+	const uint32_t known_flags = KIWI_SQE_SIGNALED | KIWI_SQE_SOLICITED |
+				     KIWI_SQE_INLINE | KIWI_SQE_READ_FENCE;
+
+	for (int iter = 0; iter < 200000; iter++) {
+		SendLimits lim{.max_sge = static_cast<uint32_t>(
+				       rng() % (KIWI_MAX_SGE + 1)),
+			       .max_inline = static_cast<uint32_t>(
+				       rng() % (KIWI_MAX_INLINE + 1)),
+			       .sig_all = (rng() & 1) != 0};
+		ibv_sge sges[8];
+		for (size_t i = 0; i < 8; i++)
+			sges[i] = {reinterpret_cast<uintptr_t>(bufs[i].data()),
+				   lengths[rng() % 10],
+				   static_cast<uint32_t>(rng())};
+		ibv_send_wr wr{};
+		wr.wr_id = rng();
+		// Any integer, as C callers may store (no enum conversion).
+		const uint32_t op = rng() % 18;
+		std::memcpy(&wr.opcode, &op, sizeof(op));
+		wr.send_flags = rng() % 64;
+		wr.num_sge = static_cast<int>(rng() % 11) - 2;
+		wr.sg_list = (rng() % 16) ? sges : nullptr;
+		kiwi_sqe sqe = dirty_sqe();
+
+		const int ret = encode_send(wr, lim, sqe);
+		if (ret) {
+			ASSERT_TRUE(ret == EINVAL || ret == EOPNOTSUPP) << ret;
+			continue;
+		}
+		ASSERT_LT(sqe.opcode, KIWI_WR_NUM_OPCODES);
+		ASSERT_EQ(sqe.flags & ~known_flags, 0u);
+		ASSERT_EQ(sqe.wr_id, wr.wr_id);
+		ASSERT_LE(sqe.num_sge, lim.max_sge);
+		if (!(sqe.flags & KIWI_SQE_INLINE))
+			continue;
+		ASSERT_EQ(sqe.num_sge, 0);
+		ASSERT_LE(sqe.inline_len, lim.max_inline);
+		const auto *data =
+			reinterpret_cast<const unsigned char *>(sqe.sge);
+		uint32_t off = 0;
+		for (int i = 0; i < wr.num_sge; i++) {
+			ASSERT_EQ(std::memcmp(data + off, bufs[i].data(),
+					      sges[i].length),
+				  0);
+			off += sges[i].length;
+		}
+		ASSERT_EQ(off, sqe.inline_len);
+	}
 }
 
 TEST(EncodeRecv, CopiesSges)
