@@ -156,6 +156,32 @@ TEST(MpaTx, Limits)
 	EXPECT_EQ(off, tx.off);
 }
 
+// The worst case fits the plan's fixed buffers at every marker phase, with
+// one or many fragments, and matches the reference model.
+TEST(MpaTx, LargestFpduEveryPhase)
+{
+	Bytes u = pattern(KIWI_MPA_MULPDU_MAX, 9);
+	for (uint32_t start = 0; start < 512; start += 4) {
+		LibTx t(mpa_cfg(true, true), start);
+		std::vector<Bytes> frags;
+		if (start % 64 == 0) {
+			for (size_t pos = 0; pos < u.size(); pos += 1000)
+				frags.emplace_back(u.begin() + pos,
+						   u.begin() + std::min(u.size(), pos + 1000));
+		} else {
+			frags.push_back(u);
+		}
+		Bytes w = t.fpdu(frags);
+		ASSERT_LE(t.plan.gen_len, uint32_t(KIWI_MPA_GEN_MAX));
+		ASSERT_LE(t.plan.cnt, uint32_t(KIWI_MPA_PLAN_PIECES(frags.size())));
+		RefTx ref;
+		ref.off = start;
+		Bytes rw;
+		ref.fpdu(u, rw);
+		ASSERT_EQ(rw, w) << start;
+	}
+}
+
 // MPA-012: pad octets are zero on transmit; MPA-031: CRC always present, also
 // with CRC "off" (generating it anyway is allowed).
 TEST(MpaTx, PadZeroAndCrcAlwaysPresent)
