@@ -2,8 +2,9 @@
 //
 // Loads the built libkiwi through libibverbs against the fake sysfs tree
 // and /dev/infiniband that run_load_test.sh sets up (see there): checks
-// that libkiwi claims kiwi* devices only, reports them as iWARP, and that
-// alloc_context refuses a "kernel" (/dev/null) that sends no kiwi response.
+// that libkiwi claims kiwi* devices of its ABI version only, reports them
+// as iWARP, and that alloc_context refuses a "kernel" (/dev/null) that
+// sends no kiwi response.
 #include <infiniband/verbs.h>
 
 #include <gtest/gtest.h>
@@ -56,6 +57,11 @@ TEST_F(ProviderLoad, ClaimsKiwiDevicesAsIwarp)
 TEST_F(ProviderLoad, LeavesOtherDevicesAlone)
 {
 	EXPECT_EQ(find("other0"), nullptr);
+}
+
+TEST_F(ProviderLoad, RefusesAnotherAbiVersion)
+{
+	EXPECT_EQ(find("kiwi1"), nullptr) << "kiwi1 has uverbs ABI 2";
 }
 
 TEST_F(ProviderLoad, RefusesAKernelWithoutKiwiResponse)

@@ -3,8 +3,8 @@
 #
 # Runs provider_load_test against a fake RDMA device tree: a private mount
 # namespace with a tmpfs /dev whose /dev/infiniband/uverbsN nodes are
-# /dev/null (1:3), and a SYSFS_PATH tree describing an RNIC "kiwi0" and a
-# foreign "other0". libibverbs enumerates through sysfs when netlink has no
+# /dev/null (1:3), and a SYSFS_PATH tree describing an RNIC "kiwi0", a
+# "kiwi1" with another uverbs ABI version and a foreign "other0". libibverbs enumerates through sysfs when netlink has no
 # RDMA devices and loads libkiwi through RDMAV_DRIVERS.
 #
 # usage: run_load_test.sh TEST_BINARY LIBKIWI_DIR   (exit 77: skipped)
@@ -25,13 +25,14 @@ sys=$tmp/sys
 mkdir -p "$sys/class/infiniband_verbs"
 echo 6 >"$sys/class/infiniband_verbs/abi_version"
 n=0
-for dev in kiwi0 other0; do
+for dev in kiwi0:1 kiwi1:2 other0:1; do
+	name=${dev%:*}
 	v=$sys/class/infiniband_verbs/uverbs$n
-	mkdir -p "$v" "$sys/class/infiniband/$dev"
-	echo "$dev" >"$v/ibdev"
+	mkdir -p "$v" "$sys/class/infiniband/$name"
+	echo "$name" >"$v/ibdev"
 	echo 1:3 >"$v/dev"
-	echo 1 >"$v/abi_version"
-	echo "4: RNIC" >"$sys/class/infiniband/$dev/node_type"
+	echo "${dev#*:}" >"$v/abi_version"
+	echo "4: RNIC" >"$sys/class/infiniband/$name/node_type"
 	n=$((n + 1))
 done
 
@@ -43,6 +44,7 @@ unshare -m /bin/bash -c '
 	mkdir /dev/infiniband
 	mknod -m 666 /dev/infiniband/uverbs0 c 1 3
 	mknod -m 666 /dev/infiniband/uverbs1 c 1 3
+	mknod -m 666 /dev/infiniband/uverbs2 c 1 3
 	exec env KIWI_FAKE_SYSFS=1 SYSFS_PATH="$1" RDMAV_DRIVERS="$2/libkiwi" \
 		"$3" </dev/null
 ' load-test "$sys" "$libdir" "$bin" || rc=$?
