@@ -103,7 +103,11 @@ static int kiwi_post_send_flush(struct kiwi_qp *qp,
 	return 0;
 }
 
-/* The doorbell of a user QP. */
+/*
+ * The doorbell of a user QP. In a state that takes no sends the new SQEs
+ * are dropped, so the failed post leaves nothing behind that could
+ * complete later.
+ */
 static int kiwi_doorbell(struct kiwi_qp *qp)
 {
 	int send_res = 0, recv_res = 0;
@@ -114,6 +118,8 @@ static int kiwi_doorbell(struct kiwi_qp *qp)
 	err = qp->state == IB_QPS_ERR;
 	if (err)
 		kiwi_qp_flush(qp, &send_res, &recv_res);
+	else
+		kiwi_ring_discard(&qp->sq);
 	spin_unlock_irqrestore(&qp->lock, flags);
 	if (!err)
 		return -EINVAL;
@@ -129,7 +135,8 @@ static int kiwi_doorbell(struct kiwi_qp *qp)
  * @bad_wr: set to the first failed work request
  *
  * A doorbell on a user QP in the error state flushes what user space has
- * produced on both rings since, so late work requests still complete.
+ * produced on both rings since, so late work requests still complete; in
+ * RESET or INIT it drops the new send queue elements and fails.
  *
  * Return: 0, -EINVAL (bad WR, or QP not in a state that takes sends),
  * -ENOMEM (CQ full).
