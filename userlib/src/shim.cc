@@ -49,9 +49,6 @@ template <typename R, typename... Args, R (*Fn)(Args...)> struct Entry<Fn> {
 
 template <auto Fn> inline constexpr auto entry = &Entry<Fn>::call;
 
-verbs_context *alloc_context(ibv_device *device, int cmd_fd,
-			     void * /*private_data*/);
-
 // Slots left NULL keep libibverbs' defaults: EOPNOTSUPP for the verbs kiwi
 // does not implement, a no-op for async_event and cq_event (nothing to
 // acknowledge in user space).
