@@ -1,5 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
+# kiwi-lab: timeout=900
+#
 #
 # 100 cycles of `rdma link add`/`rdma link delete` on eth0, each checked
 # through sysfs and rdma(8); then links on the loopback device and on both

@@ -1,5 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
+# kiwi-lab: timeout=600
+#
 #
 # The device goes away while a process (vt_hold) holds one of every verbs
 # object open: first by `rdma link delete`, then by unregistering its
