@@ -2,7 +2,6 @@
 # SPDX-License-Identifier: GPL-2.0
 # kiwi-lab: timeout=900
 #
-#
 # 100 cycles of `rdma link add`/`rdma link delete` on eth0, each checked
 # through sysfs and rdma(8); then links on the loopback device and on both
 # ends of a veth pair at once, each ACTIVE and usable through libkiwi.

@@ -2,7 +2,6 @@
 # SPDX-License-Identifier: GPL-2.0
 # kiwi-lab: timeout=600
 #
-#
 # 1000 create/destroy cycles of PD, MR, completion channel, CQ with and
 # without channel, SRQ and two RC QPs (vt_objcycle), then one held set
 # whose objects `rdma resource show` must count exactly (summary and the

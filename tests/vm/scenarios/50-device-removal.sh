@@ -2,7 +2,6 @@
 # SPDX-License-Identifier: GPL-2.0
 # kiwi-lab: timeout=600
 #
-#
 # The device goes away while a process (vt_hold) holds one of every verbs
 # object open: first by `rdma link delete`, then by unregistering its
 # netdev. The removal must finish promptly (the driver disassociates user
