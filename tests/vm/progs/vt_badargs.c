@@ -57,6 +57,11 @@ static void check_cq(struct vt_env *e)
 	vt_expect_errno("cq cqe=max_cqe+1", !cq, errno, EINVAL);
 	if (cq)
 		ibv_destroy_cq(cq);
+	errno = 0;
+	cq = ibv_create_cq(e->ctx, -1, NULL, NULL, 0);
+	vt_expect_errno("cq cqe=-1", !cq, errno, EINVAL);
+	if (cq)
+		ibv_destroy_cq(cq);
 }
 
 static void try_qp(struct vt_env *e, const char *what, enum ibv_qp_type t,
@@ -190,6 +195,12 @@ static void check_mr(struct vt_env *e)
 	       IBV_ACCESS_REMOTE_READ, 0);
 	try_mr(e, "mr read-only mapping with local write", ro, 2 * ps, lw,
 	       EFAULT);
+	if (e->attr.max_mr_size < UINT64_MAX / 2)
+		try_mr(e, "mr length max_mr_size+1", p, e->attr.max_mr_size + 1,
+		       lw, EINVAL);
+	else
+		printf("note: max_mr_size %llu leaves no length beyond it\n",
+		       (unsigned long long)e->attr.max_mr_size);
 	if (munmap(p + ps, ps))
 		vt_fatal("munmap: %s", strerror(errno));
 	try_mr(e, "mr with an unmapped middle page", p, 3 * ps, lw, EFAULT);

@@ -6,7 +6,8 @@
 # without channel, SRQ and two RC QPs (vt_objcycle), then one held set
 # whose objects `rdma resource show` must count exactly (summary and the
 # qp/cq/mr/pd/srq lists), then everything back to the baseline. Two
-# processes cycling at once exercise the object tables concurrently.
+# processes cycling at once exercise the object tables concurrently; user
+# nobody cycles too.
 
 . "$(dirname "$0")/lib/common.bash"
 
@@ -57,6 +58,13 @@ rb=$?
 cat "$VT_TMP/a.log" "$VT_TMP/b.log"
 vt_eq "two concurrent vt_objcycle exit statuses" "$ra $rb" "0 0"
 vt_eq "resources after the concurrent cycles" "$(vt_res kiwi0)" "$base"
+
+# An unprivileged user (default RLIMIT_MEMLOCK) can do the same.
+out=$(runuser -u nobody -- "$VT_PROGS/vt_objcycle" -d kiwi0 -n 50 2>&1)
+rc=$?
+echo "$out"
+vt_eq "vt_objcycle as user nobody exit status" "$rc" 0
+vt_eq "resources after the unprivileged cycles" "$(vt_res kiwi0)" "$base"
 
 vt_link_del kiwi0
 vt_finish

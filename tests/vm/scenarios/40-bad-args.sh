@@ -5,7 +5,8 @@
 # CQ/QP/SRQ sizes one beyond the limits ibv_query_device reports (EINVAL),
 # remote write without local write (EINVAL), regions over unmapped or
 # read-only memory (EFAULT), RLIMIT_MEMLOCK for an unprivileged user
-# (ENOMEM, EPERM at 0), QP types other than RC (EOPNOTSUPP). Nothing leaks.
+# (ENOMEM, EPERM at 0), QP types other than RC (EOPNOTSUPP), cqe=-1 and
+# MR length beyond max_mr_size (EINVAL). Nothing leaks.
 
 . "$(dirname "$0")/lib/common.bash"
 
