@@ -2,52 +2,19 @@
 //
 // The C ABI face of libkiwi: the device and context operation tables
 // libibverbs calls through, and the ELF constructor that registers them.
-// Every entry point is wrapped so that no C++ exception crosses into
-// libibverbs: a failure becomes errno (or the op's error return) instead.
+// Every entry point is wrapped by entry<> (boundary.h), so no C++
+// exception crosses into libibverbs.
+#include "boundary.h"
 #include "provider.h"
 #include "verbs_private.h"
 
 #include <rdma/kiwi-abi.h>
 
-#include <cerrno>
 #include <new>
-#include <type_traits>
 
 namespace kiwi {
 
 namespace {
-
-// The value an op of return type R reports for errno value err.
-template <typename R> R failure(int err) noexcept
-{
-	errno = err;
-	if constexpr (std::is_pointer_v<R>)
-		return nullptr;
-	else if constexpr (std::is_same_v<R, int>)
-		return err;
-}
-
-template <auto Fn> struct Entry;
-
-// Entry<&f>::call has f's signature and is what the tables hold.
-template <typename R, typename... Args, R (*Fn)(Args...)> struct Entry<Fn> {
-	static R call(Args... args) noexcept
-	{
-		if constexpr (noexcept(Fn(args...))) {
-			return Fn(args...);
-		} else {
-			try {
-				return Fn(args...);
-			} catch (const std::bad_alloc &) {
-				return failure<R>(ENOMEM);
-			} catch (...) {
-				return failure<R>(EIO);
-			}
-		}
-	}
-};
-
-template <auto Fn> inline constexpr auto entry = &Entry<Fn>::call;
 
 // Slots left NULL keep libibverbs' defaults: EOPNOTSUPP for the verbs kiwi
 // does not implement, a no-op for async_event and cq_event (nothing to
