@@ -19,7 +19,9 @@
  * FPDU. MULPDU for DDP segmentation: kiwi_mpa_mulpdu(emss, p.tx_markers).
  *
  * Receive: kiwi_mpa_rx_init(&rx, &cfg{markers = p.rx_markers, crc = p.crc},
- * 0, 28) once; from the tcp_read_sock() actor, for each skb chunk call
+ * 0, hdr) once, hdr = the most ULPDU octets the caller wants to parse in one
+ * piece (46 for a Read Request, 70 for a whole Terminate); from the
+ * tcp_read_sock() actor, for each skb chunk call
  * kiwi_mpa_rx_feed() until it reports KIWI_MPA_EV_NONE: HEADER gives the
  * DDP/RDMAP header (validate, pick the target), PAYLOAD pieces are placed,
  * END completes the segment, ERROR stops the stream (send the Terminate with
@@ -180,8 +182,11 @@ u32 kiwi_mpa_fpdu_wire_len(const struct kiwi_mpa_tx *tx, u32 ulpdu_len);
 u32 kiwi_mpa_mulpdu(u32 emss, bool markers);
 u32 kiwi_mpa_pad(u32 ulpdu_len);
 
-/* Largest caller header the decoder hands out in one KIWI_MPA_EV_HEADER. */
-#define KIWI_MPA_RX_HDR_MAX 64
+/*
+ * Largest caller header the decoder hands out in one KIWI_MPA_EV_HEADER:
+ * room for a whole Terminate message (18 + 4 + 2 + 18 + 28 = 70 octets).
+ */
+#define KIWI_MPA_RX_HDR_MAX 72
 
 /**
  * enum kiwi_mpa_ev_type - what kiwi_mpa_rx_feed() reports.

@@ -143,8 +143,8 @@ TEST_P(MpaRxChunk, RandomChunkings)
 // Header sizes from 0 to the maximum, larger and smaller than the ULPDU.
 TEST_P(MpaRxChunk, HeaderSizes)
 {
-	Stream s = make_stream(cfg(), { 1, 17, 18, 28, 63, 64, 65, 700 }, 500);
-	for (uint32_t hw : { 0u, 1u, 14u, 18u, 28u, 64u })
+	Stream s = make_stream(cfg(), { 1, 17, 18, 28, 63, 64, 65, 70, 71, 72, 73, 700 }, 500);
+	for (uint32_t hw : { 0u, 1u, 14u, 18u, 28u, 64u, 70u, uint32_t(KIWI_MPA_RX_HDR_MAX) })
 		for (size_t cut : { size_t(0), size_t(3), size_t(25), size_t(600) })
 			expect_ulpdus(decode(cfg(), s.wire, { cut }, hw),
 				      s.ulpdus);
@@ -339,8 +339,8 @@ TEST(MpaRx, InitChecks)
 	EXPECT_EQ(-EINVAL, kiwi_mpa_rx_init(&rx, &cfg, 0, KIWI_MPA_RX_HDR_MAX + 1));
 	EXPECT_EQ(-EINVAL, kiwi_mpa_rx_init(&rx, &cfg, 2, 18));
 	ASSERT_EQ(0, kiwi_mpa_rx_init(&rx, &cfg, 0, 18));
-	EXPECT_EQ(-EINVAL, kiwi_mpa_rx_set_hdr_want(&rx, 65));
-	EXPECT_EQ(0, kiwi_mpa_rx_set_hdr_want(&rx, 64));
+	EXPECT_EQ(-EINVAL, kiwi_mpa_rx_set_hdr_want(&rx, KIWI_MPA_RX_HDR_MAX + 1));
+	EXPECT_EQ(0, kiwi_mpa_rx_set_hdr_want(&rx, KIWI_MPA_RX_HDR_MAX));
 	cfg.profile = KIWI_FRAME_ULPF00;
 	EXPECT_EQ(-EOPNOTSUPP, kiwi_mpa_rx_init(&rx, &cfg, 0, 18));
 }
