@@ -199,8 +199,8 @@ TEST(MpaTx, PadZeroAndCrcAlwaysPresent)
 	}
 }
 
-// ULPF-003/020/022 and the draft-00 header: 8 octets Length+Key, no pad, no
-// CRC, no markers; marker mode and CRC are refused.
+// ULPF-003/012/022 and the draft-00 header: 8 octets Length+Key, no pad, no
+// CRC, no markers, one PDU per frame; marker mode and CRC are refused.
 TEST(UlpfTx, ProfileFraming)
 {
 	kiwi_mpa_cfg cfg{};
