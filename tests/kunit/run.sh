@@ -21,7 +21,9 @@
 #
 # usage: tests/kunit/run.sh [-v]   (-v streams the guest console)
 # env:   KIWI_BUILD (default REPO/build), JOBS (default 2),
-#        KUNIT_TIMEOUT (seconds for the scenario, default 600)
+#        KUNIT_TIMEOUT (seconds for the scenario, default 600),
+#        KUNIT_BOOT_TIMEOUT (boot + teardown allowance, default 900: a KASAN +
+#        lockdep kernel boots slowly under TCG on a busy host)
 
 set -euo pipefail
 
@@ -63,8 +65,8 @@ lab_rc=0
 "$REPO/scripts/lab/run-scenario" "${verbose[@]}" \
 	--kernel "$KIWI_DEBUG_BZIMAGE" --module-dir "$KIWI_DEBUG_MODROOT" \
 	--kiwi-ko none --src "$REPO" --build "$BUILD" --results "$OUT/vm" \
-	--timeout "${KUNIT_TIMEOUT:-600}" "$REPO/tests/kunit/kiwi-kunit.sh" ||
-	lab_rc=$?
+	--timeout "${KUNIT_TIMEOUT:-600}" --boot-timeout "${KUNIT_BOOT_TIMEOUT:-900}" \
+	"$REPO/tests/kunit/kiwi-kunit.sh" 2>&1 | sed 's/^/  /' || lab_rc=${PIPESTATUS[0]}
 
 kmsg=$OUT/vm/single/kiwi-kunit.kmsg
 [ -r "$kmsg" ] || die "no kernel log from the guest (see $OUT/vm/single/console.log)"
