@@ -3,7 +3,8 @@
 #
 # Guest part of `make demo` with two guests (scripts/demo.sh --two): each
 # guest creates kiwi0 on eth0, then rping and ib_write_bw (over rdma_cm)
-# run from the client to the server.
+# run from the client to the server. Every step is time-limited, so a
+# failing side cannot hold the other one for long.
 
 set -euo pipefail
 
@@ -14,7 +15,7 @@ run() {
 }
 
 barrier() {
-	"$KIWI_LIB/barrier" "$@"
+	"$KIWI_LIB/barrier" "$1" 90
 }
 
 run rdma link add kiwi0 type kiwi netdev eth0
@@ -23,21 +24,21 @@ run ibv_devices
 barrier links
 
 if [ "$KIWI_ROLE" = server ]; then
-	rping -s -a "$KIWI_MY_IP" -C 3 -v &
+	timeout 120 rping -s -a "$KIWI_MY_IP" -C 3 -v &
 	rping_pid=$!
 	barrier rping-listening
 	run wait "$rping_pid"
-	ib_write_bw -d kiwi0 -R -D 5 --report_gbits &
+	timeout 120 ib_write_bw -d kiwi0 -R -D 5 --report_gbits &
 	bw_pid=$!
 	barrier bw-listening
 	run wait "$bw_pid"
 else
 	barrier rping-listening
 	sleep 1
-	run rping -c -a "$KIWI_PEER_IP" -C 3 -v
+	run timeout 60 rping -c -a "$KIWI_PEER_IP" -C 3 -v
 	barrier bw-listening
 	sleep 1
-	run ib_write_bw -d kiwi0 -R -D 5 --report_gbits "$KIWI_PEER_IP"
+	run timeout 60 ib_write_bw -d kiwi0 -R -D 5 --report_gbits "$KIWI_PEER_IP"
 fi
 barrier finished
 run rdma link delete kiwi0
