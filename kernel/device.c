@@ -28,6 +28,8 @@ static int kiwi_query_device(struct ib_device *ibdev,
 		return -EINVAL;
 	memset(attr, 0, sizeof(*attr));
 	attr->sys_image_guid = ibdev->node_guid;
+	attr->vendor_id = KIWI_VENDOR_ID;
+	attr->fw_ver = KIWI_FW_VERSION_NUM;
 	attr->max_mr_size = KIWI_MAX_MR_SIZE;
 	attr->page_size_cap = PAGE_SIZE;
 	attr->max_qp = KIWI_MAX_QP;

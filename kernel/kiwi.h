@@ -22,6 +22,13 @@
 #include <rdma/kiwi-abi.h>
 
 #define KIWI_FW_VERSION "0.1.0"
+/* The same version for query_device: major << 32 | minor << 16 | patch. */
+#define KIWI_FW_VERSION_NUM	((0ULL << 32) | (1ULL << 16) | 0)
+/*
+ * A software device has no IEEE OUI. The vendor ID is "kiw" in ASCII so
+ * tools that treat 0 as "no device" work; vendor_part_id stays 0.
+ */
+#define KIWI_VENDOR_ID		0x6b6977
 
 /*
  * Device limits: what the software queues and tables really hold.

@@ -87,8 +87,8 @@ enum kiwi_sqe_flags {
 	KIWI_SQE_SIGNALED = 1u << 0,
 	KIWI_SQE_SOLICITED = 1u << 1,
 	KIWI_SQE_INLINE = 1u << 2,
+	/* IBV_SEND_FENCE / IB_SEND_FENCE: wait until earlier RDMA Reads completed */
 	KIWI_SQE_READ_FENCE = 1u << 3,
-	KIWI_SQE_FENCE = 1u << 4,
 };
 
 /* Send queue element: 128 octets. */
@@ -99,7 +99,8 @@ struct kiwi_sqe {
 	__u8 num_sge;		/* for KIWI_SQE_INLINE: 0, sge[] holds the bytes */
 	__u16 rsvd;
 	__u32 inline_len;	/* KIWI_SQE_INLINE only */
-	__u32 inv_or_rkey;	/* SEND_WITH_INV, LOCAL_INV: STag to invalidate; RDMA: remote STag */
+	/* SEND_WITH_INV, LOCAL_INV: the STag to invalidate; RDMA: the remote STag */
+	__u32 inv_or_rkey;
 	__aligned_u64 remote_addr;
 	struct kiwi_sge sge[KIWI_MAX_SGE];
 };
@@ -155,7 +156,7 @@ struct kiwi_uresp_alloc_ctx {
 struct kiwi_uresp_create_cq {
 	__aligned_u64 cq_key;
 	__u32 num_cqe;
-	__u32 cq_id;
+	__u32 rsvd;
 };
 
 struct kiwi_uresp_create_qp {
