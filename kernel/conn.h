@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * kiwi: the contracts of the data path between connection management
+ * (cm*.c: endpoints, sockets, MPA startup, iw_cm events), the QP engine
+ * (qp*.c, tx.c, rx.c: RDMAP/DDP/MPA on an established stream) and memory
+ * access (mem*.c: STag lookup, checks, placement).
+ *
+ * Ownership: a struct kiwi_ep owns its TCP socket from creation to
+ * sock_release(). While a QP is attached it holds a reference on the ep
+ * and may use the socket; the CM calls kiwi_qp_llp_detach() before it
+ * releases the socket, and after detach returns the engine never touches
+ * the socket again. The ep holds a QP reference (kiwi_qp_get) from attach
+ * until after detach.
+ */
+#ifndef KIWI_CONN_H
+#define KIWI_CONN_H
+
+#include "kiwi.h"
+#include "proto/mpa_hs.h"
+
+struct kiwi_ep;
+
+/**
+ * struct kiwi_llp_params - what the MPA startup agreed, for the QP engine
+ * @mpa: negotiated MPA parameters: CRC, markers per direction, revision,
+ *       IRD/ORD and, in peer-to-peer mode, the RTR type
+ * @initiator: this side sent the MPA Request
+ * @tx_gated: responder: send no FPDU before the first valid FPDU from the
+ *            initiator arrived (RFC 5044 section 7.1.2; RFC 6581 RTR)
+ * @send_rtr: initiator in peer-to-peer mode: the first FPDU is the
+ *            zero-length RTR message of type @mpa.rtr (KIWI_MPA_RTR_*)
+ * @expect_rtr: responder in peer-to-peer mode: the first FPDU from the
+ *              initiator is an RTR message, consumed without a completion
+ */
+struct kiwi_llp_params {
+	struct kiwi_mpa_params mpa;
+	bool initiator;
+	bool tx_gated;
+	bool send_rtr;
+	bool expect_rtr;
+};
+
+/* --- QP engine, called by the CM --- */
+
+/**
+ * kiwi_qp_llp_attach - bind an established MPA stream to a QP
+ * @qp: the QP (from iw_cm's get_qp); the caller holds a reference
+ * @ep: the endpoint; the engine takes its own reference
+ * @sock: the connected socket, positioned at the first FPDU octet
+ * @p: the agreed parameters
+ *
+ * Process context. Moves the QP to RTS and starts receive and transmit;
+ * octets already queued on the socket are processed.
+ *
+ * Return: 0, or -EINVAL when the QP cannot take a connection (wrong state,
+ * already attached).
+ */
+int kiwi_qp_llp_attach(struct kiwi_qp *qp, struct kiwi_ep *ep,
+		       struct socket *sock, const struct kiwi_llp_params *p);
+
+/**
+ * kiwi_qp_llp_detach - the stream under a QP is closing or gone
+ * @qp: an attached QP
+ *
+ * Process context, may sleep. Waits until no receive or transmit work uses
+ * the socket, moves the QP to ERROR (flushing outstanding work) unless it
+ * is there already, and drops the ep reference. Idempotent.
+ */
+void kiwi_qp_llp_detach(struct kiwi_qp *qp);
+
+/* Socket callbacks, forwarded by the CM's sk_data_ready / sk_write_space
+ * (softirq or process context, sk_callback_lock held for reading).
+ */
+void kiwi_qp_rx_ready(struct kiwi_qp *qp);
+void kiwi_qp_tx_space(struct kiwi_qp *qp);
+
+/* --- CM, called by the QP engine --- */
+
+void kiwi_ep_get(struct kiwi_ep *ep);
+void kiwi_ep_put(struct kiwi_ep *ep);
+
+/**
+ * kiwi_ep_llp_close - ask the CM to close the stream under a QP
+ * @ep: the endpoint
+ * @abortive: reset (RST) instead of a graceful close (FIN after what was
+ *            queued, e.g. a Terminate message)
+ *
+ * Any context; the work is deferred. The CM later calls
+ * kiwi_qp_llp_detach() and reports the close to iw_cm. Idempotent.
+ */
+void kiwi_ep_llp_close(struct kiwi_ep *ep, bool abortive);
+
+/* --- Memory access, used by the QP engine --- */
+
+/**
+ * enum kiwi_mem_status - outcome of an STag check
+ * @KIWI_MEM_OK: access allowed
+ * @KIWI_MEM_STAG: no such STag, key mismatch, or the STag is invalidated
+ * @KIWI_MEM_PD: the STag belongs to another protection domain
+ * @KIWI_MEM_ACCESS: the registration lacks the access right
+ * @KIWI_MEM_BOUNDS: the range is not inside the registration
+ */
+enum kiwi_mem_status {
+	KIWI_MEM_OK = 0,
+	KIWI_MEM_STAG,
+	KIWI_MEM_PD,
+	KIWI_MEM_ACCESS,
+	KIWI_MEM_BOUNDS,
+};
+
+/* Look an STag up; takes a reference (RCU-safe against dereg). NULL if none. */
+struct kiwi_mr *kiwi_mr_get(struct kiwi_device *kdev, u32 stag);
+void kiwi_mr_put(struct kiwi_mr *mr);
+
+/*
+ * Check that @mr (from kiwi_mr_get of @stag) is valid under @stag's key,
+ * belongs to @pd, allows @access (IB_ACCESS_* bits; 0 = local read) and
+ * covers [@addr, @addr + @len).
+ */
+enum kiwi_mem_status kiwi_mr_check(const struct kiwi_mr *mr, u32 stag,
+				   const struct ib_pd *pd, int access,
+				   u64 addr, u64 len);
+
+/*
+ * The page holding @addr of a checked range, the offset in it and how many
+ * octets from there are contiguous in that page (at most @len).
+ */
+int kiwi_mr_page(const struct kiwi_mr *mr, u64 addr, u32 len,
+		 struct page **page, u32 *offset, u32 *chunk);
+
+/* Copy to / from a checked range of @mr. */
+int kiwi_mr_write(const struct kiwi_mr *mr, u64 addr, const void *src,
+		  u32 len);
+int kiwi_mr_read(const struct kiwi_mr *mr, u64 addr, void *dst, u32 len);
+
+/*
+ * Invalidate @stag (Local Invalidate WR, or a remote Send with Invalidate
+ * when @remote): it must exist and belong to @pd; a DMA MR cannot be
+ * invalidated.
+ */
+enum kiwi_mem_status kiwi_mr_invalidate(struct kiwi_device *kdev, u32 stag,
+					const struct ib_pd *pd, bool remote);
+
+/*
+ * IB_WR_REG_MR: make fast-reg @mr valid under key @key with @access, over
+ * the page list map_mr_sg filled in. -EINVAL if @mr is not a fast-reg MR
+ * or is still valid.
+ */
+int kiwi_mr_fast_reg(struct kiwi_mr *mr, u32 key, int access);
+
+#endif /* KIWI_CONN_H */
