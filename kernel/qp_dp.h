@@ -1,0 +1,274 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * kiwi: the per-QP state of the data path (RDMAP/DDP over an MPA stream).
+ * Embedded in struct kiwi_qp; see Documentation/datapath.md for the design.
+ *
+ * Contexts:
+ *  - TX runs only in the QP's work item (kiwi_qp_tx.work), which the
+ *    workqueue never runs twice at once. It owns every field marked "TX".
+ *  - RX runs in kiwi_qp_rx_ready() under the socket lock (softirq, or the
+ *    process that releases the socket lock and so runs its backlog) and in
+ *    kiwi_qp_llp_attach() under lock_sock(). The socket lock serialises
+ *    them; RX owns every field marked "RX".
+ *  - Fields marked "qp->lock" are shared: read and written only with
+ *    qp->lock held (spin_lock_irqsave).
+ * Neither side holds a lock while it calls into the socket, so RX run from
+ * release_sock() inside TX's kernel_sendmsg() cannot deadlock.
+ */
+#ifndef KIWI_QP_DP_H
+#define KIWI_QP_DP_H
+
+#include <linux/mutex.h>
+#include <linux/workqueue.h>
+
+#include "proto/mpa.h"
+#include "proto/ddp.h"
+#include "proto/rdmap.h"
+#include "proto/term.h"
+
+struct kiwi_ep;
+struct kiwi_mr;
+struct socket;
+
+/* Kernel-only SQ opcode (IB_WR_REG_MR): never accepted from a user ring. */
+#define KIWI_WR_KREG_MR		0x80
+
+/* Octets of FPDUs TX frames before it hands them to TCP in one call. */
+#define KIWI_TX_BUF_LEN		(256 * 1024)
+
+/**
+ * struct kiwi_swqe - the engine's private copy of one send WR
+ * @sqe: the SQE, copied out of the ring when TX starts it (TX), or by the
+ *       kernel post_send for kernel QPs
+ * @reg_mr: IB_WR_REG_MR: the MR (kernel QPs only; written by post_send)
+ * @reg_key: IB_WR_REG_MR: the new key
+ * @reg_access: IB_WR_REG_MR: the access rights
+ * @status: completion status (qp->lock)
+ * @done: complete; retired in SQ order (qp->lock)
+ * @len: message length (TX)
+ */
+struct kiwi_swqe {
+	struct kiwi_sqe sqe;
+	struct ib_mr *reg_mr;
+	u32 reg_key;
+	int reg_access;
+	u8 status;
+	bool done;
+	u32 len;
+};
+
+/**
+ * struct kiwi_orq_ent - an RDMA Read this QP issued (qp->lock)
+ * @idx: SQ index of the Read WR
+ * @rtr: the zero-length RTR Read of RFC 6581: no WR
+ * @stag: Data Sink STag
+ * @to: Data Sink TO
+ * @len: Read size
+ */
+struct kiwi_orq_ent {
+	u32 idx;
+	bool rtr;
+	u32 stag;
+	u64 to;
+	u32 len;
+};
+
+/**
+ * struct kiwi_irq_ent - an inbound RDMA Read Request to serve
+ * @mr: the checked Data Source (reference held), NULL for size 0
+ * @rreq: the request
+ */
+struct kiwi_irq_ent {
+	struct kiwi_mr *mr;
+	struct kiwi_rdmap_rreq rreq;
+};
+
+/**
+ * struct kiwi_tx_msg - the message TX is segmenting (TX)
+ * @active: a message is in progress
+ * @rresp: it is a Read Response (else an SQE or RTR)
+ * @idx: SQ index of the WR
+ * @op: RDMAP opcode
+ * @stag: Data Sink STag (tagged) or the STag to invalidate
+ * @msn: MSN (untagged)
+ * @it: DDP segmentation
+ * @rreq: Read Request header octets (Read Request)
+ * @sge: local SGEs of the payload (points into the swqe)
+ * @mr: the references on the MRs of @sge
+ * @nsge: entries in @sge
+ * @len: message length
+ * @inline_data: inline payload, or NULL
+ * @src: Read Response: the source MR
+ * @src_to: Read Response: TO of the first octet
+ */
+struct kiwi_tx_msg {
+	bool active;
+	bool rresp;
+	u32 idx;
+	u8 op;
+	u32 stag;
+	u32 msn;
+	struct kiwi_ddp_seg_iter it;
+	u8 rreq[KIWI_RDMAP_RREQ_LEN];
+	const struct kiwi_sge *sge;
+	struct kiwi_mr *mr[KIWI_MAX_SGE];
+	u32 nsge;
+	u32 len;
+	const u8 *inline_data;
+	struct kiwi_mr *src;
+	u64 src_to;
+};
+
+/**
+ * struct kiwi_qp_tx - transmit side of an attached QP
+ * @work: the TX work item
+ * @llp_mutex: serialises attach, detach and the LLP close of modify_qp, so
+ *             @ep stays valid for modify_qp; TX and RX read @ep without it
+ *             (detach stops them before it clears @ep)
+ * @sock: the socket while attached (written under qp->lock and
+ *        @llp_mutex; TX reads it at work start, RX with READ_ONCE)
+ * @ep: the endpoint while attached (written under @llp_mutex)
+ * @swq: shadow of the SQ ring, sq.num entries, from create to destroy
+ * @next: next SQ index TX starts (qp->lock)
+ * @flushed_to: SQ index up to which Sends and Writes are handed to TCP (TX)
+ * @framed_to: SQ index up to which messages are framed into @buf (TX)
+ * @mpa: MPA framing state (TX)
+ * @plan: FPDU plan of the segment being framed (TX)
+ * @pieces: plan entries (TX)
+ * @mulpdu: negotiated MULPDU (TX)
+ * @buf: framed FPDUs, KIWI_TX_BUF_LEN octets (TX; freed at detach)
+ * @len: octets framed in @buf (TX)
+ * @sent: octets of @buf TCP took (TX)
+ * @cur: message in progress (TX)
+ * @msn_send: next MSN on QN 0 (TX)
+ * @msn_rreq: next MSN on QN 1 (TX)
+ * @term_sent: the Terminate was framed: nothing more is sent (TX)
+ * @closed: TX asked the CM to close the stream (TX)
+ * @term_pending: a Terminate waits in @term (qp->lock)
+ * @term_len: octets in @term (qp->lock)
+ * @term: the Terminate ULPDU (qp->lock)
+ * @gated: responder: wait for the first valid FPDU (qp->lock)
+ * @close_req: modify_qp asked for a graceful close: TX closes the stream
+ *             once the SQ (or the Terminate) went out (qp->lock)
+ * @rtr: initiator: the RTR message of this KIWI_MPA_RTR_* type is still
+ *       to be sent, 0 if none (TX)
+ * @orq: outstanding Reads, @ord entries (qp->lock)
+ * @orq_head: oldest outstanding Read (qp->lock)
+ * @orq_tail: next free ORQ entry (qp->lock)
+ * @ord: ORD in force (qp->lock)
+ * @irq: inbound Read Requests, @ird entries (qp->lock)
+ * @irq_head: next Read Response to send (qp->lock)
+ * @irq_tail: next free IRQ entry (qp->lock)
+ * @ird: IRD in force (qp->lock)
+ */
+struct kiwi_qp_tx {
+	struct work_struct work;
+	struct mutex llp_mutex;	/* see kernel-doc above */
+	struct socket *sock;
+	struct kiwi_ep *ep;
+	struct kiwi_swqe *swq;
+	u32 next;
+	u32 flushed_to;
+	u32 framed_to;
+	struct kiwi_mpa_tx mpa;
+	struct kiwi_mpa_plan plan;
+	struct kiwi_mpa_piece pieces[KIWI_MPA_PLAN_PIECES(1)];
+	u32 mulpdu;
+	u8 *buf;
+	u32 len;
+	u32 sent;
+	struct kiwi_tx_msg cur;
+	u32 msn_send;
+	u32 msn_rreq;
+	bool term_sent;
+	bool closed;
+	bool term_pending;
+	u32 term_len;
+	u8 term[KIWI_TERM_MSG_MAX];
+	bool gated;
+	bool close_req;
+	u8 rtr;
+	struct kiwi_orq_ent *orq;
+	u32 orq_head;
+	u32 orq_tail;
+	u32 ord;
+	struct kiwi_irq_ent *irq;
+	u32 irq_head;
+	u32 irq_tail;
+	u32 ird;
+};
+
+/**
+ * enum kiwi_rx_kind - what RX does with the FPDU being received
+ * @KIWI_RX_DROP: nothing (after an error, or a zero-length tagged segment)
+ * @KIWI_RX_TAGGED: place into @mr at @to (RDMA Write)
+ * @KIWI_RX_RRESP: place into @mr at @to; the last one completes the Read
+ * @KIWI_RX_SEND: place into the receive WR
+ * @KIWI_RX_RREQ: a Read Request (whole in the header)
+ * @KIWI_RX_TERM: a Terminate (whole in the header)
+ * @KIWI_RX_RTR: the RTR message: consumed without completion
+ */
+enum kiwi_rx_kind {
+	KIWI_RX_DROP,
+	KIWI_RX_TAGGED,
+	KIWI_RX_RRESP,
+	KIWI_RX_SEND,
+	KIWI_RX_RREQ,
+	KIWI_RX_TERM,
+	KIWI_RX_RTR,
+};
+
+/**
+ * struct kiwi_qp_rx - receive side of an attached QP (RX unless noted)
+ * @active: RX may run: set at attach, cleared at detach under
+ *          sk_callback_lock (written for writing, read under it)
+ * @failed: an error was found: every later octet is dropped
+ * @seen_first: a valid FPDU arrived (opens the responder's TX gate)
+ * @expect_rtr: responder in peer-to-peer mode: the first FPDU is the RTR
+ * @rtr_types: KIWI_MPA_RTR_* types the responder accepts
+ * @mpa: the FPDU decoder
+ * @kind: enum kiwi_rx_kind of the current FPDU
+ * @h: DDP header of the current FPDU
+ * @hdr: copy of the first ULPDU octets of the current FPDU
+ * @hdr_len: octets in @hdr
+ * @ulpdu_len: ULPDU length of the current FPDU
+ * @plen: payload octets of the current FPDU
+ * @mr: tagged target (reference held for the FPDU)
+ * @to: TO of the first payload octet
+ * @rreq: the Read Request being received
+ * @have_rqe: @rqe holds the receive WR of message @msn_send
+ * @rqe_srq: @rqe was taken off the SRQ (else it is still at rq.cons)
+ * @rqe: the receive WR
+ * @rqe_len: its total length
+ * @rqe_mr: references on its SGEs' MRs
+ * @msn_send: MSN of the next Send expected on QN 0
+ * @msn_rreq: MSN of the next Read Request expected on QN 1
+ * @msn_term: MSN of the next Terminate expected on QN 2
+ */
+struct kiwi_qp_rx {
+	bool active;
+	bool failed;
+	bool seen_first;
+	bool expect_rtr;
+	u8 rtr_types;
+	struct kiwi_mpa_rx mpa;
+	u8 kind;
+	struct kiwi_ddp_hdr h;
+	u8 hdr[KIWI_MPA_RX_HDR_MAX];
+	u32 hdr_len;
+	u32 ulpdu_len;
+	u32 plen;
+	struct kiwi_mr *mr;
+	u64 to;
+	struct kiwi_rdmap_rreq rreq;
+	bool have_rqe;
+	bool rqe_srq;
+	struct kiwi_rqe rqe;
+	u64 rqe_len;
+	struct kiwi_mr *rqe_mr[KIWI_MAX_SGE];
+	u32 msn_send;
+	u32 msn_rreq;
+	u32 msn_term;
+};
+
+#endif /* KIWI_QP_DP_H */

@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * kiwi: binding a QP to its MPA stream (conn.h: attach, detach, socket
+ * callbacks) and the state changes the data path makes.
+ */
+#include <linux/tcp.h>
+#include <net/sock.h>
+
+#include "kiwi.h"
+#include "conn.h"
+
+/* RTS or CLOSING (SQD): the stream carries messages. qp->lock or racy. */
+bool kiwi_qp_connected(struct kiwi_qp *qp)
+{
+	enum ib_qp_state state = READ_ONCE(qp->state);
+
+	return state == IB_QPS_RTS || state == IB_QPS_SQD;
+}
+
+/* Report an async event on the QP (any context, no QP lock held). */
+void kiwi_qp_event(struct kiwi_qp *qp, enum ib_event_type type)
+{
+	struct ib_event ev = {
+		.device = qp->ibqp.device,
+		.element.qp = &qp->ibqp,
+		.event = type,
+	};
+
+	if (qp->ibqp.event_handler)
+		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+}
+
+/* Move the QP to ERROR and flush its work queues (any context). */
+void kiwi_qp_to_error(struct kiwi_qp *qp)
+{
+	int send_res = 0, recv_res = 0;
+	unsigned long flags;
+	bool flush;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	flush = qp->state != IB_QPS_ERR;
+	if (flush) {
+		qp->state = IB_QPS_ERR;
+		kiwi_qp_flush(qp, &send_res, &recv_res);
+	}
+	spin_unlock_irqrestore(&qp->lock, flags);
+	if (flush) {
+		kiwi_cq_signal(to_kcq(qp->ibqp.send_cq), send_res);
+		kiwi_cq_signal(to_kcq(qp->ibqp.recv_cq), recv_res);
+	}
+}
+
+/*
+ * Ask the CM to close the stream. TX and RX call this without the mutex:
+ * detach stops them before it lets go of the ep; everyone else holds
+ * tx.llp_mutex.
+ */
+void kiwi_qp_close_llp(struct kiwi_qp *qp, bool abortive)
+{
+	struct kiwi_ep *ep = READ_ONCE(qp->tx.ep);
+
+	if (ep)
+		kiwi_ep_llp_close(ep, abortive);
+}
+
+/* ORD/IRD: the negotiated value, within what kiwi supports (at least 1). */
+static u32 kiwi_llp_rd(u16 v, u32 max)
+{
+	return clamp_t(u32, v, 1, max);
+}
+
+static int kiwi_llp_setup(struct kiwi_qp *qp, struct socket *sock,
+			  const struct kiwi_llp_params *p)
+{
+	struct kiwi_mpa_cfg tc = {
+		.profile = KIWI_FRAME_MPA,
+		.markers = p->mpa.tx_markers,
+		.crc = p->mpa.crc,
+	};
+	struct kiwi_mpa_cfg rc = tc;
+	struct kiwi_qp_rx *rx = &qp->rx;
+	struct kiwi_qp_tx *tx = &qp->tx;
+	int rv;
+
+	rc.markers = p->mpa.rx_markers;
+	rv = kiwi_tx_attach(qp, kiwi_llp_rd(p->mpa.ord, KIWI_MAX_ORD),
+			    kiwi_llp_rd(p->mpa.ird, KIWI_MAX_IRD));
+	if (rv)
+		return rv;
+	memset(rx, 0, sizeof(*rx));
+	rv = kiwi_mpa_tx_init(&tx->mpa, &tc, 0);
+	if (!rv)
+		rv = kiwi_mpa_rx_init(&rx->mpa, &rc, 0, KIWI_MPA_RX_HDR_MAX);
+	if (rv) {
+		kiwi_tx_release(qp);
+		return -EINVAL;
+	}
+	tx->mulpdu = kiwi_mpa_mulpdu(READ_ONCE(tcp_sk(sock->sk)->mss_cache),
+				     p->mpa.tx_markers);
+	tx->gated = p->tx_gated;
+	tx->rtr = p->send_rtr ? p->mpa.rtr : 0;
+	rx->expect_rtr = p->expect_rtr;
+	rx->rtr_types = p->mpa.rtr;
+	rx->msn_send = KIWI_DDP_MSN_INIT;
+	rx->msn_rreq = KIWI_DDP_MSN_INIT;
+	rx->msn_term = KIWI_DDP_MSN_INIT;
+	return 0;
+}
+
+/* Under qp->lock: the QP takes the stream and enters RTS. */
+static bool kiwi_llp_commit(struct kiwi_qp *qp, struct kiwi_ep *ep,
+			    struct socket *sock)
+{
+	struct kiwi_qp_tx *tx = &qp->tx;
+
+	if (qp->state != IB_QPS_INIT || tx->sock)
+		return false;
+	tx->next = qp->sq.cons;
+	tx->flushed_to = tx->next;
+	tx->framed_to = tx->next;
+	tx->ep = ep;
+	WRITE_ONCE(tx->sock, sock);
+	qp->ord = tx->ord;
+	qp->ird = tx->ird;
+	WRITE_ONCE(qp->state, IB_QPS_RTS);
+	return true;
+}
+
+int kiwi_qp_llp_attach(struct kiwi_qp *qp, struct kiwi_ep *ep,
+		       struct socket *sock, const struct kiwi_llp_params *p)
+{
+	struct sock *sk = sock->sk;
+	unsigned long flags;
+	bool ok;
+	int rv;
+
+	mutex_lock(&qp->tx.llp_mutex);
+	rv = -EINVAL;
+	if (READ_ONCE(qp->state) != IB_QPS_INIT || qp->tx.sock)
+		goto out;
+	rv = kiwi_llp_setup(qp, sock, p);
+	if (rv)
+		goto out;
+	kiwi_ep_get(ep);
+	spin_lock_irqsave(&qp->lock, flags);
+	ok = kiwi_llp_commit(qp, ep, sock);
+	spin_unlock_irqrestore(&qp->lock, flags);
+	if (!ok) {
+		kiwi_ep_put(ep);
+		kiwi_tx_release(qp);
+		rv = -EINVAL;
+		goto out;
+	}
+	write_lock_bh(&sk->sk_callback_lock);
+	WRITE_ONCE(qp->rx.active, true);
+	write_unlock_bh(&sk->sk_callback_lock);
+	lock_sock(sk);
+	kiwi_rx_read(qp, sk);
+	release_sock(sk);
+	kiwi_tx_kick(qp);
+out:
+	mutex_unlock(&qp->tx.llp_mutex);
+	return rv;
+}
+
+void kiwi_qp_llp_detach(struct kiwi_qp *qp)
+{
+	struct kiwi_qp_tx *tx = &qp->tx;
+	struct socket *sock;
+	struct kiwi_ep *ep;
+	unsigned long flags;
+
+	mutex_lock(&tx->llp_mutex);
+	spin_lock_irqsave(&qp->lock, flags);
+	sock = tx->sock;
+	WRITE_ONCE(tx->sock, NULL);
+	spin_unlock_irqrestore(&qp->lock, flags);
+	if (!sock) {
+		mutex_unlock(&tx->llp_mutex);
+		return;
+	}
+	/* No RX after this: its callers hold sk_callback_lock for reading. */
+	write_lock_bh(&sock->sk->sk_callback_lock);
+	WRITE_ONCE(qp->rx.active, false);
+	write_unlock_bh(&sock->sk->sk_callback_lock);
+	/* No TX after this: a later run finds no socket. */
+	cancel_work_sync(&tx->work);
+	ep = tx->ep;
+	WRITE_ONCE(tx->ep, NULL);
+	mutex_unlock(&tx->llp_mutex);
+	kiwi_qp_to_error(qp);
+	kiwi_rx_release(qp);
+	kiwi_tx_release(qp);
+	kiwi_ep_put(ep);
+}
+
+/* sk_write_space, forwarded by the CM: TX may continue. */
+void kiwi_qp_tx_space(struct kiwi_qp *qp)
+{
+	if (READ_ONCE(qp->tx.sock))
+		kiwi_tx_kick(qp);
+}

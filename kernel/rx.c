@@ -1,0 +1,477 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * kiwi: the receive side of the data path.
+ *
+ * kiwi_qp_rx_ready() reads the socket with tcp_read_sock() and feeds every
+ * octet to the MPA decoder (proto/mpa). Per FPDU: the header event brings
+ * the first KIWI_MPA_RX_HDR_MAX ULPDU octets; the DDP and RDMAP headers
+ * are checked and the target is resolved (STag with kiwi_mr_check(), or
+ * the receive WR) before a single octet is placed; payload is placed
+ * straight into the target's pages as it arrives; only the end event (CRC
+ * good) delivers. After the first error nothing more is placed or
+ * delivered: the error becomes a Terminate (qp_term.c).
+ */
+#include <linux/skbuff.h>
+#include <net/tcp.h>
+
+#include "kiwi.h"
+#include "conn.h"
+
+static bool kiwi_rx_is_inv(u8 op)
+{
+	return op == KIWI_RDMAP_SEND_INV || op == KIWI_RDMAP_SEND_SE_INV;
+}
+
+static void kiwi_rx_mr_put(struct kiwi_qp_rx *rx)
+{
+	if (rx->mr)
+		kiwi_mr_put(rx->mr);
+	rx->mr = NULL;
+}
+
+/* Report @err for the current FPDU and stop receiving. */
+static void kiwi_rx_fail(struct kiwi_qp *qp, enum kiwi_term_err err,
+			 bool copy_hdr)
+{
+	struct kiwi_qp_rx *rx = &qp->rx;
+
+	rx->failed = true;
+	kiwi_rx_mr_put(rx);
+	kiwi_qp_fail(qp, err, copy_hdr ? rx->hdr : NULL, rx->hdr_len,
+		     rx->ulpdu_len);
+}
+
+static enum kiwi_term_err kiwi_rx_mem_err(enum kiwi_mem_status st, bool rreq)
+{
+	static const u8 tagged[] = {
+		[KIWI_MEM_STAG] = KIWI_TERM_ERR_DDP_T_INVALID_STAG,
+		[KIWI_MEM_PD] = KIWI_TERM_ERR_DDP_T_STAG_STREAM,
+		[KIWI_MEM_ACCESS] = KIWI_TERM_ERR_RDMAP_ACCESS,
+		[KIWI_MEM_BOUNDS] = KIWI_TERM_ERR_DDP_T_BOUNDS,
+	};
+	static const u8 source[] = {
+		[KIWI_MEM_STAG] = KIWI_TERM_ERR_RDMAP_INVALID_STAG,
+		[KIWI_MEM_PD] = KIWI_TERM_ERR_RDMAP_STAG_STREAM,
+		[KIWI_MEM_ACCESS] = KIWI_TERM_ERR_RDMAP_ACCESS,
+		[KIWI_MEM_BOUNDS] = KIWI_TERM_ERR_RDMAP_BOUNDS,
+	};
+
+	if (st == KIWI_MEM_OK || st > KIWI_MEM_BOUNDS)
+		return st == KIWI_MEM_OK ? KIWI_TERM_ERR_NONE :
+					   KIWI_TERM_ERR_RDMAP_CATASTROPHIC;
+	return rreq ? source[st] : tagged[st];
+}
+
+/*
+ * Look @stag up and check [@to, @to + @len) for @access; on success the MR
+ * reference is left in *@mrp. The 64-bit wrap is judged first (SEC-05).
+ */
+static enum kiwi_term_err kiwi_rx_stag(struct kiwi_qp *qp, u32 stag, u64 to,
+				       u64 len, int access, bool rreq,
+				       struct kiwi_mr **mrp)
+{
+	enum kiwi_mem_status st = KIWI_MEM_STAG;
+	struct kiwi_mr *mr;
+
+	if (len && to > U64_MAX - (len - 1))
+		return rreq ? KIWI_TERM_ERR_RDMAP_TO_WRAP :
+			      KIWI_TERM_ERR_DDP_T_TO_WRAP;
+	mr = kiwi_mr_get(to_kdev(qp->ibqp.device), stag);
+	if (mr)
+		st = kiwi_mr_check(mr, stag, qp->ibqp.pd, access, to, len);
+	if (st != KIWI_MEM_OK) {
+		if (mr)
+			kiwi_mr_put(mr);
+		return kiwi_rx_mem_err(st, rreq);
+	}
+	*mrp = mr;
+	return KIWI_TERM_ERR_NONE;
+}
+
+/* An RDMA Write: the QP and the STag must allow remote writes. */
+static enum kiwi_term_err kiwi_rx_write(struct kiwi_qp *qp)
+{
+	struct kiwi_qp_rx *rx = &qp->rx;
+
+	rx->kind = KIWI_RX_DROP;
+	if (!rx->plen)
+		return KIWI_TERM_ERR_NONE;	/* DDP-046: nothing checked */
+	if (!(READ_ONCE(qp->access) & IB_ACCESS_REMOTE_WRITE))
+		return KIWI_TERM_ERR_RDMAP_ACCESS;
+	rx->to = rx->h.to;
+	rx->kind = KIWI_RX_TAGGED;
+	return kiwi_rx_stag(qp, rx->h.stag, rx->h.to, rx->plen,
+			    IB_ACCESS_REMOTE_WRITE, false, &rx->mr);
+}
+
+/* A Read Response must fall inside the oldest outstanding Read's sink. */
+static enum kiwi_term_err kiwi_rx_rresp(struct kiwi_qp *qp)
+{
+	struct kiwi_qp_tx *tx = &qp->tx;
+	struct kiwi_qp_rx *rx = &qp->rx;
+	struct kiwi_orq_ent ent;
+	unsigned long flags;
+	bool have;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	have = tx->orq_head != tx->orq_tail;
+	if (have)
+		ent = tx->orq[tx->orq_head % tx->ord];
+	spin_unlock_irqrestore(&qp->lock, flags);
+	if (!have)
+		return KIWI_TERM_ERR_RDMAP_OPCODE;
+	rx->kind = KIWI_RX_RRESP;
+	if (!rx->plen)
+		return KIWI_TERM_ERR_NONE;
+	if (rx->h.stag != ent.stag)
+		return KIWI_TERM_ERR_DDP_T_INVALID_STAG;
+	if (kiwi_ddp_to_range(ent.to, ent.len, rx->h.to, rx->plen))
+		return KIWI_TERM_ERR_DDP_T_BOUNDS;
+	rx->to = rx->h.to;
+	return kiwi_rx_stag(qp, rx->h.stag, rx->h.to, rx->plen,
+			    IB_ACCESS_LOCAL_WRITE, false, &rx->mr);
+}
+
+static enum kiwi_term_err kiwi_rx_send(struct kiwi_qp *qp)
+{
+	struct kiwi_qp_rx *rx = &qp->rx;
+	struct kiwi_ddp_queue_view q = {
+		.msn_lo = rx->msn_send,
+		.msn_win = 1,
+	};
+	enum kiwi_term_err err;
+
+	err = kiwi_rx_take_rqe(qp);
+	if (err)
+		return err;
+	q.has_buf = rx->have_rqe;
+	q.buf_len = min_t(u64, rx->rqe_len, U32_MAX);
+	rx->kind = KIWI_RX_SEND;
+	return kiwi_ddp_check_untagged(&rx->h, rx->plen, &q);
+}
+
+/* A Read Request: checked whole here, queued for TX at its end. */
+static enum kiwi_term_err kiwi_rx_rreq(struct kiwi_qp *qp)
+{
+	struct kiwi_qp_rx *rx = &qp->rx;
+	struct kiwi_ddp_queue_view q = {
+		.msn_lo = rx->msn_rreq,
+		.msn_win = 1,
+		.has_buf = true,
+		.buf_len = KIWI_RDMAP_RREQ_LEN,
+	};
+	struct kiwi_rdmap_rreq *r = &rx->rreq;
+	enum kiwi_term_err err;
+
+	err = kiwi_ddp_check_untagged(&rx->h, rx->plen, &q);
+	if (err)
+		return err;
+	if (kiwi_rdmap_rreq_decode(r, rx->hdr + KIWI_DDP_UNTAGGED_HDR_LEN,
+				   rx->plen))
+		return KIWI_TERM_ERR_RDMAP_OP_UNSPEC;
+	rx->kind = KIWI_RX_RREQ;
+	if (!r->size)
+		return KIWI_TERM_ERR_NONE;	/* RDMAP-15: not checked */
+	if (!(READ_ONCE(qp->access) & IB_ACCESS_REMOTE_READ))
+		return KIWI_TERM_ERR_RDMAP_ACCESS;
+	if (r->sink_to > U64_MAX - (r->size - 1))
+		return KIWI_TERM_ERR_RDMAP_TO_WRAP;
+	return kiwi_rx_stag(qp, r->src_stag, r->src_to, r->size,
+			    IB_ACCESS_REMOTE_READ, true, &rx->mr);
+}
+
+static enum kiwi_term_err kiwi_rx_term(struct kiwi_qp *qp)
+{
+	struct kiwi_qp_rx *rx = &qp->rx;
+	struct kiwi_ddp_queue_view q = {
+		.msn_lo = rx->msn_term,
+		.msn_win = 1,
+		.has_buf = true,
+		.buf_len = KIWI_TERM_BODY_MAX,
+	};
+
+	rx->kind = KIWI_RX_TERM;
+	return kiwi_ddp_check_untagged(&rx->h, rx->plen, &q);
+}
+
+/*
+ * RFC 6581: the responder's first FPDU must be an RTR of a type it
+ * offered: a zero-length Send, Write or Read Request.
+ */
+static enum kiwi_term_err kiwi_rx_rtr(struct kiwi_qp *qp, u8 op)
+{
+	struct kiwi_qp_rx *rx = &qp->rx;
+	u8 type = 0;
+
+	if (op == KIWI_RDMAP_SEND && !rx->plen && rx->h.msn == rx->msn_send)
+		type = KIWI_MPA_RTR_SEND;
+	else if (op == KIWI_RDMAP_WRITE && !rx->plen)
+		type = KIWI_MPA_RTR_WRITE;
+	else if (op == KIWI_RDMAP_READ_REQ && !kiwi_rx_rreq(qp) &&
+		 !rx->rreq.size)
+		type = KIWI_MPA_RTR_READ;
+	if (!(type & rx->rtr_types))
+		return KIWI_TERM_ERR_LLP_NO_RTR;
+	rx->kind = type == KIWI_MPA_RTR_READ ? KIWI_RX_RREQ : KIWI_RX_RTR;
+	return KIWI_TERM_ERR_NONE;
+}
+
+static enum kiwi_term_err kiwi_rx_dispatch(struct kiwi_qp *qp)
+{
+	struct kiwi_qp_rx *rx = &qp->rx;
+	u8 op = kiwi_rdmap_opcode(rx->h.ulp_ctrl);
+
+	if (rx->expect_rtr)
+		return kiwi_rx_rtr(qp, op);
+	switch (op) {
+	case KIWI_RDMAP_WRITE:
+		return kiwi_rx_write(qp);
+	case KIWI_RDMAP_READ_RESP:
+		return kiwi_rx_rresp(qp);
+	case KIWI_RDMAP_READ_REQ:
+		return kiwi_rx_rreq(qp);
+	case KIWI_RDMAP_TERMINATE:
+		return kiwi_rx_term(qp);
+	default:
+		return kiwi_rx_send(qp);
+	}
+}
+
+/* Place payload octets at ULPDU offset @uoff of the current FPDU. */
+static void kiwi_rx_place(struct kiwi_qp *qp, u32 uoff, const u8 *p, u32 len)
+{
+	struct kiwi_qp_rx *rx = &qp->rx;
+	u32 off = uoff - (rx->ulpdu_len - rx->plen);
+	int rv = 0;
+
+	if (!len)
+		return;
+	if (rx->kind == KIWI_RX_TAGGED || rx->kind == KIWI_RX_RRESP)
+		rv = kiwi_mr_write(rx->mr, rx->to + off, p, len);
+	else if (rx->kind == KIWI_RX_SEND)
+		rv = kiwi_rx_place_rqe(qp, (u64)rx->h.mo + off, p, len);
+	if (rv)
+		kiwi_rx_fail(qp, KIWI_TERM_ERR_RDMAP_CATASTROPHIC, true);
+}
+
+static void kiwi_rx_header(struct kiwi_qp *qp, const struct kiwi_mpa_ev *ev)
+{
+	struct kiwi_qp_rx *rx = &qp->rx;
+	enum kiwi_term_err err;
+	int hl;
+
+	memcpy(rx->hdr, ev->data, ev->len);
+	rx->hdr_len = ev->len;
+	rx->ulpdu_len = ev->ulpdu_len;
+	rx->kind = KIWI_RX_DROP;
+	if (!kiwi_qp_connected(qp)) {
+		rx->failed = true;	/* modify_qp ended the stream */
+		return;
+	}
+	hl = kiwi_ddp_hdr_decode(&rx->h, rx->hdr, rx->hdr_len);
+	if (hl < 0) {
+		kiwi_rx_fail(qp, KIWI_TERM_ERR_DDP_CATASTROPHIC, false);
+		return;
+	}
+	rx->plen = rx->ulpdu_len - hl;
+	err = kiwi_rdmap_check_hdr(&rx->h, rx->plen);
+	if (!err)
+		err = kiwi_rx_dispatch(qp);
+	if (err) {
+		kiwi_rx_fail(qp, err, true);
+		return;
+	}
+	/* The header event may carry the first payload octets, too. */
+	if (rx->kind != KIWI_RX_RREQ && rx->kind != KIWI_RX_TERM)
+		kiwi_rx_place(qp, hl, rx->hdr + hl, rx->hdr_len - hl);
+}
+
+/* The last Response of the oldest Read arrived: the Read is complete. */
+static void kiwi_rx_read_done(struct kiwi_qp *qp)
+{
+	struct kiwi_qp_tx *tx = &qp->tx;
+	struct kiwi_orq_ent ent;
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	ent = tx->orq[tx->orq_head % tx->ord];
+	tx->orq_head++;
+	spin_unlock_irqrestore(&qp->lock, flags);
+	if (!ent.rtr)
+		kiwi_sq_complete(qp, ent.idx, IB_WC_SUCCESS);
+	kiwi_tx_kick(qp);
+}
+
+static void kiwi_rx_send_done(struct kiwi_qp *qp)
+{
+	struct kiwi_qp_rx *rx = &qp->rx;
+	u8 op = kiwi_rdmap_opcode(rx->h.ulp_ctrl);
+	struct kiwi_cqe cqe = {
+		.opcode = KIWI_WC_RECV,
+		.byte_len = rx->h.mo + rx->plen,
+	};
+
+	if (kiwi_rx_is_inv(op)) {
+		if (kiwi_mr_invalidate(to_kdev(qp->ibqp.device),
+				       rx->h.ulp_word, qp->ibqp.pd, true)) {
+			kiwi_rx_fail(qp, KIWI_TERM_ERR_RDMAP_CANNOT_INVALIDATE,
+				     true);
+			return;
+		}
+		cqe.flags |= KIWI_CQE_WITH_INV;
+		cqe.inv_rkey = rx->h.ulp_word;
+	}
+	if (op == KIWI_RDMAP_SEND_SE || op == KIWI_RDMAP_SEND_SE_INV)
+		cqe.flags |= KIWI_CQE_SOLICITED;
+	rx->msn_send++;
+	kiwi_rx_complete_rqe(qp, &cqe);
+}
+
+/* The first valid FPDU opens a gated responder's transmit side. */
+static void kiwi_rx_first(struct kiwi_qp *qp)
+{
+	unsigned long flags;
+
+	qp->rx.seen_first = true;
+	spin_lock_irqsave(&qp->lock, flags);
+	qp->tx.gated = false;
+	spin_unlock_irqrestore(&qp->lock, flags);
+	kiwi_tx_kick(qp);
+}
+
+/* A valid FPDU ended: deliver what it completes. */
+static void kiwi_rx_end(struct kiwi_qp *qp)
+{
+	struct kiwi_qp_rx *rx = &qp->rx;
+
+	if (!rx->seen_first)
+		kiwi_rx_first(qp);
+	if (rx->expect_rtr) {
+		rx->expect_rtr = false;
+		if (rx->kind == KIWI_RX_RTR && !rx->h.tagged)
+			rx->msn_send++;
+	}
+	switch (rx->kind) {
+	case KIWI_RX_RRESP:
+		kiwi_rx_mr_put(rx);
+		if (rx->h.last)
+			kiwi_rx_read_done(qp);
+		break;
+	case KIWI_RX_SEND:
+		if (rx->h.last)
+			kiwi_rx_send_done(qp);
+		break;
+	case KIWI_RX_RREQ:
+		rx->msn_rreq++;
+		if (!kiwi_irq_push(qp, rx->mr, &rx->rreq))
+			kiwi_rx_fail(qp, KIWI_TERM_ERR_RDMAP_CATA_STREAM, true);
+		rx->mr = NULL;
+		break;
+	case KIWI_RX_TERM:
+		rx->msn_term++;
+		rx->failed = true;
+		kiwi_qp_term_received(qp, rx->hdr, rx->hdr_len);
+		break;
+	default:
+		kiwi_rx_mr_put(rx);
+		break;
+	}
+}
+
+static enum kiwi_term_err kiwi_rx_mpa_err(u8 err)
+{
+	switch (err) {
+	case KIWI_MPA_ERR_CRC:
+		return KIWI_TERM_ERR_LLP_CRC;
+	case KIWI_MPA_ERR_MARKER:
+		return KIWI_TERM_ERR_LLP_MARKER;
+	case KIWI_MPA_ERR_LLP_CLOSED:
+		return KIWI_TERM_ERR_LLP_CLOSED;
+	default:
+		return KIWI_TERM_ERR_LLP_LOCAL_CATA;
+	}
+}
+
+/* Run the decoder over @len received octets. */
+static void kiwi_rx_feed(struct kiwi_qp *qp, const u8 *data, size_t len)
+{
+	struct kiwi_qp_rx *rx = &qp->rx;
+	struct kiwi_mpa_ev ev;
+	size_t used;
+
+	do {
+		used = kiwi_mpa_rx_feed(&rx->mpa, data, len, &ev);
+		data += used;
+		len -= used;
+		switch (ev.type) {
+		case KIWI_MPA_EV_HEADER:
+			kiwi_rx_header(qp, &ev);
+			break;
+		case KIWI_MPA_EV_PAYLOAD:
+			kiwi_rx_place(qp, ev.offset, ev.data, ev.len);
+			break;
+		case KIWI_MPA_EV_END:
+			kiwi_rx_end(qp);
+			break;
+		case KIWI_MPA_EV_ERROR:
+			kiwi_rx_fail(qp, kiwi_rx_mpa_err(ev.err), false);
+			break;
+		}
+	} while (ev.type != KIWI_MPA_EV_NONE && !rx->failed);
+}
+
+static int kiwi_rx_actor(read_descriptor_t *desc, struct sk_buff *skb,
+			 unsigned int off, size_t len)
+{
+	struct kiwi_qp *qp = desc->arg.data;
+	struct skb_seq_state st;
+	unsigned int done = 0, n;
+	const u8 *data;
+
+	if (qp->rx.failed)
+		return len;
+	skb_prepare_seq_read(skb, off, off + len, &st);
+	while ((n = skb_seq_read(done, &data, &st)) != 0) {
+		kiwi_rx_feed(qp, data, n);
+		done += n;
+		if (qp->rx.failed) {
+			skb_abort_seq_read(&st);
+			break;
+		}
+	}
+	return len;
+}
+
+/**
+ * kiwi_rx_read - consume what the socket holds
+ * @qp: an attached QP
+ * @sk: its socket, locked (bh_lock_sock in softirq, or owned)
+ *
+ * After an error the octets are read and dropped, so the peer is not
+ * stalled by a full receive window while the Terminate goes out.
+ */
+void kiwi_rx_read(struct kiwi_qp *qp, struct sock *sk)
+{
+	read_descriptor_t desc = {
+		.arg.data = qp,
+		.count = 1,
+	};
+
+	tcp_read_sock(sk, &desc, kiwi_rx_actor);
+}
+
+/* sk_data_ready, forwarded by the CM with sk_callback_lock held. */
+void kiwi_qp_rx_ready(struct kiwi_qp *qp)
+{
+	struct socket *sock = READ_ONCE(qp->tx.sock);
+
+	if (READ_ONCE(qp->rx.active) && sock)
+		kiwi_rx_read(qp, sock->sk);
+}
+
+/* RX stopped for good (detach): drop references, flush a held SRQ WR. */
+void kiwi_rx_release(struct kiwi_qp *qp)
+{
+	kiwi_rx_mr_put(&qp->rx);
+	kiwi_rx_release_rqe(qp);
+}

@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * kiwi: receive WRs on the receive side (RX context): taking the WR of an
+ * incoming Send from the RQ or SRQ, placing into its SGEs, completing it.
+ *
+ * An RQ element stays in the ring (at rq.cons) until its Send is
+ * delivered, so a flush still finds it; an SRQ element is taken off the
+ * SRQ and, if the QP fails before delivery, flushed by kiwi_rx_release().
+ */
+#include "kiwi.h"
+#include "conn.h"
+
+static void kiwi_srq_limit_event(struct kiwi_srq *srq)
+{
+	struct ib_event ev = {
+		.device = srq->ibsrq.device,
+		.element.srq = &srq->ibsrq,
+		.event = IB_EVENT_SRQ_LIMIT_REACHED,
+	};
+
+	if (srq->ibsrq.event_handler)
+		srq->ibsrq.event_handler(&ev, srq->ibsrq.srq_context);
+}
+
+/* Take the next SRQ element; raise the armed limit event. */
+static bool kiwi_rx_take_srq(struct kiwi_qp *qp, struct kiwi_rqe *rqe,
+			     u32 *max_sge)
+{
+	struct kiwi_srq *srq = to_ksrq(qp->ibqp.srq);
+	unsigned long flags;
+	bool took, fire = false;
+	u32 left;
+
+	spin_lock_irqsave(&srq->lock, flags);
+	left = kiwi_ring_avail(&srq->ring);
+	took = left != 0;
+	if (took) {
+		memcpy(rqe, kiwi_ring_elem(&srq->ring, srq->ring.cons),
+		       sizeof(*rqe));
+		kiwi_ring_consumed(&srq->ring);
+		fire = srq->limit && left - 1 < srq->limit;
+		if (fire)
+			srq->limit = 0;
+	}
+	*max_sge = srq->max_sge;
+	spin_unlock_irqrestore(&srq->lock, flags);
+	if (fire)
+		kiwi_srq_limit_event(srq);
+	return took;
+}
+
+/* Copy the RQ element at rq.cons; it stays there until delivery. */
+static bool kiwi_rx_peek_rq(struct kiwi_qp *qp, struct kiwi_rqe *rqe)
+{
+	unsigned long flags;
+	bool took;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	took = kiwi_qp_connected(qp) && kiwi_ring_avail(&qp->rq);
+	if (took)
+		memcpy(rqe, kiwi_ring_elem(&qp->rq, qp->rq.cons),
+		       sizeof(*rqe));
+	spin_unlock_irqrestore(&qp->lock, flags);
+	return took;
+}
+
+static void kiwi_rx_rqe_put(struct kiwi_qp_rx *rx)
+{
+	u32 i;
+
+	for (i = 0; i < KIWI_MAX_SGE; i++) {
+		if (rx->rqe_mr[i])
+			kiwi_mr_put(rx->rqe_mr[i]);
+		rx->rqe_mr[i] = NULL;
+	}
+}
+
+/* Check the SGEs of the taken element and hold their MRs. */
+static enum kiwi_term_err kiwi_rx_rqe_check(struct kiwi_qp *qp, u32 max_sge)
+{
+	struct kiwi_device *kdev = to_kdev(qp->ibqp.device);
+	struct kiwi_qp_rx *rx = &qp->rx;
+	const struct kiwi_sge *sge;
+	u32 i;
+
+	rx->rqe_len = 0;
+	if (rx->rqe.num_sge > max_sge || rx->rqe.num_sge > KIWI_MAX_SGE)
+		return KIWI_TERM_ERR_RDMAP_CATASTROPHIC;
+	for (i = 0; i < rx->rqe.num_sge; i++) {
+		sge = &rx->rqe.sge[i];
+		rx->rqe_len += sge->length;
+		if (!sge->length)
+			continue;
+		rx->rqe_mr[i] = kiwi_mr_get(kdev, sge->lkey);
+		if (!rx->rqe_mr[i] ||
+		    kiwi_mr_check(rx->rqe_mr[i], sge->lkey, qp->ibqp.pd,
+				  IB_ACCESS_LOCAL_WRITE, sge->addr,
+				  sge->length) != KIWI_MEM_OK)
+			return KIWI_TERM_ERR_RDMAP_CATASTROPHIC;
+	}
+	return KIWI_TERM_ERR_NONE;
+}
+
+/**
+ * kiwi_rx_take_rqe - make sure a receive WR is held for the current Send
+ * @qp: the QP
+ *
+ * Return: KIWI_TERM_ERR_NONE (rx.have_rqe tells whether one was there), or
+ * the error of a receive WR with bad SGEs (a local fault).
+ */
+enum kiwi_term_err kiwi_rx_take_rqe(struct kiwi_qp *qp)
+{
+	struct kiwi_qp_rx *rx = &qp->rx;
+	u32 max_sge = qp->max_recv_sge;
+
+	if (rx->have_rqe)
+		return KIWI_TERM_ERR_NONE;
+	if (qp->ibqp.srq)
+		rx->have_rqe = kiwi_rx_take_srq(qp, &rx->rqe, &max_sge);
+	else
+		rx->have_rqe = kiwi_rx_peek_rq(qp, &rx->rqe);
+	rx->rqe_srq = qp->ibqp.srq && rx->have_rqe;
+	if (!rx->have_rqe)
+		return KIWI_TERM_ERR_NONE;
+	return kiwi_rx_rqe_check(qp, max_sge);
+}
+
+/* Place @len octets at message offset @off into the held receive WR. */
+int kiwi_rx_place_rqe(struct kiwi_qp *qp, u64 off, const u8 *src, u32 len)
+{
+	struct kiwi_qp_rx *rx = &qp->rx;
+	const struct kiwi_sge *sge;
+	u32 i, n;
+	int rv;
+
+	for (i = 0; i < rx->rqe.num_sge && len; i++) {
+		sge = &rx->rqe.sge[i];
+		if (off >= sge->length) {
+			off -= sge->length;
+			continue;
+		}
+		n = min_t(u64, len, sge->length - off);
+		rv = kiwi_mr_write(rx->rqe_mr[i], sge->addr + off, src, n);
+		if (rv)
+			return rv;
+		src += n;
+		len -= n;
+		off = 0;
+	}
+	return len ? -ERANGE : 0;
+}
+
+/**
+ * kiwi_rx_complete_rqe - complete the held receive WR
+ * @qp: the QP
+ * @cqe: the completion (wr_id is filled in here)
+ *
+ * An RQ element is consumed only while the QP is connected: once the QP
+ * went to error the flush completed it already.
+ */
+void kiwi_rx_complete_rqe(struct kiwi_qp *qp, struct kiwi_cqe *cqe)
+{
+	struct kiwi_qp_rx *rx = &qp->rx;
+	unsigned long flags;
+	int res = 0;
+
+	cqe->wr_id = rx->rqe.wr_id;
+	cqe->qp_num = qp->ibqp.qp_num;
+	kiwi_rx_rqe_put(rx);
+	rx->have_rqe = false;
+	spin_lock_irqsave(&qp->lock, flags);
+	if (rx->rqe_srq || kiwi_qp_connected(qp)) {
+		if (!rx->rqe_srq)
+			kiwi_ring_consumed(&qp->rq);
+		res = kiwi_cq_push(to_kcq(qp->ibqp.recv_cq), cqe, &qp->ibqp);
+	}
+	spin_unlock_irqrestore(&qp->lock, flags);
+	kiwi_cq_signal(to_kcq(qp->ibqp.recv_cq), res);
+}
+
+/* RX stopped for good: an SRQ element still held completes as flushed. */
+void kiwi_rx_release_rqe(struct kiwi_qp *qp)
+{
+	struct kiwi_qp_rx *rx = &qp->rx;
+	struct kiwi_cqe cqe = {
+		.status = IB_WC_WR_FLUSH_ERR,
+		.opcode = KIWI_WC_RECV,
+	};
+
+	if (!rx->have_rqe) {
+		kiwi_rx_rqe_put(rx);
+		return;
+	}
+	if (rx->rqe_srq) {
+		kiwi_rx_complete_rqe(qp, &cqe);
+	} else {
+		kiwi_rx_rqe_put(rx);
+		rx->have_rqe = false;
+	}
+}

@@ -1,0 +1,555 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * kiwi: the transmit side of the data path.
+ *
+ * One work item per QP frames FPDUs into a linear buffer (payload copied
+ * once from the registered memory, CRC and markers by proto/mpa) and hands
+ * the whole buffer to TCP with one non-blocking kernel_sendmsg() call. On
+ * -EAGAIN it stops; kiwi_qp_tx_space() queues it again. Per message
+ * boundary the next message is, in this order: the Terminate, the RTR
+ * message, the oldest inbound Read's Response, the next SQ WR.
+ *
+ * A Send or Write completes when the buffer holding its last FPDU was
+ * taken by TCP; a Read when its last Response was placed (rx.c); Local
+ * Invalidate and fast-register when TX reaches them.
+ */
+#include <linux/mm.h>
+#include <linux/net.h>
+#include <linux/slab.h>
+#include <net/sock.h>
+
+#include "kiwi.h"
+#include "conn.h"
+
+static void kiwi_tx_work(struct work_struct *work);
+
+void kiwi_tx_init(struct kiwi_qp *qp)
+{
+	INIT_WORK(&qp->tx.work, kiwi_tx_work);
+	mutex_init(&qp->tx.llp_mutex);
+}
+
+/* Any context: make TX look at the QP again. */
+void kiwi_tx_kick(struct kiwi_qp *qp)
+{
+	queue_work(system_unbound_wq, &qp->tx.work);
+}
+
+/**
+ * kiwi_tx_attach - allocate the transmit state of a new connection
+ * @qp: the QP, not yet attached
+ * @ord: Reads this QP may have outstanding (>= 1)
+ * @ird: inbound Reads this QP serves at once (>= 1)
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int kiwi_tx_attach(struct kiwi_qp *qp, u32 ord, u32 ird)
+{
+	struct kiwi_qp_tx *tx = &qp->tx;
+
+	tx->buf = kvmalloc(KIWI_TX_BUF_LEN, GFP_KERNEL);
+	tx->orq = kcalloc(ord, sizeof(*tx->orq), GFP_KERNEL);
+	tx->irq = kcalloc(ird, sizeof(*tx->irq), GFP_KERNEL);
+	if (!tx->buf || !tx->orq || !tx->irq) {
+		kiwi_tx_release(qp);
+		return -ENOMEM;
+	}
+	tx->ord = ord;
+	tx->ird = ird;
+	tx->len = 0;
+	tx->sent = 0;
+	tx->msn_send = KIWI_DDP_MSN_INIT;
+	tx->msn_rreq = KIWI_DDP_MSN_INIT;
+	tx->term_sent = false;
+	tx->closed = false;
+	tx->close_req = false;
+	tx->term_pending = false;
+	tx->orq_head = 0;
+	tx->orq_tail = 0;
+	tx->irq_head = 0;
+	tx->irq_tail = 0;
+	memset(&tx->cur, 0, sizeof(tx->cur));
+	return 0;
+}
+
+/* Drop the current message's MR references; it is no longer active. */
+static void kiwi_tx_msg_put(struct kiwi_tx_msg *m)
+{
+	u32 i;
+
+	for (i = 0; i < KIWI_MAX_SGE; i++) {
+		if (m->mr[i])
+			kiwi_mr_put(m->mr[i]);
+		m->mr[i] = NULL;
+	}
+	if (m->src)
+		kiwi_mr_put(m->src);
+	m->src = NULL;
+	m->active = false;
+}
+
+/*
+ * After TX stopped for good (detach, or a failed attach): drop the MR
+ * references and free the buffers.
+ */
+void kiwi_tx_release(struct kiwi_qp *qp)
+{
+	struct kiwi_qp_tx *tx = &qp->tx;
+	u32 i;
+
+	kiwi_tx_msg_put(&tx->cur);
+	for (i = tx->irq_head; tx->irq && i != tx->irq_tail; i++) {
+		if (tx->irq[i % tx->ird].mr)
+			kiwi_mr_put(tx->irq[i % tx->ird].mr);
+	}
+	tx->irq_head = 0;
+	tx->irq_tail = 0;
+	kvfree(tx->buf);
+	kfree(tx->orq);
+	kfree(tx->irq);
+	tx->buf = NULL;
+	tx->orq = NULL;
+	tx->irq = NULL;
+}
+
+/**
+ * kiwi_irq_push - queue the Response to an inbound Read Request (RX)
+ * @qp: the QP
+ * @mr: the checked Data Source, its reference passes to TX (NULL if size 0)
+ * @rreq: the request
+ *
+ * Return: false if IRD Reads are already queued (the caller drops @mr).
+ */
+bool kiwi_irq_push(struct kiwi_qp *qp, struct kiwi_mr *mr,
+		   const struct kiwi_rdmap_rreq *rreq)
+{
+	struct kiwi_qp_tx *tx = &qp->tx;
+	unsigned long flags;
+	bool ok;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	ok = tx->irq_tail - tx->irq_head < tx->ird;
+	if (ok) {
+		tx->irq[tx->irq_tail % tx->ird].mr = mr;
+		tx->irq[tx->irq_tail % tx->ird].rreq = *rreq;
+		tx->irq_tail++;
+	}
+	spin_unlock_irqrestore(&qp->lock, flags);
+	if (ok)
+		kiwi_tx_kick(qp);
+	return ok;
+}
+
+/* --- framing --- */
+
+/* Where the ULPDU of a segment is staged, or NULL if the buffer is full. */
+static u8 *kiwi_tx_seg_begin(struct kiwi_qp_tx *tx, u32 ulpdu_len)
+{
+	u32 wire = kiwi_mpa_fpdu_wire_len(&tx->mpa, ulpdu_len);
+
+	if (wire > KIWI_TX_BUF_LEN - tx->len)
+		return NULL;
+	return tx->buf + tx->len + KIWI_MPA_HDR_LEN;
+}
+
+/*
+ * Frame the ULPDU staged by kiwi_tx_seg_begin(). The plan's pieces are laid
+ * out in wire order back to front: every ULPDU piece moves to a position at
+ * or after the one it was staged at, so no piece overwrites one not yet
+ * moved.
+ */
+static int kiwi_tx_seg_end(struct kiwi_qp_tx *tx, u32 ulpdu_len)
+{
+	u8 *base = tx->buf + tx->len;
+	struct kiwi_mpa_frag frag = {
+		.base = base + KIWI_MPA_HDR_LEN,
+		.len = ulpdu_len,
+	};
+	struct kiwi_mpa_plan *plan = &tx->plan;
+	const struct kiwi_mpa_piece *pc;
+	u32 pos, i;
+	int rv;
+
+	plan->piece = tx->pieces;
+	plan->cap = ARRAY_SIZE(tx->pieces);
+	rv = kiwi_mpa_tx_plan(&tx->mpa, plan, &frag, 1);
+	if (rv)
+		return rv;
+	pos = plan->wire_len;
+	for (i = plan->cnt; i-- > 0;) {
+		pc = &plan->piece[i];
+		pos -= pc->len;
+		if (pc->base != base + pos)
+			memmove(base + pos, pc->base, pc->len);
+	}
+	tx->len += plan->wire_len;
+	return 0;
+}
+
+/* Copy message octets [@off, @off + @len) of the current message to @dst. */
+static int kiwi_tx_payload(struct kiwi_tx_msg *m, u8 *dst, u32 off, u32 len)
+{
+	const struct kiwi_sge *sge;
+	u32 i, n;
+	int rv;
+
+	if (m->inline_data) {
+		memcpy(dst, m->inline_data + off, len);
+		return 0;
+	}
+	if (m->rresp)
+		return len ? kiwi_mr_read(m->src, m->src_to + off, dst, len) : 0;
+	for (i = 0; i < m->nsge && len; i++) {
+		sge = &m->sge[i];
+		if (off >= sge->length) {
+			off -= sge->length;
+			continue;
+		}
+		n = min(len, sge->length - off);
+		rv = kiwi_mr_read(m->mr[i], sge->addr + off, dst, n);
+		if (rv)
+			return rv;
+		dst += n;
+		len -= n;
+		off = 0;
+	}
+	return 0;
+}
+
+/* --- messages --- */
+
+static void kiwi_tx_msg_end(struct kiwi_qp *qp)
+{
+	struct kiwi_qp_tx *tx = &qp->tx;
+	struct kiwi_tx_msg *m = &tx->cur;
+	unsigned long flags;
+
+	if (m->rresp) {
+		spin_lock_irqsave(&qp->lock, flags);
+		tx->irq_head++;
+		spin_unlock_irqrestore(&qp->lock, flags);
+	} else if (m->op != KIWI_RDMAP_TERMINATE && m->idx != U32_MAX) {
+		tx->framed_to = m->idx + 1;
+	}
+	kiwi_tx_msg_put(m);
+}
+
+/* The current message, WR @idx, failed locally: the QP goes to error. */
+void kiwi_tx_wr_failed(struct kiwi_qp *qp, u32 idx, u8 status)
+{
+	kiwi_tx_msg_put(&qp->tx.cur);
+	kiwi_sq_complete(qp, idx, status);
+	kiwi_qp_to_error(qp);
+	kiwi_qp_close_llp(qp, true);
+}
+
+/**
+ * kiwi_tx_segment - frame the next DDP segment of the current message
+ * @qp: the QP
+ *
+ * Return: 0, -ENOSPC when the buffer is full (try again after sending it),
+ * or another error after which the message was abandoned.
+ */
+static int kiwi_tx_segment(struct kiwi_qp *qp)
+{
+	struct kiwi_qp_tx *tx = &qp->tx;
+	struct kiwi_tx_msg *m = &tx->cur;
+	struct kiwi_ddp_seg_iter save = m->it;
+	struct kiwi_ddp_seg seg;
+	struct kiwi_ddp_hdr h;
+	u32 hlen;
+	u8 *ulp;
+	int rv;
+
+	if (!kiwi_ddp_seg_next(&m->it, &seg) ||
+	    kiwi_rdmap_seg_hdr(&h, m->op, m->stag, m->msn, &seg)) {
+		rv = -EINVAL;
+		goto fail;
+	}
+	hlen = kiwi_ddp_hdr_len(h.tagged ? KIWI_DDP_CTRL_T : 0);
+	ulp = kiwi_tx_seg_begin(tx, hlen + seg.len);
+	if (!ulp) {
+		m->it = save;
+		return -ENOSPC;
+	}
+	kiwi_ddp_hdr_encode(&h, ulp);
+	rv = kiwi_tx_payload(m, ulp + hlen, seg.off, seg.len);
+	if (!rv)
+		rv = kiwi_tx_seg_end(tx, hlen + seg.len);
+	if (rv)
+		goto fail;
+	if (seg.last)
+		kiwi_tx_msg_end(qp);
+	return 0;
+
+fail:
+	if (m->rresp || m->idx == U32_MAX) {
+		kiwi_qp_fail(qp, KIWI_TERM_ERR_RDMAP_CATASTROPHIC, NULL, 0, 0);
+		kiwi_tx_msg_end(qp);
+	} else {
+		kiwi_tx_wr_failed(qp, m->idx, IB_WC_LOC_PROT_ERR);
+	}
+	return rv;
+}
+
+/* Begin segmenting a message of @len octets (TX). */
+int kiwi_tx_msg_begin(struct kiwi_tx_msg *m, struct kiwi_qp_tx *tx,
+		      u8 op, u32 len, u64 to)
+{
+	m->op = op;
+	m->len = len;
+	m->active = true;
+	return kiwi_ddp_seg_init(&m->it, kiwi_rdmap_op_lookup(op)->tagged,
+				 len, to, tx->mulpdu);
+}
+
+/* The Response to the oldest inbound Read, if one waits. */
+static bool kiwi_tx_start_rresp(struct kiwi_qp *qp)
+{
+	struct kiwi_qp_tx *tx = &qp->tx;
+	struct kiwi_tx_msg *m = &tx->cur;
+	struct kiwi_irq_ent ent;
+	unsigned long flags;
+	bool have;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	have = tx->irq_head != tx->irq_tail;
+	if (have) {
+		ent = tx->irq[tx->irq_head % tx->ird];
+		tx->irq[tx->irq_head % tx->ird].mr = NULL;
+	}
+	spin_unlock_irqrestore(&qp->lock, flags);
+	if (!have)
+		return false;
+	memset(m, 0, sizeof(*m));
+	m->rresp = true;
+	m->idx = U32_MAX;
+	m->src = ent.mr;
+	m->src_to = ent.rreq.src_to;
+	m->stag = ent.rreq.sink_stag;
+	/* kiwi_rdmap_check_rreq() made sure the sink range cannot wrap. */
+	kiwi_tx_msg_begin(m, tx, KIWI_RDMAP_READ_RESP, ent.rreq.size,
+			  ent.rreq.sink_to);
+	return true;
+}
+
+/* Make @r the current message: a Read Request on QN 1 (TX). */
+void kiwi_tx_rreq(struct kiwi_tx_msg *m, struct kiwi_qp_tx *tx,
+		  const struct kiwi_rdmap_rreq *r)
+{
+	kiwi_rdmap_rreq_encode(r, m->rreq);
+	m->inline_data = m->rreq;
+	m->msn = tx->msn_rreq++;
+	kiwi_tx_msg_begin(m, tx, KIWI_RDMAP_READ_REQ, KIWI_RDMAP_RREQ_LEN, 0);
+}
+
+/* RFC 6581: the initiator's zero-length RTR message, sent first. */
+static bool kiwi_tx_start_rtr(struct kiwi_qp *qp)
+{
+	struct kiwi_qp_tx *tx = &qp->tx;
+	struct kiwi_tx_msg *m = &tx->cur;
+	struct kiwi_rdmap_rreq r = { 0 };
+	unsigned long flags;
+	u8 type = tx->rtr;
+
+	if (!type)
+		return false;
+	tx->rtr = 0;
+	memset(m, 0, sizeof(*m));
+	m->idx = U32_MAX;
+	if (type == KIWI_MPA_RTR_WRITE) {
+		kiwi_tx_msg_begin(m, tx, KIWI_RDMAP_WRITE, 0, 0);
+	} else if (type == KIWI_MPA_RTR_READ) {
+		spin_lock_irqsave(&qp->lock, flags);
+		tx->orq[tx->orq_tail % tx->ord] =
+			(struct kiwi_orq_ent){ .rtr = true };
+		tx->orq_tail++;
+		spin_unlock_irqrestore(&qp->lock, flags);
+		kiwi_tx_rreq(m, tx, &r);
+	} else {
+		m->msn = tx->msn_send++;
+		kiwi_tx_msg_begin(m, tx, KIWI_RDMAP_SEND, 0, 0);
+	}
+	return true;
+}
+
+/* Pick the next message; false if there is none (or TX must wait). */
+static bool kiwi_tx_next_msg(struct kiwi_qp *qp)
+{
+	return kiwi_tx_start_rtr(qp) || kiwi_tx_start_rresp(qp) ||
+	       kiwi_tx_start_sqe(qp);
+}
+
+/* Frame the pending Terminate: the last message TX ever sends. */
+static bool kiwi_tx_term(struct kiwi_qp *qp)
+{
+	struct kiwi_qp_tx *tx = &qp->tx;
+	unsigned long flags;
+	u32 len = 0;
+	u8 *ulp;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	if (tx->term_pending) {
+		ulp = kiwi_tx_seg_begin(tx, tx->term_len);
+		if (ulp) {
+			len = tx->term_len;
+			memcpy(ulp, tx->term, len);
+			tx->term_pending = false;
+		}
+	}
+	spin_unlock_irqrestore(&qp->lock, flags);
+	if (!len)
+		return false;
+	kiwi_tx_msg_put(&tx->cur);
+	tx->term_sent = true;
+	kiwi_tx_seg_end(tx, len);
+	return true;
+}
+
+/* May TX start new messages? (The Terminate bypasses this.) */
+static bool kiwi_tx_open(struct kiwi_qp *qp)
+{
+	enum ib_qp_state state = READ_ONCE(qp->state);
+	unsigned long flags;
+	bool gated;
+
+	if (state != IB_QPS_RTS && state != IB_QPS_SQD)
+		return false;
+	spin_lock_irqsave(&qp->lock, flags);
+	gated = qp->tx.gated;
+	spin_unlock_irqrestore(&qp->lock, flags);
+	return !gated;
+}
+
+/* Fill the buffer with FPDUs. Return: true if anything was framed. */
+static bool kiwi_tx_fill(struct kiwi_qp *qp)
+{
+	struct kiwi_qp_tx *tx = &qp->tx;
+	bool framed = false;
+	int rv;
+
+	while (!tx->term_sent) {
+		if (kiwi_tx_term(qp))
+			return true;
+		if (!kiwi_tx_open(qp))
+			break;
+		if (!tx->cur.active && !kiwi_tx_next_msg(qp))
+			break;
+		rv = kiwi_tx_segment(qp);
+		if (rv == -ENOSPC)
+			break;
+		framed |= !rv;
+	}
+	return framed;
+}
+
+/* The buffer was taken by TCP: Sends and Writes framed in it are done. */
+static void kiwi_tx_flushed(struct kiwi_qp *qp)
+{
+	struct kiwi_qp_tx *tx = &qp->tx;
+	struct kiwi_swqe *w;
+	unsigned long flags;
+	int res = 0;
+	u32 i;
+
+	tx->len = 0;
+	tx->sent = 0;
+	if (tx->flushed_to == tx->framed_to)
+		return;
+	spin_lock_irqsave(&qp->lock, flags);
+	for (i = tx->flushed_to; i != tx->framed_to; i++) {
+		if (i - qp->sq.cons >= tx->next - qp->sq.cons)
+			continue;	/* flushed meanwhile */
+		w = &tx->swq[i & (qp->sq.num - 1)];
+		if (w->sqe.opcode != KIWI_WR_RDMA_READ)
+			w->done = true;
+	}
+	res = kiwi_sq_retire(qp);
+	spin_unlock_irqrestore(&qp->lock, flags);
+	tx->flushed_to = tx->framed_to;
+	kiwi_cq_signal(to_kcq(qp->ibqp.send_cq), res);
+}
+
+/* Hand the rest of the buffer to TCP. Return: 0 when all of it went. */
+static int kiwi_tx_push(struct kiwi_qp *qp, struct socket *sock)
+{
+	struct kiwi_qp_tx *tx = &qp->tx;
+	struct kvec kv = {
+		.iov_base = tx->buf + tx->sent,
+		.iov_len = tx->len - tx->sent,
+	};
+	struct msghdr msg = {
+		.msg_flags = MSG_DONTWAIT | MSG_NOSIGNAL,
+	};
+	int rv;
+
+	if (tx->cur.active)
+		msg.msg_flags |= MSG_MORE;
+	rv = kernel_sendmsg(sock, &msg, &kv, 1, kv.iov_len);
+	if (rv < 0)
+		return rv;
+	tx->sent += rv;
+	return tx->sent == tx->len ? 0 : -EAGAIN;
+}
+
+/*
+ * Nothing left to frame. After a graceful close request the stream closes
+ * once everything went out: in SQD the SQ and the Read Responses, in
+ * TERMINATE the Terminate.
+ */
+static void kiwi_tx_idle(struct kiwi_qp *qp)
+{
+	struct kiwi_qp_tx *tx = &qp->tx;
+	unsigned long flags;
+	bool drained;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	drained = tx->close_req && !tx->closed &&
+		  ((qp->state == IB_QPS_SQD && !kiwi_sq_produced(qp) &&
+		    tx->irq_head == tx->irq_tail) ||
+		   (qp->state == IB_QPS_SQE && !tx->term_pending));
+	if (drained)
+		tx->closed = true;
+	spin_unlock_irqrestore(&qp->lock, flags);
+	if (drained)
+		kiwi_qp_close_llp(qp, false);
+}
+
+static void kiwi_tx_run(struct kiwi_qp *qp, struct socket *sock)
+{
+	struct kiwi_qp_tx *tx = &qp->tx;
+	int rv;
+
+	for (;;) {
+		if (tx->sent < tx->len) {
+			rv = kiwi_tx_push(qp, sock);
+			if (rv == -EAGAIN)
+				return;
+			if (rv < 0) {
+				kiwi_qp_close_llp(qp, true);
+				return;
+			}
+			continue;
+		}
+		if (tx->len)
+			kiwi_tx_flushed(qp);
+		if (!kiwi_tx_fill(qp)) {
+			kiwi_tx_idle(qp);
+			return;
+		}
+		cond_resched();
+	}
+}
+
+static void kiwi_tx_work(struct work_struct *work)
+{
+	struct kiwi_qp *qp = container_of(work, struct kiwi_qp, tx.work);
+	struct socket *sock;
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	sock = qp->tx.sock;
+	spin_unlock_irqrestore(&qp->lock, flags);
+	if (sock)
+		kiwi_tx_run(qp, sock);
+}

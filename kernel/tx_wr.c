@@ -1,0 +1,226 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * kiwi: starting send WRs on the transmit side (TX context).
+ *
+ * A WR is copied out of the SQ ring into the QP's private shadow before
+ * anything in it is looked at: a user ring can change under us, and every
+ * field of a user SQE is hostile. Local operations (Local Invalidate,
+ * fast-register) complete right here, in SQ order with the rest.
+ */
+#include "kiwi.h"
+#include "conn.h"
+
+#define KIWI_DP_MAX_MSG		0x80000000ULL	/* max_msg_sz of the device */
+
+/*
+ * Under qp->lock: copy the next WR into the shadow and start it. A Read
+ * waits while ORD Reads are outstanding; a fenced WR while any Read is.
+ */
+static bool kiwi_tx_take(struct kiwi_qp *qp, u32 *idx)
+{
+	struct kiwi_qp_tx *tx = &qp->tx;
+	u32 reads = tx->orq_tail - tx->orq_head;
+	struct kiwi_swqe *w;
+
+	if (tx->next - qp->sq.cons >= kiwi_sq_produced(qp))
+		return false;
+	w = &tx->swq[tx->next & (qp->sq.num - 1)];
+	memcpy(&w->sqe, kiwi_ring_elem(&qp->sq, tx->next), sizeof(w->sqe));
+	if ((w->sqe.flags & KIWI_SQE_READ_FENCE) && reads)
+		return false;
+	if (w->sqe.opcode == KIWI_WR_RDMA_READ) {
+		if (reads >= tx->ord)
+			return false;
+		tx->orq[tx->orq_tail % tx->ord] = (struct kiwi_orq_ent){
+			.idx = tx->next,
+			.stag = w->sqe.sge[0].lkey,
+			.to = w->sqe.sge[0].addr,
+			.len = w->sqe.sge[0].length,
+		};
+		tx->orq_tail++;
+	}
+	w->status = IB_WC_SUCCESS;
+	w->done = false;
+	w->len = 0;
+	*idx = tx->next++;
+	return true;
+}
+
+/* Check and take references on the local SGEs of a Send or Write. */
+static u8 kiwi_tx_sges(struct kiwi_qp *qp, struct kiwi_swqe *w,
+		       struct kiwi_tx_msg *m)
+{
+	struct kiwi_device *kdev = to_kdev(qp->ibqp.device);
+	const struct kiwi_sge *sge;
+	u64 len = 0;
+	u32 i;
+
+	if (w->sqe.flags & KIWI_SQE_INLINE) {
+		if (w->sqe.inline_len > qp->max_inline)
+			return IB_WC_LOC_LEN_ERR;
+		m->inline_data = (const u8 *)w->sqe.sge;
+		w->len = w->sqe.inline_len;
+		return IB_WC_SUCCESS;
+	}
+	if (w->sqe.num_sge > qp->max_send_sge)
+		return IB_WC_LOC_QP_OP_ERR;
+	m->sge = w->sqe.sge;
+	m->nsge = w->sqe.num_sge;
+	for (i = 0; i < m->nsge; i++) {
+		sge = &m->sge[i];
+		len += sge->length;
+		if (!sge->length)
+			continue;
+		m->mr[i] = kiwi_mr_get(kdev, sge->lkey);
+		if (!m->mr[i] ||
+		    kiwi_mr_check(m->mr[i], sge->lkey, qp->ibqp.pd, 0,
+				  sge->addr, sge->length) != KIWI_MEM_OK)
+			return IB_WC_LOC_PROT_ERR;
+	}
+	if (len > KIWI_DP_MAX_MSG)
+		return IB_WC_LOC_LEN_ERR;
+	w->len = len;
+	return IB_WC_SUCCESS;
+}
+
+static u8 kiwi_tx_send_op(const struct kiwi_sqe *sqe)
+{
+	bool se = sqe->flags & KIWI_SQE_SOLICITED;
+
+	if (sqe->opcode == KIWI_WR_SEND_WITH_INV)
+		return se ? KIWI_RDMAP_SEND_SE_INV : KIWI_RDMAP_SEND_INV;
+	return se ? KIWI_RDMAP_SEND_SE : KIWI_RDMAP_SEND;
+}
+
+static u8 kiwi_tx_setup_send(struct kiwi_qp *qp, struct kiwi_swqe *w,
+			     struct kiwi_tx_msg *m)
+{
+	u8 st = kiwi_tx_sges(qp, w, m);
+
+	if (st)
+		return st;
+	if (w->sqe.opcode == KIWI_WR_RDMA_WRITE) {
+		m->stag = w->sqe.inv_or_rkey;
+		if (kiwi_tx_msg_begin(m, &qp->tx, KIWI_RDMAP_WRITE, w->len,
+				      w->sqe.remote_addr))
+			return IB_WC_LOC_QP_OP_ERR;
+		return IB_WC_SUCCESS;
+	}
+	m->stag = w->sqe.opcode == KIWI_WR_SEND_WITH_INV ?
+		  w->sqe.inv_or_rkey : 0;
+	m->msn = qp->tx.msn_send++;
+	kiwi_tx_msg_begin(m, &qp->tx, kiwi_tx_send_op(&w->sqe), w->len, 0);
+	return IB_WC_SUCCESS;
+}
+
+/* The Read's sink is one local SGE the Response may write. */
+static u8 kiwi_tx_setup_read(struct kiwi_qp *qp, struct kiwi_swqe *w,
+			     struct kiwi_tx_msg *m)
+{
+	const struct kiwi_sge *sink = &w->sqe.sge[0];
+	struct kiwi_rdmap_rreq r = {
+		.sink_stag = sink->lkey,
+		.sink_to = sink->addr,
+		.size = sink->length,
+		.src_stag = w->sqe.inv_or_rkey,
+		.src_to = w->sqe.remote_addr,
+	};
+	struct kiwi_mr *mr;
+	u8 st = IB_WC_SUCCESS;
+
+	if (w->sqe.num_sge != 1 || (w->sqe.flags & KIWI_SQE_INLINE) ||
+	    sink->length > KIWI_DP_MAX_MSG)
+		return IB_WC_LOC_QP_OP_ERR;
+	if (sink->length) {
+		mr = kiwi_mr_get(to_kdev(qp->ibqp.device), sink->lkey);
+		if (!mr || kiwi_mr_check(mr, sink->lkey, qp->ibqp.pd,
+					 IB_ACCESS_LOCAL_WRITE, sink->addr,
+					 sink->length) != KIWI_MEM_OK)
+			st = IB_WC_LOC_PROT_ERR;
+		if (mr)
+			kiwi_mr_put(mr);
+	}
+	if (!st) {
+		w->len = sink->length;
+		kiwi_tx_rreq(m, &qp->tx, &r);
+	}
+	return st;
+}
+
+/* Local Invalidate and fast-register: done when TX reaches them. */
+static u8 kiwi_tx_local_op(struct kiwi_qp *qp, struct kiwi_swqe *w)
+{
+	if (w->sqe.opcode == KIWI_WR_LOCAL_INV)
+		return kiwi_mr_invalidate(to_kdev(qp->ibqp.device),
+					  w->sqe.inv_or_rkey, qp->ibqp.pd,
+					  false) ? IB_WC_LOC_PROT_ERR :
+						   IB_WC_SUCCESS;
+	if (qp->ibqp.uobject || !w->reg_mr)
+		return IB_WC_LOC_QP_OP_ERR;
+	return kiwi_mr_fast_reg(to_kmr(w->reg_mr), w->reg_key,
+				w->reg_access) ? IB_WC_LOC_PROT_ERR :
+						 IB_WC_SUCCESS;
+}
+
+/* Start WR @idx: a message to segment (true), or a local op done here. */
+static bool kiwi_tx_setup(struct kiwi_qp *qp, u32 idx)
+{
+	struct kiwi_swqe *w = &qp->tx.swq[idx & (qp->sq.num - 1)];
+	struct kiwi_tx_msg *m = &qp->tx.cur;
+	u8 st;
+
+	memset(m, 0, sizeof(*m));
+	m->idx = idx;
+	switch (w->sqe.opcode) {
+	case KIWI_WR_SEND:
+	case KIWI_WR_SEND_WITH_INV:
+	case KIWI_WR_RDMA_WRITE:
+		st = kiwi_tx_setup_send(qp, w, m);
+		break;
+	case KIWI_WR_RDMA_READ:
+		st = kiwi_tx_setup_read(qp, w, m);
+		break;
+	case KIWI_WR_LOCAL_INV:
+	case KIWI_WR_KREG_MR:
+		st = kiwi_tx_local_op(qp, w);
+		if (st)
+			break;
+		kiwi_sq_complete(qp, idx, IB_WC_SUCCESS);
+		return false;
+	default:
+		st = IB_WC_LOC_QP_OP_ERR;
+		break;
+	}
+	if (!st)
+		return true;
+	kiwi_tx_wr_failed(qp, idx, st);
+	return false;
+}
+
+/**
+ * kiwi_tx_start_sqe - make the next SQ WR the current message
+ * @qp: the QP (TX context)
+ *
+ * Local operations on the way are executed and completed.
+ *
+ * Return: true if a message to segment was started.
+ */
+bool kiwi_tx_start_sqe(struct kiwi_qp *qp)
+{
+	unsigned long flags;
+	bool took;
+	u32 idx;
+
+	for (;;) {
+		spin_lock_irqsave(&qp->lock, flags);
+		took = (qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD) &&
+		       kiwi_tx_take(qp, &idx);
+		spin_unlock_irqrestore(&qp->lock, flags);
+		if (!took)
+			return false;
+		if (kiwi_tx_setup(qp, idx))
+			return true;
+		if (!kiwi_qp_connected(qp))
+			return false;
+	}
+}
