@@ -21,6 +21,8 @@
 #include <rdma/uverbs_ioctl.h>
 #include <rdma/kiwi-abi.h>
 
+#include "qp_dp.h"
+
 #define KIWI_FW_VERSION "0.1.0"
 /* The same version for query_device: major << 32 | minor << 16 | patch. */
 #define KIWI_FW_VERSION_NUM	((0ULL << 32) | (1ULL << 16) | 0)
@@ -187,6 +189,12 @@ struct kiwi_srq {
  * @rq: receive ring; unused (num == 0) when the QP has an SRQ
  * @ref: users of the QP: the creator and the iWARP CM (iw_add_ref)
  * @released: completed when @ref drops to zero; destroy waits for it
+ * @tx: transmit side of the data path (qp_dp.h)
+ * @rx: receive side of the data path (qp_dp.h)
+ *
+ * iWARP states map onto @state: IDLE = INIT (RTR and RTS requests before a
+ * connection is attached are accepted and leave the QP in INIT), RTS =
+ * RTS, CLOSING = SQD, TERMINATE = SQE, ERROR = ERR.
  */
 struct kiwi_qp {
 	struct ib_qp ibqp;
@@ -203,6 +211,8 @@ struct kiwi_qp {
 	struct kiwi_ring rq;
 	struct kref ref;
 	struct completion released;
+	struct kiwi_qp_tx tx;
+	struct kiwi_qp_rx rx;
 };
 
 /**
@@ -338,6 +348,51 @@ int kiwi_rqe_from_wr(struct kiwi_rqe *rqe, const struct ib_recv_wr *wr,
 
 /* qp_flush.c */
 void kiwi_qp_flush(struct kiwi_qp *qp, int *send_res, int *recv_res);
+u16 kiwi_sq_wc_opcode(u8 sq_opcode);
+
+/* qp_sq.c: send queue bookkeeping of the data path */
+int kiwi_swq_alloc(struct kiwi_qp *qp);
+void kiwi_swq_free(struct kiwi_qp *qp);
+u32 kiwi_sq_produced(struct kiwi_qp *qp);
+int kiwi_sq_retire(struct kiwi_qp *qp);
+void kiwi_sq_complete(struct kiwi_qp *qp, u32 idx, u8 status);
+
+/* qp_llp.c: attach/detach, state changes from the data path */
+bool kiwi_qp_connected(struct kiwi_qp *qp);
+void kiwi_qp_event(struct kiwi_qp *qp, enum ib_event_type type);
+void kiwi_qp_to_error(struct kiwi_qp *qp);
+void kiwi_qp_close_llp(struct kiwi_qp *qp, bool abortive);
+
+/* qp_term.c: errors and Terminate messages */
+void kiwi_qp_fail(struct kiwi_qp *qp, enum kiwi_term_err err,
+		  const u8 *seg, u32 seg_len, u32 ulpdu_len);
+void kiwi_qp_term_received(struct kiwi_qp *qp, const u8 *ulpdu, u32 len);
+
+/* tx.c */
+void kiwi_tx_init(struct kiwi_qp *qp);
+int kiwi_tx_attach(struct kiwi_qp *qp, u32 ord, u32 ird);
+void kiwi_tx_release(struct kiwi_qp *qp);
+void kiwi_tx_kick(struct kiwi_qp *qp);
+bool kiwi_irq_push(struct kiwi_qp *qp, struct kiwi_mr *mr,
+		   const struct kiwi_rdmap_rreq *rreq);
+int kiwi_tx_msg_begin(struct kiwi_tx_msg *m, struct kiwi_qp_tx *tx,
+		      u8 op, u32 len, u64 to);
+void kiwi_tx_rreq(struct kiwi_tx_msg *m, struct kiwi_qp_tx *tx,
+		  const struct kiwi_rdmap_rreq *r);
+void kiwi_tx_wr_failed(struct kiwi_qp *qp, u32 idx, u8 status);
+
+/* tx_wr.c */
+bool kiwi_tx_start_sqe(struct kiwi_qp *qp);
+
+/* rx.c */
+void kiwi_rx_release(struct kiwi_qp *qp);
+void kiwi_rx_read(struct kiwi_qp *qp, struct sock *sk);
+
+/* rx_rqe.c */
+enum kiwi_term_err kiwi_rx_take_rqe(struct kiwi_qp *qp);
+int kiwi_rx_place_rqe(struct kiwi_qp *qp, u64 off, const u8 *src, u32 len);
+void kiwi_rx_complete_rqe(struct kiwi_qp *qp, struct kiwi_cqe *cqe);
+void kiwi_rx_release_rqe(struct kiwi_qp *qp);
 
 /* srq.c */
 int kiwi_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *attr,
