@@ -2,37 +2,55 @@
 /*
  * kiwi: iWARP connection manager operations (struct ib_device_ops iw_*).
  *
- * The QP reference and lookup operations are complete. Connection setup
- * (MPA over TCP) arrives with kiwi's data path: until then connect,
- * accept, reject and listen fail with -EOPNOTSUPP, which rdma_cm reports
- * to its caller, and destroy_listen has no listener to tear down.
+ * The work is in cm_*.c: endpoints and their lifetime (cm_ep.c), the
+ * initiator (cm_active.c), listener and responder (cm_passive.c), the
+ * connected state and close (cm_close.c), socket helpers (cm_sock.c) and
+ * module parameters (cm_param.c). Documentation/cm.md describes the state
+ * machine.
  */
 #include "kiwi.h"
+#include "cm_ep.h"
 
 int kiwi_iw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 {
-	return -EOPNOTSUPP;
+	return kiwi_cm_connect(id, param);
 }
 
+/* @id is the id iw_cm made for a CONNECT_REQUEST; provider_data the ep. */
 int kiwi_iw_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 {
-	return -EOPNOTSUPP;
+	struct kiwi_ep *ep = id->provider_data;
+
+	if (!ep)
+		return -EINVAL;
+	return kiwi_cm_accept(ep, id, param);
 }
 
 int kiwi_iw_reject(struct iw_cm_id *id, const void *pdata, u8 pdata_len)
 {
-	return -EOPNOTSUPP;
+	struct kiwi_ep *ep = id->provider_data;
+
+	if (!ep)
+		return -EINVAL;
+	id->provider_data = NULL;
+	return kiwi_cm_reject(ep, pdata, pdata_len);
 }
 
 int kiwi_iw_create_listen(struct iw_cm_id *id, int backlog)
 {
-	return -EOPNOTSUPP;
+	return kiwi_cm_listen(id, backlog);
 }
 
 /* iw_cm only calls this for a listener that create_listen set up. */
 int kiwi_iw_destroy_listen(struct iw_cm_id *id)
 {
-	return -EOPNOTSUPP;
+	struct kiwi_ep *ep = id->provider_data;
+
+	if (!ep)
+		return -EINVAL;
+	id->provider_data = NULL;
+	kiwi_cm_unlisten(ep);
+	return 0;
 }
 
 /* The CM holds the QP while a connection uses it; destroy waits. */

@@ -108,7 +108,13 @@ enum kiwi_mem_status {
 	KIWI_MEM_BOUNDS,
 };
 
-/* Look an STag up; takes a reference (RCU-safe against dereg). NULL if none. */
+/*
+ * Look an STag up; takes a reference (RCU-safe against dereg). NULL unless
+ * the MR is valid under exactly @stag. A reference keeps the structure,
+ * not the registration: dereg_mr and invalidation do not wait for holders,
+ * and every later check, page lookup or copy of an invalidated MR fails.
+ * While an old holder remains, a fast-register of that MR fails (-EBUSY).
+ */
 struct kiwi_mr *kiwi_mr_get(struct kiwi_device *kdev, u32 stag);
 void kiwi_mr_put(struct kiwi_mr *mr);
 
@@ -123,28 +129,34 @@ enum kiwi_mem_status kiwi_mr_check(const struct kiwi_mr *mr, u32 stag,
 
 /*
  * The page holding @addr of a checked range, the offset in it and how many
- * octets from there are contiguous in that page (at most @len).
+ * octets from there are contiguous in that page (at most @len). Call it and
+ * use the page inside one RCU read-side section (rcu_read_lock() or bottom
+ * halves disabled): dereg_mr releases the memory a grace period later.
  */
 int kiwi_mr_page(const struct kiwi_mr *mr, u64 addr, u32 len,
 		 struct page **page, u32 *offset, u32 *chunk);
 
-/* Copy to / from a checked range of @mr. */
+/* Copy to / from a checked range of @mr; -EFAULT once it is invalid. */
 int kiwi_mr_write(const struct kiwi_mr *mr, u64 addr, const void *src,
 		  u32 len);
 int kiwi_mr_read(const struct kiwi_mr *mr, u64 addr, void *dst, u32 len);
 
 /*
  * Invalidate @stag (Local Invalidate WR, or a remote Send with Invalidate
- * when @remote): it must exist and belong to @pd; a DMA MR cannot be
- * invalidated.
+ * when @remote): it must exist and belong to @pd. Only fast-reg MRs can be
+ * invalidated, by a peer only if registered with remote rights:
+ * KIWI_MEM_ACCESS means "STag cannot be invalidated". A peer must name a
+ * valid STag; locally, invalidating an invalid one again succeeds.
  */
 enum kiwi_mem_status kiwi_mr_invalidate(struct kiwi_device *kdev, u32 stag,
 					const struct ib_pd *pd, bool remote);
 
 /*
- * IB_WR_REG_MR: make fast-reg @mr valid under key @key with @access, over
- * the page list map_mr_sg filled in. -EINVAL if @mr is not a fast-reg MR
- * or is still valid.
+ * IB_WR_REG_MR: make fast-reg @mr valid under @key (ib_reg_wr.key, the
+ * whole STag) with @access, over the page list map_mr_sg filled in.
+ * -EINVAL if @mr is not a fast-reg MR, is still valid or the key's index
+ * is not @mr's; -EBUSY while a holder of the old registration remains.
+ * The caller checks that @mr's PD is the QP's (ibmr.pd).
  */
 int kiwi_mr_fast_reg(struct kiwi_mr *mr, u32 key, int access);
 

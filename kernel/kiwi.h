@@ -13,6 +13,7 @@
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/netdevice.h>
+#include <linux/refcount.h>
 #include <linux/spinlock.h>
 #include <linux/xarray.h>
 #include <rdma/ib_umem.h>
@@ -51,6 +52,7 @@
 #define KIWI_MAX_ORD		128	/* outstanding RDMA Reads we issue per QP */
 #define KIWI_MAX_IRD		128	/* inbound RDMA Reads we serve per QP */
 #define KIWI_MAX_FRMR_PAGES	512	/* page list length of a fast-reg MR */
+#define KIWI_FRMR_MIN_PAGE	SZ_4K	/* smallest page size of that list */
 #define KIWI_MAX_MR_SIZE	BIT_ULL(40)	/* one MR; pinning limits apply too */
 #define KIWI_MAX_SGE_RD		1	/* an RDMA Read sink is one STag + TO */
 
@@ -59,6 +61,11 @@
 /* STag = index (24 bits) << 8 | key (8 bits); index 0 is never used. */
 #define KIWI_STAG_INDEX_MAX	0xffffffU
 #define KIWI_STAG_KEY_BITS	8
+
+static inline u32 kiwi_stag_index(u32 stag)
+{
+	return stag >> KIWI_STAG_KEY_BITS;
+}
 
 /**
  * struct kiwi_device - one kiwi ib_device bound to one net_device
@@ -216,22 +223,82 @@ struct kiwi_qp {
 };
 
 /**
+ * enum kiwi_mr_kind - how an MR turns addresses into pages
+ * @KIWI_MR_DMA: kernel virtual addresses, all of memory (ib_alloc_pd)
+ * @KIWI_MR_USER: pinned user pages (ib_umem), addressed by the iova
+ * @KIWI_MR_FAST_REG: a page list of kernel virtual addresses (map_mr_sg),
+ *                    made valid by IB_WR_REG_MR
+ */
+enum kiwi_mr_kind {
+	KIWI_MR_DMA,
+	KIWI_MR_USER,
+	KIWI_MR_FAST_REG,
+};
+
+/* kiwi_mr.state */
+enum {
+	KIWI_MR_INVALID,	/* no access; fast-reg MRs start here */
+	KIWI_MR_VALID,		/* accessible under @stag */
+	KIWI_MR_BUSY,		/* a fast-register is writing the registration */
+};
+
+/**
  * struct kiwi_mr - memory region (user, DMA or fast-reg)
  * @ibmr: core MR
- * @umem: pinned user memory (user MRs), else NULL
- * @pages: fast-reg MRs: page list filled by map_mr_sg
- * @max_pages: fast-reg MRs: capacity of @pages
- * @npages: fast-reg MRs: valid entries in @pages
+ * @kind: enum kiwi_mr_kind
+ * @pd: the protection domain (ib_core sets ibmr.pd only after the create
+ *      verb returned, and the STag is published before that)
+ * @ref: one for the registration (dropped by dereg_mr), one per data-path
+ *       holder (kiwi_mr_get); the last put frees the structure
+ * @state: KIWI_MR_INVALID / VALID / BUSY, changed with atomic cmpxchg
+ * @stag: the STag the MR is valid under (lkey == rkey); the index bits
+ *        never change, the key changes with each fast-register
  * @access: IB_ACCESS_* of the registration
- * @rcu: frees the MR after readers of kiwi_device.mr_xa are done
+ * @iova: first address of the registration
+ * @length: registered octets
+ * @page_shift: fast-reg MRs: log2 of the page list's page size
+ * @nreg: fast-reg MRs: page list entries in the registration
+ * @umem: user MRs: the pinned memory
+ * @upages: user MRs: the pinned pages in address order (O(1) lookup)
+ * @pages: fast-reg MRs: page list (kernel virtual addresses) from map_mr_sg
+ * @max_pages: fast-reg MRs: capacity of @pages
+ * @npages: fast-reg MRs: entries map_mr_sg filled in
+ * @rcu: frees the structure after RCU readers of the mr_xa are done
+ *
+ * Lifetime: the STag is published in kiwi_device.mr_xa only when the MR is
+ * complete; lookups are RCU + refcount_inc_not_zero(@ref). dereg_mr
+ * unpublishes the STag, makes the MR invalid and, if data-path holders
+ * remain, waits one RCU grace period before it releases @umem, @upages and
+ * @pages: every access to the memory (kiwi_mr_read/write, and the use of a
+ * kiwi_mr_page result) runs inside an RCU read-side section and first
+ * checks @state, so after the grace period nobody touches the memory.
+ * Holders keep only the structure alive; dereg_mr never waits for them.
+ *
+ * Registration fields (@stag, @access, @iova, @length, @page_shift,
+ * @nreg) change only in a fast-register, by the caller that moved @state
+ * from INVALID to BUSY; they are published by the release store of VALID
+ * and read after an acquire load of @state. @kind, @pd, @umem, @upages,
+ * @max_pages are fixed at creation. @pages and @npages are written by
+ * map_mr_sg (process context, the consumer's serialisation); readers bound
+ * indices by @nreg and @max_pages.
  */
 struct kiwi_mr {
 	struct ib_mr ibmr;
+	enum kiwi_mr_kind kind;
+	const struct ib_pd *pd;
+	refcount_t ref;
+	atomic_t state;
+	u32 stag;
+	int access;
+	u64 iova;
+	u64 length;
+	u32 page_shift;
+	u32 nreg;
 	struct ib_umem *umem;
+	struct page **upages;
 	u64 *pages;
 	u32 max_pages;
 	u32 npages;
-	int access;
 	struct rcu_head rcu;
 };
 
@@ -413,6 +480,7 @@ struct ib_mr *kiwi_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 int kiwi_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 		   unsigned int *sg_offset);
 int kiwi_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+int kiwi_mr_access_ok(int access);
 
 /* cm.c */
 int kiwi_iw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param);
@@ -423,5 +491,9 @@ int kiwi_iw_destroy_listen(struct iw_cm_id *id);
 void kiwi_iw_add_ref(struct ib_qp *ibqp);
 void kiwi_iw_rem_ref(struct ib_qp *ibqp);
 struct ib_qp *kiwi_iw_get_qp(struct ib_device *ibdev, int qpn);
+
+/* cm_ep.c: the CM workqueue; exit after every device is unregistered */
+int kiwi_cm_init(void);
+void kiwi_cm_exit(void);
 
 #endif /* KIWI_H */

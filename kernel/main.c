@@ -185,9 +185,14 @@ static int __init kiwi_init(void)
 {
 	int rv;
 
-	rv = register_netdevice_notifier(&kiwi_netdev_nb);
+	rv = kiwi_cm_init();
 	if (rv)
 		return rv;
+	rv = register_netdevice_notifier(&kiwi_netdev_nb);
+	if (rv) {
+		kiwi_cm_exit();
+		return rv;
+	}
 	rdma_link_register(&kiwi_link_ops);
 	return 0;
 }
@@ -197,6 +202,7 @@ static void __exit kiwi_exit(void)
 	rdma_link_unregister(&kiwi_link_ops);
 	kiwi_unregister_all();
 	unregister_netdevice_notifier(&kiwi_netdev_nb);
+	kiwi_cm_exit();
 	/* MRs are freed by RCU callbacks (mem.c). */
 	rcu_barrier();
 }

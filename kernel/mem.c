@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * kiwi: memory regions and their STags.
+ * kiwi: memory regions and their STags: the registration verbs (DMA, user
+ * and fast-reg MRs, map_mr_sg, dereg_mr). What the QP engine calls (lookup,
+ * checks, copies, invalidation, IB_WR_REG_MR) is in mem_access.c.
  *
  * An STag is index << 8 | key: the 24-bit index names the MR in the
  * device's mr_xa table, the 8-bit key is chosen at random at registration
@@ -8,30 +10,29 @@
  * stale STag of a freed and reused index is unlikely to match.
  * lkey == rkey == STag.
  *
+ * kiwi has no DMA device, so ib_core uses virtual DMA: DMA addresses are
+ * kernel virtual addresses. A DMA MR (ib_alloc_pd's local_dma_lkey: kiwi
+ * does not claim IBK_LOCAL_DMA_LKEY) takes them as they are; a fast-reg
+ * page list holds the kernel virtual addresses of pages.
+ *
  * Memory windows, atomics, zero-based and on-demand registrations are not
- * supported: such access flags fail with -EOPNOTSUPP.
+ * supported: such access flags fail with -EOPNOTSUPP, and ib_core answers
+ * alloc_mw with -EOPNOTSUPP because kiwi has no such operation.
  */
+#include <linux/mm.h>
 #include <linux/random.h>
 #include <linux/slab.h>
 
 #include "kiwi.h"
+#include "conn.h"
 
-#define KIWI_MR_ACCESS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |	\
-			IB_ACCESS_REMOTE_READ)
-
-/* Validate MR access flags; optional (hint) flags are ignored. */
-static int kiwi_mr_access_ok(int access)
-{
-	if (access & ~(KIWI_MR_ACCESS | IB_ACCESS_OPTIONAL))
-		return -EOPNOTSUPP;
-	if ((access & IB_ACCESS_REMOTE_WRITE) &&
-	    !(access & IB_ACCESS_LOCAL_WRITE))
-		return -EINVAL;
-	return 0;
-}
-
-/* Allocate a zeroed MR with a fresh STag, bounded by KIWI_MAX_MR. */
-static struct kiwi_mr *kiwi_mr_new(struct ib_pd *ibpd, int access)
+/*
+ * Allocate a zeroed MR and reserve an STag index for it, bounded by
+ * KIWI_MAX_MR. The index stays unpublished (lookups see nothing) until
+ * kiwi_mr_publish().
+ */
+static struct kiwi_mr *kiwi_mr_new(struct ib_pd *ibpd, enum kiwi_mr_kind kind,
+				   int access)
 {
 	struct kiwi_device *kdev = to_kdev(ibpd->device);
 	struct kiwi_mr *mr;
@@ -45,14 +46,19 @@ static struct kiwi_mr *kiwi_mr_new(struct ib_pd *ibpd, int access)
 		rv = -ENOMEM;
 		goto err_count;
 	}
-	rv = xa_alloc_cyclic(&kdev->mr_xa, &idx, mr,
+	rv = xa_alloc_cyclic(&kdev->mr_xa, &idx, NULL,
 			     XA_LIMIT(1, KIWI_STAG_INDEX_MAX), &kdev->mr_next,
 			     GFP_KERNEL);
 	if (rv < 0)
 		goto err_free;
+	mr->kind = kind;
+	mr->pd = ibpd;
+	refcount_set(&mr->ref, 1);
+	atomic_set(&mr->state, KIWI_MR_INVALID);
+	mr->stag = idx << KIWI_STAG_KEY_BITS | get_random_u8();
 	mr->access = access;
-	mr->ibmr.lkey = idx << KIWI_STAG_KEY_BITS | get_random_u8();
-	mr->ibmr.rkey = mr->ibmr.lkey;
+	mr->ibmr.lkey = mr->stag;
+	mr->ibmr.rkey = mr->stag;
 	return mr;
 
 err_free:
@@ -62,28 +68,44 @@ err_count:
 	return ERR_PTR(rv);
 }
 
-static void kiwi_mr_free_rcu(struct rcu_head *rcu)
+/* Release what the registration maps: pinned pages and page arrays. */
+static void kiwi_mr_release_mem(struct kiwi_mr *mr)
 {
-	struct kiwi_mr *mr = container_of(rcu, struct kiwi_mr, rcu);
-
+	if (mr->umem)
+		ib_umem_release(mr->umem);
+	kvfree(mr->upages);
 	kfree(mr->pages);
+}
+
+/* Undo kiwi_mr_new() for an MR that was never published. */
+static void kiwi_mr_discard(struct ib_pd *ibpd, struct kiwi_mr *mr)
+{
+	struct kiwi_device *kdev = to_kdev(ibpd->device);
+
+	xa_erase(&kdev->mr_xa, kiwi_stag_index(mr->stag));
+	atomic_dec(&kdev->num_mr);
+	kiwi_mr_release_mem(mr);
 	kfree(mr);
 }
 
-/*
- * Unpublish the STag, then free the MR once concurrent RCU readers of
- * mr_xa are done (module exit waits for these callbacks: rcu_barrier()).
- */
-static void kiwi_mr_delete(struct ib_device *ibdev, struct kiwi_mr *mr)
+/* Make the complete MR visible to STag lookups in state @state. */
+static struct ib_mr *kiwi_mr_publish(struct ib_pd *ibpd, struct kiwi_mr *mr,
+				     int state)
 {
-	struct kiwi_device *kdev = to_kdev(ibdev);
+	struct kiwi_device *kdev = to_kdev(ibpd->device);
+	void *old;
 
-	xa_erase(&kdev->mr_xa, mr->ibmr.lkey >> KIWI_STAG_KEY_BITS);
-	atomic_dec(&kdev->num_mr);
-	call_rcu(&mr->rcu, kiwi_mr_free_rcu);
+	atomic_set(&mr->state, state);
+	/* The index is reserved: storing into it allocates nothing. */
+	old = xa_store(&kdev->mr_xa, kiwi_stag_index(mr->stag), mr, GFP_KERNEL);
+	if (xa_is_err(old)) {
+		kiwi_mr_discard(ibpd, mr);
+		return ERR_PTR(xa_err(old));
+	}
+	return &mr->ibmr;
 }
 
-/* A kernel MR covering all of memory (ib_get_dma_mr()). */
+/* A kernel MR covering all of memory (ib_alloc_pd()'s local_dma_lkey). */
 struct ib_mr *kiwi_get_dma_mr(struct ib_pd *ibpd, int access)
 {
 	struct kiwi_mr *mr;
@@ -92,11 +114,34 @@ struct ib_mr *kiwi_get_dma_mr(struct ib_pd *ibpd, int access)
 	rv = kiwi_mr_access_ok(access);
 	if (rv)
 		return ERR_PTR(rv);
-	mr = kiwi_mr_new(ibpd, access);
+	mr = kiwi_mr_new(ibpd, KIWI_MR_DMA, access);
 	if (IS_ERR(mr))
 		return ERR_CAST(mr);
+	mr->iova = 0;
+	mr->length = U64_MAX;
 	mr->ibmr.length = U64_MAX;
-	return &mr->ibmr;
+	return kiwi_mr_publish(ibpd, mr, KIWI_MR_VALID);
+}
+
+/* The pinned pages of a user MR in address order, for O(1) lookup. */
+static int kiwi_mr_user_pages(struct kiwi_mr *mr)
+{
+	struct ib_umem *umem = mr->umem;
+	unsigned long first = ALIGN_DOWN(umem->address, PAGE_SIZE);
+	size_t n = (ALIGN(umem->address + umem->length, PAGE_SIZE) - first) >>
+		   PAGE_SHIFT;
+	struct sg_page_iter it;
+	size_t i = 0;
+
+	mr->upages = kvcalloc(n, sizeof(*mr->upages), GFP_KERNEL);
+	if (!mr->upages)
+		return -ENOMEM;
+	for_each_sgtable_page(&umem->sgt_append.sgt, &it, 0) {
+		if (i == n)
+			return -EFAULT;
+		mr->upages[i++] = sg_page_iter_page(&it);
+	}
+	return i == n ? 0 : -EFAULT;
 }
 
 /**
@@ -108,7 +153,7 @@ struct ib_mr *kiwi_get_dma_mr(struct ib_pd *ibpd, int access)
  * @access: IB_ACCESS_* flags
  * @udata: user data (no driver data in kiwi's ABI)
  *
- * Pins the pages with ib_umem_get().
+ * Pins the pages with ib_umem_get() and lists them for the data path.
  *
  * Return: the MR, or ERR_PTR(-EINVAL / -EOPNOTSUPP / -ENOMEM / -EFAULT).
  */
@@ -129,15 +174,22 @@ struct ib_mr *kiwi_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	umem = ib_umem_get(ibpd->device, start, length, access);
 	if (IS_ERR(umem))
 		return ERR_CAST(umem);
-	mr = kiwi_mr_new(ibpd, access);
+	mr = kiwi_mr_new(ibpd, KIWI_MR_USER, access);
 	if (IS_ERR(mr)) {
 		ib_umem_release(umem);
 		return ERR_CAST(mr);
 	}
 	mr->umem = umem;
+	mr->iova = iova;
+	mr->length = length;
 	mr->ibmr.iova = iova;
 	mr->ibmr.length = length;
-	return &mr->ibmr;
+	rv = kiwi_mr_user_pages(mr);
+	if (rv) {
+		kiwi_mr_discard(ibpd, mr);
+		return ERR_PTR(rv);
+	}
+	return kiwi_mr_publish(ibpd, mr, KIWI_MR_VALID);
 }
 
 /* A fast-register MR (kernel consumers: ib_alloc_mr() + ib_map_mr_sg()). */
@@ -150,24 +202,33 @@ struct ib_mr *kiwi_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 		return ERR_PTR(-EOPNOTSUPP);
 	if (!max_num_sg || max_num_sg > KIWI_MAX_FRMR_PAGES)
 		return ERR_PTR(-EINVAL);
-	mr = kiwi_mr_new(ibpd, 0);
+	mr = kiwi_mr_new(ibpd, KIWI_MR_FAST_REG, 0);
 	if (IS_ERR(mr))
 		return ERR_CAST(mr);
 	mr->pages = kcalloc(max_num_sg, sizeof(*mr->pages), GFP_KERNEL);
 	if (!mr->pages) {
-		kiwi_mr_delete(ibpd->device, mr);
+		kiwi_mr_discard(ibpd, mr);
 		return ERR_PTR(-ENOMEM);
 	}
 	mr->max_pages = max_num_sg;
-	return &mr->ibmr;
+	return kiwi_mr_publish(ibpd, mr, KIWI_MR_INVALID);
 }
 
+/*
+ * One page list entry: with virtual DMA it is the kernel virtual address of
+ * a page-size block in the linear map (vmalloc'd buffers reach us through
+ * their pages' linear addresses). Anything else is refused.
+ */
 static int kiwi_set_page(struct ib_mr *ibmr, u64 addr)
 {
 	struct kiwi_mr *mr = to_kmr(ibmr);
+	unsigned long last = addr + ibmr->page_size - 1;
 
 	if (mr->npages == mr->max_pages)
 		return -ENOMEM;
+	if (!virt_addr_valid((void *)(unsigned long)addr) ||
+	    !virt_addr_valid((void *)last))
+		return -EINVAL;
 	mr->pages[mr->npages++] = addr;
 	return 0;
 }
@@ -179,24 +240,52 @@ static int kiwi_set_page(struct ib_mr *ibmr, u64 addr)
  * @sg_nents: entries in @sg
  * @sg_offset: offset into the first entry (in/out)
  *
- * Return: number of @sg entries mapped, or -EINVAL for a non-fast-reg MR.
+ * The list takes effect with the next IB_WR_REG_MR (kiwi_mr_fast_reg());
+ * a registration that is still valid keeps its geometry until then.
+ *
+ * Return: number of @sg entries mapped, or -EINVAL for a non-fast-reg MR
+ * or a page size that is not a power of two of at least 4 KiB.
  */
 int kiwi_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 		   unsigned int *sg_offset)
 {
 	struct kiwi_mr *mr = to_kmr(ibmr);
 
-	if (!mr->pages)
+	if (mr->kind != KIWI_MR_FAST_REG || !is_power_of_2(ibmr->page_size) ||
+	    ibmr->page_size < KIWI_FRMR_MIN_PAGE)
 		return -EINVAL;
 	mr->npages = 0;
 	return ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, kiwi_set_page);
 }
 
+/**
+ * kiwi_dereg_mr - ib_device_ops.dereg_mr
+ * @ibmr: the MR
+ * @udata: user data (unused)
+ *
+ * Unpublishes the STag and invalidates the MR. If data-path holders remain,
+ * one RCU grace period lets accesses that already passed the state check
+ * finish (they run under rcu_read_lock()); later ones fail. Then the
+ * memory is unpinned. Holders keep only the structure, which the last
+ * kiwi_mr_put() frees: dereg never waits for a stalled connection.
+ *
+ * Return: 0.
+ */
 int kiwi_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
+	struct kiwi_device *kdev = to_kdev(ibmr->device);
 	struct kiwi_mr *mr = to_kmr(ibmr);
 
-	ib_umem_release(mr->umem);
-	kiwi_mr_delete(ibmr->device, mr);
+	xa_erase(&kdev->mr_xa, kiwi_stag_index(mr->stag));
+	atomic_set(&mr->state, KIWI_MR_INVALID);
+	atomic_dec(&kdev->num_mr);
+	/* Pairs with kiwi_mr_get(): a later holder sees INVALID. */
+	smp_mb();
+	if (refcount_read(&mr->ref) != 1)
+		synchronize_rcu();
+	else	/* order the release after the last holder's put */
+		smp_acquire__after_ctrl_dep();
+	kiwi_mr_release_mem(mr);
+	kiwi_mr_put(mr);
 	return 0;
 }

@@ -13,7 +13,8 @@ static int kiwi_push_merge(int acc, int res)
 	return max(acc, res);
 }
 
-static u16 kiwi_flush_opcode(u8 sq_opcode)
+/* The completion opcode of a send queue element's opcode. */
+u16 kiwi_sq_wc_opcode(u8 sq_opcode)
 {
 	switch (sq_opcode) {
 	case KIWI_WR_RDMA_WRITE:
@@ -49,7 +50,7 @@ static int kiwi_flush_ring(struct kiwi_qp *qp, struct kiwi_ring *r,
 		if (sq) {
 			memcpy(&sqe, kiwi_ring_elem(r, r->cons), sizeof(sqe));
 			cqe.wr_id = sqe.wr_id;
-			cqe.opcode = kiwi_flush_opcode(sqe.opcode);
+			cqe.opcode = kiwi_sq_wc_opcode(sqe.opcode);
 		} else {
 			memcpy(&rqe, kiwi_ring_elem(r, r->cons), sizeof(rqe));
 			cqe.wr_id = rqe.wr_id;

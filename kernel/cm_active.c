@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * kiwi: the initiator side of a connection. connect() starts a
+ * non-blocking TCP connect; the endpoint's work sends the MPA Request once
+ * TCP is established, reads the Reply, negotiates with
+ * kiwi_mpa_check_reply() and reports IW_CM_EVENT_CONNECT_REPLY exactly
+ * once. One timeout (mpa_timeout) covers TCP connect plus the Reply.
+ */
+#include <net/sock.h>
+#include <net/tcp_states.h>
+
+#include "cm_ep.h"
+
+/* Under ep->lock: give up; iw_cm gets CONNECT_REPLY with @status. */
+static void kiwi_cm_connect_fail(struct kiwi_ep *ep, int status,
+				 const struct kiwi_mpa_frame *f)
+{
+	kiwi_ep_disarm_timeout(ep);
+	kiwi_cm_event(ep, ep->cm_id, IW_CM_EVENT_CONNECT_REPLY, status, f);
+	kiwi_cm_fail(ep, status != -ECONNREFUSED);
+}
+
+/* Under ep->lock: the frame built at connect time goes out. */
+static int kiwi_cm_send_request(struct kiwi_ep *ep)
+{
+	struct msghdr msg = { .msg_flags = MSG_DONTWAIT | MSG_NOSIGNAL };
+	struct kvec kv = { .iov_base = ep->rbuf, .iov_len = ep->rlen };
+	int rv;
+
+	rv = kernel_sendmsg(ep->sock, &msg, &kv, 1, kv.iov_len);
+	ep->rlen = 0;
+	if (rv < 0)
+		return rv;
+	return rv == kv.iov_len ? 0 : -EIO;
+}
+
+/* Under ep->lock: a whole Reply arrived (or a bad one). */
+static void kiwi_cm_got_reply(struct kiwi_ep *ep, enum kiwi_mpa_status st,
+			      const struct kiwi_mpa_frame *f)
+{
+	struct kiwi_llp_params *llp = &ep->llp;
+
+	if (st == KIWI_MPA_ST_OK)
+		st = kiwi_mpa_check_reply(&ep->pol, &ep->req, f, &llp->mpa);
+	switch (kiwi_mpa_status_action(st)) {
+	case KIWI_MPA_ACT_PROCEED:
+		break;
+	case KIWI_MPA_ACT_EXIT_OPEN:
+		/* Rejected: the peer's private data goes to the ULP. */
+		kiwi_cm_connect_fail(ep, -ECONNREFUSED, f);
+		return;
+	default:
+		kiwi_cm_connect_fail(ep, -EPROTO, NULL);
+		return;
+	}
+	llp->initiator = true;
+	llp->send_rtr = llp->mpa.p2p;
+	if (kiwi_cm_attach(ep)) {
+		kiwi_cm_connect_fail(ep, -EINVAL, NULL);
+		return;
+	}
+	kiwi_ep_disarm_timeout(ep);
+	ep->state = KIWI_EP_CONNECTED;
+	kiwi_cm_event(ep, ep->cm_id, IW_CM_EVENT_CONNECT_REPLY, 0, f);
+}
+
+static void kiwi_cm_read_reply(struct kiwi_ep *ep)
+{
+	struct kiwi_mpa_frame f;
+	enum kiwi_mpa_status st;
+	int err;
+
+	st = kiwi_cm_read_frame(ep, true, &f, &err);
+	if (st == KIWI_MPA_ST_NEED_MORE) {
+		if (err || kiwi_cm_peer_closed(ep->sock, &err))
+			kiwi_cm_connect_fail(ep, err, NULL);
+		return;
+	}
+	kiwi_cm_got_reply(ep, st, &f);
+}
+
+/* Under ep->lock: TCP connect finished, one way or the other. */
+static void kiwi_cm_tcp_connected(struct kiwi_ep *ep)
+{
+	int err;
+
+	if (READ_ONCE(ep->sock->sk->sk_state) != TCP_ESTABLISHED) {
+		if (kiwi_cm_peer_closed(ep->sock, &err))
+			kiwi_cm_connect_fail(ep, err, NULL);
+		return;
+	}
+	err = kiwi_cm_send_request(ep);
+	if (err) {
+		kiwi_cm_connect_fail(ep, err, NULL);
+		return;
+	}
+	ep->state = KIWI_EP_WAIT_REP;
+	kiwi_cm_read_reply(ep);
+}
+
+/**
+ * kiwi_cm_active_work - the initiator's state machine
+ * @ep: an endpoint in CONNECTING or WAIT_REP, ep->lock held
+ * @ev: KIWI_EV_* bits that arrived
+ */
+void kiwi_cm_active_work(struct kiwi_ep *ep, unsigned long ev)
+{
+	if (ev & BIT(KIWI_EV_ABORT)) {
+		kiwi_cm_connect_fail(ep, -ECONNRESET, NULL);
+		return;
+	}
+	if (ev & BIT(KIWI_EV_TIMEOUT)) {
+		kiwi_cm_connect_fail(ep, -ETIMEDOUT, NULL);
+		return;
+	}
+	if (ep->state == KIWI_EP_CONNECTING)
+		kiwi_cm_tcp_connected(ep);
+	else
+		kiwi_cm_read_reply(ep);
+}
+
+/* Under ep->lock: the Request, encoded into ep->rbuf until it is sent. */
+static int kiwi_cm_prepare_request(struct kiwi_ep *ep,
+				   const struct iw_cm_conn_param *param)
+{
+	int rv;
+
+	kiwi_cm_policy(&ep->pol, param->ird, param->ord);
+	rv = kiwi_mpa_make_request(&ep->pol, param->private_data,
+				   param->private_data_len, &ep->req);
+	if (rv)
+		return -EINVAL;
+	rv = kiwi_mpa_frame_build(&ep->req, ep->rbuf, sizeof(ep->rbuf),
+				  &ep->rlen);
+	ep->req.pdata = NULL;
+	ep->req.pdata_len = 0;
+	return rv ? -EINVAL : 0;
+}
+
+/* Under ep->lock: socket, bound to the local address, connect started. */
+static int kiwi_cm_start_tcp(struct kiwi_ep *ep, struct iw_cm_id *cm_id)
+{
+	struct sockaddr_storage *laddr = &cm_id->m_local_addr;
+	struct sockaddr_storage *raddr = &cm_id->m_remote_addr;
+	int alen = kiwi_cm_addr_len(raddr);
+	struct socket *sock;
+	int rv;
+
+	if (!alen || laddr->ss_family != raddr->ss_family)
+		return -EAFNOSUPPORT;
+	rv = kiwi_cm_sock_create(raddr->ss_family, &sock);
+	if (rv)
+		return rv;
+	rv = kernel_bind(sock, (struct sockaddr *)laddr, alen);
+	if (rv) {
+		sock_release(sock);
+		return rv;
+	}
+	kiwi_ep_sock_attach(ep, sock);
+	rv = kernel_connect(sock, (struct sockaddr *)raddr, alen, O_NONBLOCK);
+	if (rv && rv != -EINPROGRESS)
+		return rv;
+	return 0;
+}
+
+/**
+ * kiwi_cm_connect - iw_connect: start an active connection
+ * @cm_id: the id; iw_cm holds the QP of @param->qpn for it
+ * @param: private data, IRD/ORD and QP number
+ *
+ * Process context. On success exactly one CONNECT_REPLY follows, at the
+ * latest after mpa_timeout seconds.
+ *
+ * Return: 0, or a negative errno and no event.
+ */
+int kiwi_cm_connect(struct iw_cm_id *cm_id, struct iw_cm_conn_param *param)
+{
+	struct ib_qp *ibqp;
+	struct kiwi_ep *ep;
+	int rv;
+
+	if (!kiwi_cm_net_ok(cm_id))
+		return -EOPNOTSUPP;
+	ibqp = kiwi_iw_get_qp(cm_id->device, param->qpn);
+	if (!ibqp)
+		return -EINVAL;
+	ep = kiwi_ep_alloc();
+	if (!ep)
+		return -ENOMEM;
+	mutex_lock(&ep->lock);
+	rv = kiwi_cm_prepare_request(ep, param);
+	if (!rv)
+		rv = kiwi_cm_start_tcp(ep, cm_id);
+	if (rv) {
+		kiwi_ep_get(ep);
+		kiwi_cm_fail(ep, true);
+		mutex_unlock(&ep->lock);
+		kiwi_ep_put(ep);
+		return rv;
+	}
+	ep->qp = to_kqp(ibqp);
+	kiwi_qp_get(ep->qp);
+	kiwi_ep_set_cm_id(ep, cm_id);
+	ep->state = KIWI_EP_CONNECTING;
+	kiwi_ep_arm_timeout(ep, kiwi_cm_mpa_timeout());
+	kiwi_ep_queue(ep, KIWI_EV_STATE);
+	mutex_unlock(&ep->lock);
+	return 0;
+}

@@ -1,0 +1,401 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * kiwi: CM endpoint lifetime, socket callbacks, event delivery and the CM
+ * workqueue.
+ *
+ * Every endpoint is on a global list so module unload can abort the ones
+ * that outlive their devices (a graceful close waiting for the peer's FIN,
+ * a Request whose CONNECT_REQUEST iw_cm dropped) and wait for all of them
+ * before the workqueue goes.
+ */
+#include <linux/slab.h>
+#include <net/sock.h>
+
+#include "cm_ep.h"
+
+static struct workqueue_struct *kiwi_cm_wq;
+static LIST_HEAD(kiwi_eps);
+/* Protects kiwi_eps; the last kiwi_ep_put() may run in any context. */
+static DEFINE_SPINLOCK(kiwi_eps_lock);
+static DECLARE_WAIT_QUEUE_HEAD(kiwi_eps_wait);
+
+static void kiwi_ep_work(struct work_struct *work);
+static void kiwi_ep_timeout(struct work_struct *work);
+
+struct kiwi_ep *kiwi_ep_alloc(void)
+{
+	struct kiwi_ep *ep = kzalloc(sizeof(*ep), GFP_KERNEL);
+
+	if (!ep)
+		return NULL;
+	kref_init(&ep->ref);
+	mutex_init(&ep->lock);
+	INIT_WORK(&ep->work, kiwi_ep_work);
+	INIT_DELAYED_WORK(&ep->timeout, kiwi_ep_timeout);
+	INIT_LIST_HEAD(&ep->child_entry);
+	INIT_LIST_HEAD(&ep->children);
+	spin_lock_init(&ep->child_lock);
+	spin_lock_irq(&kiwi_eps_lock);
+	list_add_tail(&ep->all_entry, &kiwi_eps);
+	spin_unlock_irq(&kiwi_eps_lock);
+	return ep;
+}
+
+/* The last reference: everything else was released on the way to CLOSED. */
+static void kiwi_ep_release(struct kref *ref)
+{
+	struct kiwi_ep *ep = container_of(ref, struct kiwi_ep, ref);
+	unsigned long flags;
+
+	spin_lock_irqsave(&kiwi_eps_lock, flags);
+	list_del(&ep->all_entry);
+	spin_unlock_irqrestore(&kiwi_eps_lock, flags);
+	mutex_destroy(&ep->lock);
+	kfree(ep);
+	wake_up(&kiwi_eps_wait);
+}
+
+void kiwi_ep_get(struct kiwi_ep *ep)
+{
+	kref_get(&ep->ref);
+}
+
+/* Any context: the last put only frees memory. */
+void kiwi_ep_put(struct kiwi_ep *ep)
+{
+	kref_put(&ep->ref, kiwi_ep_release);
+}
+
+/**
+ * kiwi_ep_queue - note an event and run the endpoint's work
+ * @ep: the endpoint; the caller holds a reference
+ * @event: KIWI_EV_*
+ *
+ * Any context. The queued work holds its own reference.
+ */
+void kiwi_ep_queue(struct kiwi_ep *ep, int event)
+{
+	set_bit(event, &ep->events);
+	kiwi_ep_get(ep);
+	if (!queue_work(kiwi_cm_wq, &ep->work))
+		kiwi_ep_put(ep);
+}
+
+void kiwi_ep_llp_close(struct kiwi_ep *ep, bool abortive)
+{
+	kiwi_ep_queue(ep, abortive ? KIWI_EV_ABORT : KIWI_EV_CLOSE);
+}
+
+/* Under ep->lock: (re)start the timeout; it holds a reference. */
+void kiwi_ep_arm_timeout(struct kiwi_ep *ep, unsigned int secs)
+{
+	kiwi_ep_disarm_timeout(ep);
+	kiwi_ep_get(ep);
+	if (!queue_delayed_work(kiwi_cm_wq, &ep->timeout, secs * HZ))
+		kiwi_ep_put(ep);
+}
+
+/* Under ep->lock. A timeout already running finds its event stale. */
+void kiwi_ep_disarm_timeout(struct kiwi_ep *ep)
+{
+	if (cancel_delayed_work(&ep->timeout))
+		kiwi_ep_put(ep);
+	clear_bit(KIWI_EV_TIMEOUT, &ep->events);
+}
+
+static void kiwi_ep_timeout(struct work_struct *work)
+{
+	struct kiwi_ep *ep = container_of(to_delayed_work(work),
+					  struct kiwi_ep, timeout);
+
+	kiwi_ep_queue(ep, KIWI_EV_TIMEOUT);
+	kiwi_ep_put(ep);
+}
+
+static void kiwi_ep_work(struct work_struct *work)
+{
+	struct kiwi_ep *ep = container_of(work, struct kiwi_ep, work);
+	unsigned long ev;
+
+	mutex_lock(&ep->lock);
+	ev = xchg(&ep->events, 0);
+	switch (ep->state) {
+	case KIWI_EP_LISTEN:
+		kiwi_cm_listen_work(ep, ev);
+		break;
+	case KIWI_EP_CONNECTING:
+	case KIWI_EP_WAIT_REP:
+		kiwi_cm_active_work(ep, ev);
+		break;
+	case KIWI_EP_WAIT_REQ:
+	case KIWI_EP_RECVD_REQ:
+		kiwi_cm_passive_work(ep, ev);
+		break;
+	case KIWI_EP_CONNECTED:
+		kiwi_cm_connected_work(ep, ev);
+		break;
+	case KIWI_EP_CLOSING:
+		kiwi_cm_closing_work(ep, ev);
+		break;
+	default:
+		break;
+	}
+	mutex_unlock(&ep->lock);
+	kiwi_ep_put(ep);
+}
+
+/*
+ * Socket callbacks. The ep behind sk_user_data lives at least as long as
+ * the callbacks are installed (its own reference is dropped only after
+ * kiwi_ep_sock_release() restored them under sk_callback_lock).
+ */
+static void kiwi_cm_data_ready(struct sock *sk)
+{
+	struct kiwi_ep *ep;
+
+	read_lock_bh(&sk->sk_callback_lock);
+	ep = sk->sk_user_data;
+	if (ep) {
+		if (ep->cb_qp)
+			kiwi_qp_rx_ready(ep->cb_qp);
+		else
+			kiwi_ep_queue(ep, KIWI_EV_DATA);
+	}
+	read_unlock_bh(&sk->sk_callback_lock);
+}
+
+static void kiwi_cm_write_space(struct sock *sk)
+{
+	struct kiwi_ep *ep;
+
+	read_lock_bh(&sk->sk_callback_lock);
+	ep = sk->sk_user_data;
+	if (ep && ep->cb_qp)
+		kiwi_qp_tx_space(ep->cb_qp);
+	read_unlock_bh(&sk->sk_callback_lock);
+}
+
+static void kiwi_cm_state_change(struct sock *sk)
+{
+	struct kiwi_ep *ep;
+
+	read_lock_bh(&sk->sk_callback_lock);
+	ep = sk->sk_user_data;
+	if (ep)
+		kiwi_ep_queue(ep, KIWI_EV_STATE);
+	read_unlock_bh(&sk->sk_callback_lock);
+}
+
+/* Under ep->lock: the ep takes @sock and its callbacks. */
+void kiwi_ep_sock_attach(struct kiwi_ep *ep, struct socket *sock)
+{
+	struct sock *sk = sock->sk;
+
+	ep->sock = sock;
+	write_lock_bh(&sk->sk_callback_lock);
+	ep->saved_data_ready = sk->sk_data_ready;
+	ep->saved_write_space = sk->sk_write_space;
+	ep->saved_state_change = sk->sk_state_change;
+	sk->sk_data_ready = kiwi_cm_data_ready;
+	sk->sk_write_space = kiwi_cm_write_space;
+	sk->sk_state_change = kiwi_cm_state_change;
+	sk->sk_user_data = ep;
+	write_unlock_bh(&sk->sk_callback_lock);
+}
+
+/* Under ep->lock: point the callbacks at @qp (NULL: back to the CM). */
+void kiwi_ep_set_cb_qp(struct kiwi_ep *ep, struct kiwi_qp *qp)
+{
+	struct sock *sk = ep->sock->sk;
+
+	write_lock_bh(&sk->sk_callback_lock);
+	ep->cb_qp = qp;
+	write_unlock_bh(&sk->sk_callback_lock);
+}
+
+/**
+ * kiwi_ep_sock_release - give the socket back and release it
+ * @ep: the endpoint, ep->lock held; no QP attached any more
+ * @abortive: reset the connection (SO_LINGER 0) instead of a FIN
+ */
+void kiwi_ep_sock_release(struct kiwi_ep *ep, bool abortive)
+{
+	struct socket *sock = ep->sock;
+	struct sock *sk;
+
+	if (!sock)
+		return;
+	sk = sock->sk;
+	write_lock_bh(&sk->sk_callback_lock);
+	sk->sk_data_ready = ep->saved_data_ready;
+	sk->sk_write_space = ep->saved_write_space;
+	sk->sk_state_change = ep->saved_state_change;
+	sk->sk_user_data = NULL;
+	ep->cb_qp = NULL;
+	write_unlock_bh(&sk->sk_callback_lock);
+	if (abortive)
+		sock_no_linger(sk);
+	sock_release(sock);
+	ep->sock = NULL;
+}
+
+/* Under ep->lock: report to @cm_id from now on (a cm_id reference). */
+void kiwi_ep_set_cm_id(struct kiwi_ep *ep, struct iw_cm_id *cm_id)
+{
+	cm_id->add_ref(cm_id);
+	cm_id->provider_data = ep;
+	ep->cm_id = cm_id;
+}
+
+/* Under ep->lock: no more events to the cm_id; its reference goes. */
+void kiwi_ep_drop_cm_id(struct kiwi_ep *ep)
+{
+	struct iw_cm_id *cm_id = ep->cm_id;
+
+	if (!cm_id)
+		return;
+	ep->cm_id = NULL;
+	cm_id->rem_ref(cm_id);
+}
+
+/* Leave a listener's list of children still reading a Request. */
+void kiwi_ep_unchild(struct kiwi_ep *ep)
+{
+	struct kiwi_ep *l = ep->listener;
+
+	if (!l)
+		return;
+	spin_lock_bh(&l->child_lock);
+	if (!list_empty(&ep->child_entry)) {
+		list_del_init(&ep->child_entry);
+		l->nchildren--;
+	}
+	spin_unlock_bh(&l->child_lock);
+	ep->listener = NULL;
+	kiwi_ep_put(l);
+}
+
+/**
+ * kiwi_ep_finish - the endpoint reaches CLOSED
+ * @ep: ep->lock held; socket, QP and cm_id already released. The caller
+ *      holds a reference besides the ep's own, which goes here.
+ */
+void kiwi_ep_finish(struct kiwi_ep *ep)
+{
+	if (ep->state == KIWI_EP_CLOSED)
+		return;
+	kiwi_ep_disarm_timeout(ep);
+	kiwi_ep_unchild(ep);
+	ep->state = KIWI_EP_CLOSED;
+	kiwi_ep_put(ep);
+}
+
+/* IRD/ORD for an event: "not negotiated" reports our limit. */
+static u8 kiwi_cm_rd(u16 v, u32 max)
+{
+	return v == KIWI_MPA_IRD_ORD_NONE ? max : min_t(u32, v, max);
+}
+
+/**
+ * kiwi_cm_event - report an event to iw_cm
+ * @ep: the endpoint, ep->lock held, socket still open
+ * @cm_id: the id to report to (the listener's for CONNECT_REQUEST)
+ * @type: the event
+ * @status: 0 or a negative errno
+ * @f: the peer's frame whose private data goes with the event, or NULL
+ *
+ * iw_cm copies the private data; an event carries at most 255 octets of
+ * it (a u8 length), so more is cut there.
+ *
+ * Return: the handler's result.
+ */
+int kiwi_cm_event(struct kiwi_ep *ep, struct iw_cm_id *cm_id,
+		  enum iw_cm_event_type type, int status,
+		  const struct kiwi_mpa_frame *f)
+{
+	struct iw_cm_event ev = {
+		.event = type,
+		.status = status,
+		.provider_data = ep,
+		.ird = kiwi_cm_rd(ep->llp.mpa.ird, KIWI_MAX_IRD),
+		.ord = kiwi_cm_rd(ep->llp.mpa.ord, KIWI_MAX_ORD),
+	};
+
+	if (ep->sock)
+		kiwi_cm_addrs(ep->sock, &ev.local_addr, &ev.remote_addr);
+	if (f && f->pdata_len) {
+		ev.private_data = (void *)f->pdata;
+		ev.private_data_len = min_t(u16, f->pdata_len, U8_MAX);
+	}
+	return cm_id->event_handler(cm_id, &ev);
+}
+
+int kiwi_cm_init(void)
+{
+	kiwi_cm_wq = alloc_workqueue("kiwi_cm", WQ_MEM_RECLAIM, 0);
+	return kiwi_cm_wq ? 0 : -ENOMEM;
+}
+
+/* Ask every endpoint still alive to abort (module unload). */
+static void kiwi_cm_abort_all(void)
+{
+	struct kiwi_ep *ep;
+
+	spin_lock_irq(&kiwi_eps_lock);
+	list_for_each_entry(ep, &kiwi_eps, all_entry) {
+		if (!kref_get_unless_zero(&ep->ref))
+			continue;
+		set_bit(KIWI_EV_ABORT, &ep->events);
+		/* Not the last put: the pending work holds a reference. */
+		if (!queue_work(kiwi_cm_wq, &ep->work))
+			kiwi_ep_put(ep);
+	}
+	spin_unlock_irq(&kiwi_eps_lock);
+}
+
+/*
+ * A CONNECT_REQUEST that iw_cm dropped (its listener went away meanwhile)
+ * is never accepted or rejected: once no device is left, nobody can, so
+ * those references go here.
+ */
+static struct kiwi_ep *kiwi_cm_next_orphan(void)
+{
+	struct kiwi_ep *ep;
+
+	spin_lock_irq(&kiwi_eps_lock);
+	list_for_each_entry(ep, &kiwi_eps, all_entry) {
+		if (test_and_clear_bit(KIWI_EPF_IWCM_REF, &ep->flags)) {
+			spin_unlock_irq(&kiwi_eps_lock);
+			return ep;
+		}
+	}
+	spin_unlock_irq(&kiwi_eps_lock);
+	return NULL;
+}
+
+static bool kiwi_cm_no_eps(void)
+{
+	bool empty;
+
+	spin_lock_irq(&kiwi_eps_lock);
+	empty = list_empty(&kiwi_eps);
+	spin_unlock_irq(&kiwi_eps_lock);
+	return empty;
+}
+
+/**
+ * kiwi_cm_exit - module unload, after every kiwi device is unregistered
+ *
+ * No iw_cm id exists any more; endpoints still closing are aborted and
+ * waited for, so no CM work is left when the workqueue is destroyed.
+ */
+void kiwi_cm_exit(void)
+{
+	struct kiwi_ep *ep;
+
+	kiwi_cm_abort_all();
+	while ((ep = kiwi_cm_next_orphan()))
+		kiwi_ep_put(ep);
+	wait_event(kiwi_eps_wait, kiwi_cm_no_eps());
+	destroy_workqueue(kiwi_cm_wq);
+}

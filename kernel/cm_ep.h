@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * kiwi: the connection manager's endpoint, private to kernel/cm*.c.
+ *
+ * An endpoint (struct kiwi_ep) is a listener or one connection. It owns a
+ * kernel TCP socket from creation to sock_release(). Socket callbacks only
+ * set event bits and queue the endpoint's work on the CM's workqueue (or,
+ * once a QP is attached, forward to the QP engine); the work runs the state
+ * machine in process context under ep->lock. Documentation/cm.md draws the
+ * state machine.
+ */
+#ifndef KIWI_CM_EP_H
+#define KIWI_CM_EP_H
+
+#include <linux/mutex.h>
+#include <linux/net.h>
+#include <linux/workqueue.h>
+
+#include "kiwi.h"
+#include "conn.h"
+
+/**
+ * enum kiwi_ep_state - where an endpoint is (Documentation/cm.md)
+ * @KIWI_EP_IDLE: allocated, no socket yet
+ * @KIWI_EP_LISTEN: listener, accepting TCP connections
+ * @KIWI_EP_CONNECTING: initiator, TCP connect in progress
+ * @KIWI_EP_WAIT_REP: initiator, Request sent, reading the Reply
+ * @KIWI_EP_WAIT_REQ: responder, reading the Request
+ * @KIWI_EP_RECVD_REQ: responder, CONNECT_REQUEST reported, waiting for
+ *	accept or reject
+ * @KIWI_EP_CONNECTED: full operation, a QP attached
+ * @KIWI_EP_CLOSING: our FIN sent, waiting for the peer's
+ * @KIWI_EP_CLOSED: socket released; only references keep the ep
+ */
+enum kiwi_ep_state {
+	KIWI_EP_IDLE,
+	KIWI_EP_LISTEN,
+	KIWI_EP_CONNECTING,
+	KIWI_EP_WAIT_REP,
+	KIWI_EP_WAIT_REQ,
+	KIWI_EP_RECVD_REQ,
+	KIWI_EP_CONNECTED,
+	KIWI_EP_CLOSING,
+	KIWI_EP_CLOSED,
+};
+
+/* Bits of kiwi_ep.events, set from any context, consumed by the work. */
+enum {
+	KIWI_EV_DATA,		/* octets (or, listener: connections) ready */
+	KIWI_EV_STATE,		/* TCP state changed */
+	KIWI_EV_TIMEOUT,	/* the armed timeout expired */
+	KIWI_EV_CLOSE,		/* graceful close asked (QP engine) */
+	KIWI_EV_ABORT,		/* abortive close asked (engine, unload) */
+};
+
+/* Bits of kiwi_ep.flags. */
+enum {
+	KIWI_EPF_IWCM_REF,	/* responder: iw_cm may still accept/reject */
+};
+
+/**
+ * struct kiwi_ep - a CM endpoint
+ * @ref: references: the ep's own (dropped when it reaches CLOSED), each
+ *	queued work or armed timeout, the QP engine (attach..detach), iw_cm
+ *	between CONNECT_REQUEST and accept/reject (KIWI_EPF_IWCM_REF), each
+ *	child of a listener on its listener
+ * @lock: serialises the state machine; protects every field below except
+ *	those marked otherwise. Order: child ep->lock before its listener's
+ *	lock; never held while waiting on another ep's lock otherwise.
+ * @state: enum kiwi_ep_state
+ * @events: KIWI_EV_* bits (atomic bitops)
+ * @flags: KIWI_EPF_* bits (atomic bitops)
+ * @work: runs the state machine for @events
+ * @timeout: sets KIWI_EV_TIMEOUT when it fires; armed in the startup
+ *	states and in CLOSING
+ * @sock: the TCP socket, NULL before creation and after release
+ * @cb_qp: the QP the socket callbacks forward to; written under the
+ *	socket's sk_callback_lock (write), read under it (read)
+ * @saved_data_ready: callbacks of @sock before the CM took it over
+ * @saved_write_space: see @saved_data_ready
+ * @saved_state_change: see @saved_data_ready
+ * @cm_id: the iw_cm id this ep reports to (add_ref held), or NULL
+ * @qp: attached or about to be: a kiwi_qp_get() reference, or NULL
+ * @listener: responder child: its listener (a reference) until the
+ *	Request is reported
+ * @child_entry: entry in @listener's @children, under its @child_lock
+ * @children: listener: children still reading their Request
+ * @child_lock: listener: protects @children and @nchildren
+ * @nchildren: listener: entries in @children
+ * @backlog: listener: most children reading a Request at once
+ * @all_entry: entry in the global list (cm_ep.c), for module unload
+ * @pol: MPA policy of this connection
+ * @req: initiator: the Request sent (private data not kept); responder:
+ *	the Request received, its private data in @rbuf
+ * @llp: what the startup agreed, for kiwi_qp_llp_attach()
+ * @rbuf: startup frame being read
+ * @rlen: octets in @rbuf
+ * @err: initiator: the error to report when the connect fails
+ */
+struct kiwi_ep {
+	struct kref ref;
+	struct mutex lock;	/* see kernel-doc above */
+	enum kiwi_ep_state state;
+	unsigned long events;
+	unsigned long flags;
+	struct work_struct work;
+	struct delayed_work timeout;
+	struct socket *sock;
+	struct kiwi_qp *cb_qp;
+	void (*saved_data_ready)(struct sock *sk);
+	void (*saved_write_space)(struct sock *sk);
+	void (*saved_state_change)(struct sock *sk);
+	struct iw_cm_id *cm_id;
+	struct kiwi_qp *qp;
+	struct kiwi_ep *listener;
+	struct list_head child_entry;
+	struct list_head children;
+	spinlock_t child_lock;	/* see kernel-doc above */
+	u32 nchildren;
+	u32 backlog;
+	struct list_head all_entry;
+	struct kiwi_mpa_policy pol;
+	struct kiwi_mpa_frame req;
+	struct kiwi_llp_params llp;
+	u8 rbuf[KIWI_MPA_FRAME_MAX];
+	size_t rlen;
+	int err;
+};
+
+/* cm_ep.c: lifetime, callbacks, events */
+struct kiwi_ep *kiwi_ep_alloc(void);
+void kiwi_ep_queue(struct kiwi_ep *ep, int event);
+void kiwi_ep_arm_timeout(struct kiwi_ep *ep, unsigned int secs);
+void kiwi_ep_disarm_timeout(struct kiwi_ep *ep);
+void kiwi_ep_sock_attach(struct kiwi_ep *ep, struct socket *sock);
+void kiwi_ep_set_cb_qp(struct kiwi_ep *ep, struct kiwi_qp *qp);
+void kiwi_ep_sock_release(struct kiwi_ep *ep, bool abortive);
+void kiwi_ep_set_cm_id(struct kiwi_ep *ep, struct iw_cm_id *cm_id);
+void kiwi_ep_drop_cm_id(struct kiwi_ep *ep);
+void kiwi_ep_unchild(struct kiwi_ep *ep);
+void kiwi_ep_finish(struct kiwi_ep *ep);
+int kiwi_cm_event(struct kiwi_ep *ep, struct iw_cm_id *cm_id,
+		  enum iw_cm_event_type type, int status,
+		  const struct kiwi_mpa_frame *f);
+
+/* cm_param.c: module parameters */
+unsigned int kiwi_cm_mpa_timeout(void);
+void kiwi_cm_policy(struct kiwi_mpa_policy *pol, u32 ird, u32 ord);
+
+/* cm_sock.c: socket helpers */
+int kiwi_cm_sock_create(int family, struct socket **sockp);
+int kiwi_cm_send(struct socket *sock, const struct kiwi_mpa_frame *f);
+enum kiwi_mpa_status kiwi_cm_read_frame(struct kiwi_ep *ep, bool want_reply,
+					struct kiwi_mpa_frame *f, int *err);
+void kiwi_cm_addrs(struct socket *sock, struct sockaddr_storage *local,
+		   struct sockaddr_storage *remote);
+bool kiwi_cm_peer_closed(struct socket *sock, int *err);
+int kiwi_cm_addr_len(const struct sockaddr_storage *ss);
+bool kiwi_cm_net_ok(struct iw_cm_id *cm_id);
+int kiwi_cm_listen_sock(struct iw_cm_id *cm_id, int backlog,
+			struct socket **sockp);
+
+/* cm_active.c: initiator */
+int kiwi_cm_connect(struct iw_cm_id *cm_id, struct iw_cm_conn_param *param);
+void kiwi_cm_active_work(struct kiwi_ep *ep, unsigned long ev);
+
+/* cm_passive.c: listener and responder */
+int kiwi_cm_listen(struct iw_cm_id *cm_id, int backlog);
+void kiwi_cm_unlisten(struct kiwi_ep *ep);
+void kiwi_cm_listen_work(struct kiwi_ep *ep, unsigned long ev);
+void kiwi_cm_passive_work(struct kiwi_ep *ep, unsigned long ev);
+int kiwi_cm_accept(struct kiwi_ep *ep, struct iw_cm_id *cm_id,
+		   struct iw_cm_conn_param *param);
+int kiwi_cm_reject(struct kiwi_ep *ep, const void *pdata, u8 pdata_len);
+
+/* cm_close.c: connected endpoints and teardown */
+int kiwi_cm_attach(struct kiwi_ep *ep);
+void kiwi_cm_connected_work(struct kiwi_ep *ep, unsigned long ev);
+void kiwi_cm_closing_work(struct kiwi_ep *ep, unsigned long ev);
+void kiwi_cm_fail(struct kiwi_ep *ep, bool abortive);
+
+#endif /* KIWI_CM_EP_H */

@@ -1,0 +1,313 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * kiwi: the responder side. A listener accepts TCP connections without
+ * blocking; each becomes a child ep that reads the MPA Request (within
+ * mpa_timeout seconds), then reports IW_CM_EVENT_CONNECT_REQUEST to the
+ * listener's cm_id and waits for accept or reject. The responder sends
+ * nothing before the Reply, and after it no FPDU before the initiator's
+ * first valid FPDU (tx_gated, enforced by the QP engine).
+ */
+#include <net/sock.h>
+
+#include "cm_ep.h"
+
+#define KIWI_CM_BACKLOG_MAX	1024
+
+/* Under ep->lock (listener): no more connections; children abort. */
+static void kiwi_cm_unlisten_locked(struct kiwi_ep *ep)
+{
+	struct kiwi_ep *child;
+
+	kiwi_ep_sock_release(ep, false);
+	kiwi_ep_drop_cm_id(ep);
+	kiwi_ep_finish(ep);
+	for (;;) {
+		spin_lock_bh(&ep->child_lock);
+		child = list_first_entry_or_null(&ep->children, struct kiwi_ep,
+						 child_entry);
+		if (child) {
+			list_del_init(&child->child_entry);
+			ep->nchildren--;
+			kiwi_ep_get(child);
+		}
+		spin_unlock_bh(&ep->child_lock);
+		if (!child)
+			break;
+		kiwi_ep_queue(child, KIWI_EV_ABORT);
+		kiwi_ep_put(child);
+	}
+}
+
+/**
+ * kiwi_cm_unlisten - iw_destroy_listen
+ * @ep: the listener
+ *
+ * Process context. Synchronous: when it returns the listening socket is
+ * closed and the cm_id released; children still reading a Request are
+ * aborted, and those already reported belong to their own cm_ids.
+ */
+void kiwi_cm_unlisten(struct kiwi_ep *ep)
+{
+	kiwi_ep_get(ep);
+	mutex_lock(&ep->lock);
+	if (ep->state == KIWI_EP_LISTEN)
+		kiwi_cm_unlisten_locked(ep);
+	mutex_unlock(&ep->lock);
+	kiwi_ep_put(ep);
+}
+
+/**
+ * kiwi_cm_listen - iw_create_listen
+ * @cm_id: the listening id, address in m_local_addr
+ * @backlog: TCP backlog; also the most children reading a Request at once
+ *
+ * Return: 0 or a negative errno (e.g. -EADDRINUSE).
+ */
+int kiwi_cm_listen(struct iw_cm_id *cm_id, int backlog)
+{
+	struct socket *sock;
+	struct kiwi_ep *ep;
+	int rv;
+
+	backlog = clamp(backlog, 1, KIWI_CM_BACKLOG_MAX);
+	rv = kiwi_cm_listen_sock(cm_id, backlog, &sock);
+	if (rv)
+		return rv;
+	ep = kiwi_ep_alloc();
+	if (!ep) {
+		sock_release(sock);
+		return -ENOMEM;
+	}
+	mutex_lock(&ep->lock);
+	ep->backlog = backlog;
+	ep->state = KIWI_EP_LISTEN;
+	kiwi_ep_set_cm_id(ep, cm_id);
+	kiwi_ep_sock_attach(ep, sock);
+	kiwi_ep_queue(ep, KIWI_EV_DATA);
+	mutex_unlock(&ep->lock);
+	return 0;
+}
+
+/* Under the listener's lock: a new TCP connection becomes a child. */
+static void kiwi_cm_new_child(struct kiwi_ep *l, struct socket *sock)
+{
+	struct kiwi_ep *child;
+	bool room;
+
+	spin_lock_bh(&l->child_lock);
+	room = l->nchildren < l->backlog;
+	spin_unlock_bh(&l->child_lock);
+	child = room ? kiwi_ep_alloc() : NULL;
+	if (!child) {
+		sock_release(sock);
+		return;
+	}
+	tcp_sock_set_nodelay(sock->sk);
+	mutex_lock(&child->lock);
+	kiwi_cm_policy(&child->pol, KIWI_MAX_IRD, KIWI_MAX_ORD);
+	kiwi_ep_get(l);
+	child->listener = l;
+	child->state = KIWI_EP_WAIT_REQ;
+	spin_lock_bh(&l->child_lock);
+	list_add_tail(&child->child_entry, &l->children);
+	l->nchildren++;
+	spin_unlock_bh(&l->child_lock);
+	kiwi_ep_sock_attach(child, sock);
+	kiwi_ep_arm_timeout(child, kiwi_cm_mpa_timeout());
+	kiwi_ep_queue(child, KIWI_EV_DATA);
+	mutex_unlock(&child->lock);
+}
+
+/**
+ * kiwi_cm_listen_work - accept what the listening socket has
+ * @ep: a listener, ep->lock held
+ * @ev: KIWI_EV_* bits that arrived; an abort (module unload) closes it
+ */
+void kiwi_cm_listen_work(struct kiwi_ep *ep, unsigned long ev)
+{
+	struct socket *sock;
+
+	if (ev & BIT(KIWI_EV_ABORT)) {
+		kiwi_cm_unlisten_locked(ep);
+		return;
+	}
+	while (!kernel_accept(ep->sock, &sock, O_NONBLOCK))
+		kiwi_cm_new_child(ep, sock);
+}
+
+/* Under the child's lock: the Request goes to the listener's cm_id. */
+static int kiwi_cm_report_request(struct kiwi_ep *ep,
+				  const struct kiwi_mpa_frame *f)
+{
+	struct kiwi_ep *l = ep->listener;
+	int rv = -ECONNRESET;
+
+	mutex_lock(&l->lock);
+	if (l->state == KIWI_EP_LISTEN && l->cm_id) {
+		set_bit(KIWI_EPF_IWCM_REF, &ep->flags);
+		kiwi_ep_get(ep);
+		ep->state = KIWI_EP_RECVD_REQ;
+		rv = kiwi_cm_event(ep, l->cm_id, IW_CM_EVENT_CONNECT_REQUEST,
+				   0, f);
+		if (rv && test_and_clear_bit(KIWI_EPF_IWCM_REF, &ep->flags))
+			kiwi_ep_put(ep);
+	}
+	mutex_unlock(&l->lock);
+	/* Reported: the connection belongs to its own cm_id from now on. */
+	if (!rv)
+		kiwi_ep_unchild(ep);
+	return rv;
+}
+
+/* Under ep->lock: read the Request; report it once it is whole. */
+static void kiwi_cm_read_request(struct kiwi_ep *ep)
+{
+	struct kiwi_mpa_params out;
+	struct kiwi_mpa_frame f, rep;
+	enum kiwi_mpa_status st;
+	int err;
+
+	st = kiwi_cm_read_frame(ep, false, &f, &err);
+	if (st == KIWI_MPA_ST_NEED_MORE) {
+		if (err || kiwi_cm_peer_closed(ep->sock, &err))
+			kiwi_cm_fail(ep, true);
+		return;
+	}
+	if (st == KIWI_MPA_ST_OK)
+		st = kiwi_mpa_respond(&ep->pol, &f, &rep, &out);
+	if (st != KIWI_MPA_ST_OK) {
+		kiwi_cm_fail(ep, true);
+		return;
+	}
+	kiwi_ep_disarm_timeout(ep);
+	ep->req = f;
+	ep->llp.mpa = out;
+	if (kiwi_cm_report_request(ep, &f))
+		kiwi_cm_fail(ep, true);
+}
+
+/**
+ * kiwi_cm_passive_work - the responder's state machine before accept
+ * @ep: an endpoint in WAIT_REQ or RECVD_REQ, ep->lock held
+ * @ev: KIWI_EV_* bits that arrived
+ *
+ * In RECVD_REQ nothing is read (what follows the Request is the first
+ * FPDU, for the engine); a closed or aborted connection is released and a
+ * later accept fails.
+ */
+void kiwi_cm_passive_work(struct kiwi_ep *ep, unsigned long ev)
+{
+	int err;
+
+	if (ev & (BIT(KIWI_EV_ABORT) | BIT(KIWI_EV_TIMEOUT))) {
+		kiwi_cm_fail(ep, true);
+		return;
+	}
+	if (ep->state == KIWI_EP_WAIT_REQ)
+		kiwi_cm_read_request(ep);
+	else if (kiwi_cm_peer_closed(ep->sock, &err))
+		kiwi_cm_fail(ep, true);
+}
+
+/* Under ep->lock: the Reply to the Request kept in ep->req. */
+static int kiwi_cm_make_reply(struct kiwi_ep *ep, struct kiwi_mpa_frame *rep,
+			      const void *pdata, u16 pdata_len)
+{
+	u16 room = KIWI_MPA_PD_MAX;
+
+	if (kiwi_mpa_respond(&ep->pol, &ep->req, rep, &ep->llp.mpa))
+		return -EINVAL;
+	if (rep->enhanced)
+		room -= KIWI_MPA_ENH_LEN;
+	if (pdata_len > room)
+		return -EINVAL;
+	rep->pdata = pdata;
+	rep->pdata_len = pdata_len;
+	return 0;
+}
+
+static int kiwi_cm_accept_locked(struct kiwi_ep *ep, struct iw_cm_id *cm_id,
+				 struct iw_cm_conn_param *param)
+{
+	struct kiwi_mpa_frame rep;
+	struct ib_qp *ibqp;
+	int rv;
+
+	if (ep->state != KIWI_EP_RECVD_REQ)
+		return -ECONNRESET;
+	kiwi_cm_policy(&ep->pol, param->ird, param->ord);
+	rv = kiwi_cm_make_reply(ep, &rep, param->private_data,
+				param->private_data_len);
+	if (rv)
+		return rv;
+	ibqp = kiwi_iw_get_qp(cm_id->device, param->qpn);
+	if (!ibqp)
+		return -EINVAL;
+	ep->qp = to_kqp(ibqp);
+	kiwi_qp_get(ep->qp);
+	ep->llp.initiator = false;
+	ep->llp.tx_gated = true;
+	ep->llp.expect_rtr = ep->llp.mpa.p2p;
+	rv = kiwi_cm_attach(ep);
+	if (rv)
+		return rv;
+	/* The QP is ready for the first FPDU before the peer can send it. */
+	rv = kiwi_cm_send(ep->sock, &rep);
+	if (rv)
+		return rv;
+	kiwi_ep_set_cm_id(ep, cm_id);
+	ep->state = KIWI_EP_CONNECTED;
+	kiwi_cm_event(ep, cm_id, IW_CM_EVENT_ESTABLISHED, 0, NULL);
+	return 0;
+}
+
+/**
+ * kiwi_cm_accept - iw_accept on a CONNECT_REQUEST's id
+ * @ep: the child from the event's provider_data
+ * @cm_id: the new id iw_cm made for the connection
+ * @param: private data, IRD/ORD and QP number
+ *
+ * Return: 0 (ESTABLISHED follows), or a negative errno: the connection is
+ * reset and no event follows.
+ */
+int kiwi_cm_accept(struct kiwi_ep *ep, struct iw_cm_id *cm_id,
+		   struct iw_cm_conn_param *param)
+{
+	int rv;
+
+	if (!test_and_clear_bit(KIWI_EPF_IWCM_REF, &ep->flags))
+		return -EINVAL;
+	mutex_lock(&ep->lock);
+	rv = kiwi_cm_accept_locked(ep, cm_id, param);
+	if (rv)
+		kiwi_cm_fail(ep, true);
+	mutex_unlock(&ep->lock);
+	kiwi_ep_put(ep);
+	return rv;
+}
+
+/**
+ * kiwi_cm_reject - iw_reject: a Reply with R=1 and @pdata, then close
+ * @ep: the child from the event's provider_data
+ * @pdata: private data for the peer, may be NULL
+ * @pdata_len: its length
+ *
+ * Return: 0, or -EINVAL if the request was already answered.
+ */
+int kiwi_cm_reject(struct kiwi_ep *ep, const void *pdata, u8 pdata_len)
+{
+	struct kiwi_mpa_frame rep;
+
+	if (!test_and_clear_bit(KIWI_EPF_IWCM_REF, &ep->flags))
+		return -EINVAL;
+	mutex_lock(&ep->lock);
+	if (ep->state == KIWI_EP_RECVD_REQ &&
+	    !kiwi_cm_make_reply(ep, &rep, pdata, pdata_len)) {
+		rep.reject = true;
+		kiwi_cm_send(ep->sock, &rep);
+	}
+	kiwi_cm_fail(ep, false);
+	mutex_unlock(&ep->lock);
+	kiwi_ep_put(ep);
+	return 0;
+}

@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * kiwi: the CM's TCP socket helpers: creation in init_net, non-blocking
+ * MPA startup frame I/O, addresses and close detection.
+ */
+#include <linux/slab.h>
+#include <linux/tcp.h>
+#include <net/sock.h>
+#include <net/ipv6.h>
+#include <net/tcp.h>
+
+#include "cm_ep.h"
+
+/* A TCP socket in init_net, the namespace of every kiwi netdev. */
+int kiwi_cm_sock_create(int family, struct socket **sockp)
+{
+	struct socket *sock;
+	int rv;
+
+	if (family != AF_INET && family != AF_INET6)
+		return -EAFNOSUPPORT;
+	rv = sock_create_kern(&init_net, family, SOCK_STREAM, IPPROTO_TCP,
+			      &sock);
+	if (rv)
+		return rv;
+	sock_set_reuseaddr(sock->sk);
+	tcp_sock_set_nodelay(sock->sk);
+	*sockp = sock;
+	return 0;
+}
+
+/**
+ * kiwi_cm_send - send an MPA Request or Reply
+ * @sock: a connected socket
+ * @f: the frame
+ *
+ * Startup frames are sent before any FPDU and are at most 532 octets, so
+ * they fit the send buffer of a fresh connection; a short send is an
+ * error rather than something to wait for.
+ *
+ * Return: 0 or a negative errno.
+ */
+int kiwi_cm_send(struct socket *sock, const struct kiwi_mpa_frame *f)
+{
+	struct msghdr msg = { .msg_flags = MSG_DONTWAIT | MSG_NOSIGNAL };
+	struct kvec kv;
+	size_t len;
+	u8 *buf;
+	int rv;
+
+	buf = kmalloc(KIWI_MPA_FRAME_MAX, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	rv = kiwi_mpa_frame_build(f, buf, KIWI_MPA_FRAME_MAX, &len);
+	if (!rv) {
+		kv.iov_base = buf;
+		kv.iov_len = len;
+		rv = kernel_sendmsg(sock, &msg, &kv, 1, len);
+		if (rv >= 0)
+			rv = rv == len ? 0 : -EIO;
+	}
+	kfree(buf);
+	return rv;
+}
+
+/**
+ * kiwi_cm_read_frame - read a startup frame, exactly, without blocking
+ * @ep: the endpoint, ep->lock held; the frame so far is in ep->rbuf
+ * @want_reply: the frame expected is a Reply (initiator)
+ * @f: output: the frame, its private data pointing into ep->rbuf
+ * @err: output: 0, or the socket error or -ECONNRESET (peer closed)
+ *
+ * Reads the 20-octet header first and then exactly PD_Length octets, so
+ * octets after the frame (the first FPDU) stay on the socket for the QP
+ * engine.
+ *
+ * Return: the parse status; KIWI_MPA_ST_NEED_MORE with *@err 0 means wait
+ * for more data.
+ */
+enum kiwi_mpa_status kiwi_cm_read_frame(struct kiwi_ep *ep, bool want_reply,
+					struct kiwi_mpa_frame *f, int *err)
+{
+	struct msghdr msg = { .msg_flags = MSG_DONTWAIT };
+	enum kiwi_mpa_status st;
+	struct kvec kv;
+	size_t need;
+	int rv;
+
+	*err = 0;
+	for (;;) {
+		st = kiwi_mpa_frame_parse(ep->rbuf, ep->rlen, want_reply, f,
+					  &need);
+		if (st != KIWI_MPA_ST_NEED_MORE)
+			return st;
+		if (need > sizeof(ep->rbuf) || need <= ep->rlen)
+			return KIWI_MPA_ST_BAD_PDLEN;
+		kv.iov_base = ep->rbuf + ep->rlen;
+		kv.iov_len = need - ep->rlen;
+		rv = kernel_recvmsg(ep->sock, &msg, &kv, 1, kv.iov_len,
+				    MSG_DONTWAIT);
+		if (rv == -EAGAIN)
+			return st;
+		if (rv <= 0) {
+			*err = rv ? rv : -ECONNRESET;
+			return st;
+		}
+		ep->rlen += rv;
+	}
+}
+
+void kiwi_cm_addrs(struct socket *sock, struct sockaddr_storage *local,
+		   struct sockaddr_storage *remote)
+{
+	memset(local, 0, sizeof(*local));
+	memset(remote, 0, sizeof(*remote));
+	if (kernel_getsockname(sock, (struct sockaddr *)local) < 0)
+		memset(local, 0, sizeof(*local));
+	if (kernel_getpeername(sock, (struct sockaddr *)remote) < 0)
+		memset(remote, 0, sizeof(*remote));
+}
+
+/**
+ * kiwi_cm_peer_closed - did the connection end or the peer send its FIN?
+ * @sock: the socket
+ * @err: output: the error to report (the socket's, else -ECONNRESET)
+ *
+ * Return: true if the peer closed (FIN), reset, or the connection failed.
+ */
+bool kiwi_cm_peer_closed(struct socket *sock, int *err)
+{
+	struct sock *sk = sock->sk;
+	bool closed;
+
+	closed = READ_ONCE(sk->sk_state) == TCP_CLOSE ||
+		 (READ_ONCE(sk->sk_shutdown) & RCV_SHUTDOWN) ||
+		 READ_ONCE(sk->sk_err);
+	*err = sock_error(sk);
+	if (!*err)
+		*err = -ECONNRESET;
+	return closed;
+}
+
+/* Address family and length of an iw_cm address, 0 if unsupported. */
+int kiwi_cm_addr_len(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET)
+		return sizeof(struct sockaddr_in);
+	if (ss->ss_family == AF_INET6)
+		return sizeof(struct sockaddr_in6);
+	return 0;
+}
+
+/* kiwi sockets live in init_net: a device moved elsewhere is refused. */
+bool kiwi_cm_net_ok(struct iw_cm_id *cm_id)
+{
+	struct kiwi_device *kdev = to_kdev(cm_id->device);
+
+	return net_eq(dev_net(kdev->netdev), &init_net);
+}
+
+/* A listening socket on the id's local address. */
+int kiwi_cm_listen_sock(struct iw_cm_id *cm_id, int backlog,
+			struct socket **sockp)
+{
+	struct sockaddr_storage *laddr = &cm_id->m_local_addr;
+	int alen = kiwi_cm_addr_len(laddr);
+	struct socket *sock;
+	int rv;
+
+	if (!kiwi_cm_net_ok(cm_id))
+		return -EOPNOTSUPP;
+	if (!alen)
+		return -EAFNOSUPPORT;
+	rv = kiwi_cm_sock_create(laddr->ss_family, &sock);
+	if (rv)
+		return rv;
+	if (laddr->ss_family == AF_INET6 && cm_id->afonly)
+		ip6_sock_set_v6only(sock->sk);
+	rv = kernel_bind(sock, (struct sockaddr *)laddr, alen);
+	if (!rv)
+		rv = kernel_listen(sock, backlog);
+	if (rv) {
+		sock_release(sock);
+		return rv;
+	}
+	*sockp = sock;
+	return 0;
+}

@@ -1,0 +1,365 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * kiwi: memory access for the data path (kernel/conn.h): STag lookup with
+ * a reference, the checks of RFC 5040/5041 (valid STag, PD, access rights,
+ * bounds), address to page resolution, copies, invalidation and the
+ * fast-register work request. Uses no ib_core function, so the KUnit
+ * module links it alone (tests/kunit/mem_kunit.c).
+ *
+ * Every access to registered memory runs inside an RCU read-side section
+ * and checks that the MR is still valid, so dereg_mr can release the
+ * memory after one grace period (see struct kiwi_mr). Addresses are
+ * iova-based: the TO of a tagged message, or the addr of an SGE.
+ */
+#include <linux/highmem.h>
+#include <linux/mm.h>
+#include <linux/rcupdate.h>
+#include <linux/vmalloc.h>
+
+#include "kiwi.h"
+#include "conn.h"
+
+#define KIWI_MR_ACCESS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |	\
+			IB_ACCESS_REMOTE_READ)
+
+/**
+ * kiwi_mr_access_ok - validate the access flags of a registration
+ * @access: IB_ACCESS_* flags; optional (hint) flags are ignored
+ *
+ * Return: 0, -EOPNOTSUPP for unsupported rights, -EINVAL for remote write
+ * without local write (the verbs rule).
+ */
+int kiwi_mr_access_ok(int access)
+{
+	if (access & ~(KIWI_MR_ACCESS | IB_ACCESS_OPTIONAL))
+		return -EOPNOTSUPP;
+	if ((access & IB_ACCESS_REMOTE_WRITE) &&
+	    !(access & IB_ACCESS_LOCAL_WRITE))
+		return -EINVAL;
+	return 0;
+}
+
+/**
+ * kiwi_mr_get - look an STag up for the data path
+ * @kdev: the device
+ * @stag: the STag (lkey or rkey)
+ *
+ * Any context. Only a valid MR whose current key matches is returned, so a
+ * peer guessing STags cannot hold an invalidated MR (which would make the
+ * next fast-register fail with -EBUSY).
+ *
+ * Return: the MR with a reference (drop it with kiwi_mr_put()), or NULL.
+ */
+struct kiwi_mr *kiwi_mr_get(struct kiwi_device *kdev, u32 stag)
+{
+	struct kiwi_mr *mr;
+
+	rcu_read_lock();
+	mr = xa_load(&kdev->mr_xa, kiwi_stag_index(stag));
+	if (mr && !refcount_inc_not_zero(&mr->ref))
+		mr = NULL;
+	rcu_read_unlock();
+	if (!mr)
+		return NULL;
+	/* Pairs with the full barriers of dereg and fast-register. */
+	smp_mb__after_atomic();
+	if (atomic_read(&mr->state) != KIWI_MR_VALID ||
+	    READ_ONCE(mr->stag) != stag) {
+		kiwi_mr_put(mr);
+		return NULL;
+	}
+	return mr;
+}
+
+/* Drop a reference; the last one (after dereg_mr) frees the structure. */
+void kiwi_mr_put(struct kiwi_mr *mr)
+{
+	if (refcount_dec_and_test(&mr->ref))
+		kfree_rcu(mr, rcu);
+}
+
+/* Is [@addr, @addr + @len) inside [@iova, @iova + @length)? No overflow. */
+static bool kiwi_mr_covers(u64 iova, u64 length, u64 addr, u64 len)
+{
+	return addr >= iova && len <= length && addr - iova <= length - len;
+}
+
+/**
+ * kiwi_mr_check - may this access use @mr?
+ * @mr: the MR from kiwi_mr_get(@stag)
+ * @stag: the STag of the access
+ * @pd: the PD of the QP doing the access
+ * @access: IB_ACCESS_* rights the access needs (0: local read)
+ * @addr: first address (iova-based)
+ * @len: octets; 0 checks the STag, PD and rights and that @addr is inside
+ *       or at the end of the registration
+ *
+ * Return: KIWI_MEM_OK or the first failed check, in the order of RFC 5041
+ * section 7.1: STag valid (and key), PD, rights, bounds.
+ */
+enum kiwi_mem_status kiwi_mr_check(const struct kiwi_mr *mr, u32 stag,
+				   const struct ib_pd *pd, int access,
+				   u64 addr, u64 len)
+{
+	if (atomic_read_acquire(&mr->state) != KIWI_MR_VALID ||
+	    READ_ONCE(mr->stag) != stag)
+		return KIWI_MEM_STAG;
+	if (mr->pd != pd)
+		return KIWI_MEM_PD;
+	if ((READ_ONCE(mr->access) & access) != access)
+		return KIWI_MEM_ACCESS;
+	if (!kiwi_mr_covers(READ_ONCE(mr->iova), READ_ONCE(mr->length), addr,
+			    len))
+		return KIWI_MEM_BOUNDS;
+	return KIWI_MEM_OK;
+}
+
+/* The page of a kernel virtual address: linear map or vmalloc. */
+static struct page *kiwi_kva_page(unsigned long kva)
+{
+	if (virt_addr_valid((void *)kva))
+		return virt_to_page((void *)kva);
+	if (is_vmalloc_addr((void *)kva))
+		return vmalloc_to_page((void *)kva);
+	return NULL;
+}
+
+/*
+ * The kernel virtual address of octet @pos of a fast-reg registration:
+ * page list entry, then the offset in that page-size block. *@chunk is
+ * limited to the rest of the block. 0 if the page list does not reach.
+ */
+static unsigned long kiwi_mr_frmr_kva(const struct kiwi_mr *mr, u64 pos,
+				      u32 *chunk)
+{
+	u32 shift = READ_ONCE(mr->page_shift);
+	u64 bsz = BIT_ULL(shift);
+	u64 idx, in;
+
+	pos += READ_ONCE(mr->iova) & (bsz - 1);
+	idx = pos >> shift;
+	in = pos & (bsz - 1);
+	if (idx >= READ_ONCE(mr->nreg) || idx >= mr->max_pages)
+		return 0;
+	*chunk = min_t(u64, *chunk, bsz - in);
+	return READ_ONCE(mr->pages[idx]) + in;
+}
+
+/**
+ * kiwi_mr_page - resolve an address of a valid MR to a page
+ * @mr: an MR the caller holds
+ * @addr: the address (iova-based)
+ * @len: octets wanted from @addr, at least 1
+ * @page: the page holding @addr
+ * @offset: offset of @addr in *@page
+ * @chunk: octets from *@offset on that are in *@page (1 .. @len)
+ *
+ * The caller must be in an RCU read-side section (rcu_read_lock(), or
+ * bottom halves disabled) from this call until it is done with *@page:
+ * dereg_mr releases the memory one grace period after invalidating.
+ * Writing to *@page needs a registration with IB_ACCESS_LOCAL_WRITE
+ * (kiwi_mr_check()): pages of a read-only user MR may be shared.
+ *
+ * Return: 0, or -EFAULT if the MR is not valid or the range is not in it.
+ */
+int kiwi_mr_page(const struct kiwi_mr *mr, u64 addr, u32 len,
+		 struct page **page, u32 *offset, u32 *chunk)
+{
+	u64 iova = READ_ONCE(mr->iova);
+	unsigned long kva;
+	u64 pos;
+
+	RCU_LOCKDEP_WARN(!rcu_read_lock_any_held(),
+			 "page resolved outside an RCU read-side section");
+	if (!len || atomic_read_acquire(&mr->state) != KIWI_MR_VALID ||
+	    !kiwi_mr_covers(iova, READ_ONCE(mr->length), addr, len))
+		return -EFAULT;
+	pos = addr - iova;
+	*chunk = len;
+	if (mr->kind == KIWI_MR_USER) {
+		pos += offset_in_page(mr->umem->address);
+		*page = mr->upages[pos >> PAGE_SHIFT];
+		*offset = offset_in_page(pos);
+	} else {
+		kva = mr->kind == KIWI_MR_FAST_REG ?
+		      kiwi_mr_frmr_kva(mr, pos, chunk) : (unsigned long)addr;
+		*page = kva ? kiwi_kva_page(kva) : NULL;
+		*offset = offset_in_page(kva);
+	}
+	if (!*page)
+		return -EFAULT;
+	*chunk = min_t(u32, *chunk, PAGE_SIZE - *offset);
+	return 0;
+}
+
+/* Copy between @buf and [@addr, @addr + @len) of @mr, page by page. */
+static int kiwi_mr_copy(const struct kiwi_mr *mr, u64 addr, u8 *buf, u32 len,
+			bool to_mr)
+{
+	struct page *page;
+	u32 off, n;
+	int rv = 0;
+
+	rcu_read_lock();
+	while (len) {
+		rv = kiwi_mr_page(mr, addr, len, &page, &off, &n);
+		if (rv)
+			break;
+		if (to_mr)
+			memcpy_to_page(page, off, buf, n);
+		else
+			memcpy_from_page(buf, page, off, n);
+		addr += n;
+		buf += n;
+		len -= n;
+	}
+	rcu_read_unlock();
+	return rv;
+}
+
+/**
+ * kiwi_mr_write - copy into registered memory
+ * @mr: an MR the caller holds and checked for this range
+ * @addr: first address (iova-based)
+ * @src: the octets
+ * @len: how many
+ *
+ * Any context. The MR must allow local write (remote write implies it):
+ * a read-only user MR's pages were pinned without write access.
+ *
+ * Return: 0, or -EFAULT (MR invalidated meanwhile, or out of range).
+ */
+int kiwi_mr_write(const struct kiwi_mr *mr, u64 addr, const void *src,
+		  u32 len)
+{
+	if (!(READ_ONCE(mr->access) & IB_ACCESS_LOCAL_WRITE))
+		return -EFAULT;
+	return kiwi_mr_copy(mr, addr, (u8 *)src, len, true);
+}
+
+/**
+ * kiwi_mr_read - copy out of registered memory
+ * @mr: an MR the caller holds and checked for this range
+ * @addr: first address (iova-based)
+ * @dst: where to
+ * @len: how many octets
+ *
+ * Return: 0, or -EFAULT (MR invalidated meanwhile, or out of range).
+ */
+int kiwi_mr_read(const struct kiwi_mr *mr, u64 addr, void *dst, u32 len)
+{
+	return kiwi_mr_copy(mr, addr, dst, len, false);
+}
+
+/*
+ * May @stag of @mr be invalidated by a WR of a QP in @pd? Only fast-reg
+ * MRs can be (as in rxe): a user or DMA MR lives until dereg_mr. A peer
+ * (Send with Invalidate) may invalidate only an MR registered for remote
+ * access, an STag meant for peers (RFC 5040 section 8.1.1, item 7, read
+ * with the stream association of MWs unsupported).
+ */
+static enum kiwi_mem_status kiwi_mr_inval_check(const struct kiwi_mr *mr,
+						u32 stag,
+						const struct ib_pd *pd,
+						bool remote)
+{
+	if (READ_ONCE(mr->stag) != stag)
+		return KIWI_MEM_STAG;
+	if (mr->pd != pd)
+		return KIWI_MEM_PD;
+	if (mr->kind != KIWI_MR_FAST_REG)
+		return KIWI_MEM_ACCESS;
+	if (remote && !(READ_ONCE(mr->access) &
+			(IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE)))
+		return KIWI_MEM_ACCESS;
+	return KIWI_MEM_OK;
+}
+
+/**
+ * kiwi_mr_invalidate - Local Invalidate, or a received Send with Invalidate
+ * @kdev: the device
+ * @stag: the STag to invalidate
+ * @pd: the PD of the QP
+ * @remote: the peer asked (Send with Invalidate)
+ *
+ * Any context. Later checks and accesses fail; an access already copying on
+ * another CPU finishes that one copy. Invalidating an invalid STag again
+ * is allowed locally; a peer must name a valid one.
+ *
+ * Return: KIWI_MEM_OK; KIWI_MEM_STAG (no such STag, wrong key, or not
+ * valid for a peer); KIWI_MEM_PD (another PD); KIWI_MEM_ACCESS: the STag
+ * cannot be invalidated (not a fast-reg MR, or @remote and no remote
+ * rights: RDMAP "STag cannot be invalidated").
+ */
+enum kiwi_mem_status kiwi_mr_invalidate(struct kiwi_device *kdev, u32 stag,
+					const struct ib_pd *pd, bool remote)
+{
+	enum kiwi_mem_status st = KIWI_MEM_STAG;
+	struct kiwi_mr *mr;
+	int old;
+
+	rcu_read_lock();
+	mr = xa_load(&kdev->mr_xa, kiwi_stag_index(stag));
+	if (mr)
+		st = kiwi_mr_inval_check(mr, stag, pd, remote);
+	if (st == KIWI_MEM_OK) {
+		old = atomic_cmpxchg(&mr->state, KIWI_MR_VALID,
+				     KIWI_MR_INVALID);
+		if (old == KIWI_MR_BUSY || (old == KIWI_MR_INVALID && remote))
+			st = KIWI_MEM_STAG;
+	}
+	rcu_read_unlock();
+	return st;
+}
+
+/**
+ * kiwi_mr_fast_reg - execute IB_WR_REG_MR
+ * @mr: a fast-reg MR
+ * @key: the STag to register under (ib_reg_wr.key); its index must be the
+ *       MR's, its low 8 bits are the new key
+ * @access: IB_ACCESS_* of the registration
+ *
+ * Takes the page list, iova and length from the last map_mr_sg. The MR
+ * must be invalid, and no data-path holder from an earlier registration
+ * may still hold it (its later accesses would reach the new one).
+ *
+ * Return: 0; -EINVAL for a wrong MR, key, page list or state; -EOPNOTSUPP
+ * for unsupported access; -EBUSY while old holders remain.
+ */
+int kiwi_mr_fast_reg(struct kiwi_mr *mr, u32 key, int access)
+{
+	u32 psz = mr->ibmr.page_size;
+	u64 iova = mr->ibmr.iova;
+	u64 length = mr->ibmr.length;
+	u32 n = mr->npages;
+	u64 end;
+	int rv;
+
+	if (mr->kind != KIWI_MR_FAST_REG ||
+	    kiwi_stag_index(key) != kiwi_stag_index(mr->stag))
+		return -EINVAL;
+	rv = kiwi_mr_access_ok(access);
+	if (rv)
+		return rv;
+	if (!is_power_of_2(psz) || psz < KIWI_FRMR_MIN_PAGE ||
+	    n > mr->max_pages ||
+	    check_add_overflow(iova & (psz - 1), length, &end) ||
+	    end > (u64)n << ilog2(psz))
+		return -EINVAL;
+	/* Fully ordered: kiwi_mr_get() sees BUSY or we see its reference. */
+	if (atomic_cmpxchg(&mr->state, KIWI_MR_INVALID, KIWI_MR_BUSY) !=
+	    KIWI_MR_INVALID)
+		return -EINVAL;
+	if (refcount_read(&mr->ref) != 1) {
+		atomic_set(&mr->state, KIWI_MR_INVALID);
+		return -EBUSY;
+	}
+	WRITE_ONCE(mr->stag, key);
+	WRITE_ONCE(mr->access, access);
+	WRITE_ONCE(mr->iova, iova);
+	WRITE_ONCE(mr->length, length);
+	WRITE_ONCE(mr->page_shift, ilog2(psz));
+	WRITE_ONCE(mr->nreg, n);
+	atomic_set_release(&mr->state, KIWI_MR_VALID);
+	return 0;
+}
