@@ -3,10 +3,13 @@
  * kiwi: RC queue pairs: create, modify (state machine), query, destroy and
  * reference counting.
  *
- * A new QP starts in INIT, as on every iWARP RNIC: there is no RTR/RTS
- * setup by modify_qp, the connection manager moves a connected QP to RTS.
- * Until kiwi's CM exists, modify_qp reaches RESET, INIT and ERR only and a
- * request for RTR, RTS, SQD or SQE fails with -EINVAL.
+ * A new QP starts in INIT (iWARP IDLE), as on every iWARP RNIC: the
+ * connection manager attaches the stream and so moves the QP to RTS
+ * (qp_llp.c). modify_qp to RTR or RTS is accepted without effect while the
+ * QP waits for its connection (rdma_cm and iw_cm ask for both before
+ * accept and connect) and once it is in RTS. SQD (iWARP CLOSING) asks the
+ * engine for a graceful close, ERR for an abortive one; the stream's end
+ * then detaches the QP. Documentation/datapath.md has the state table.
  */
 #include <linux/log2.h>
 
@@ -100,6 +103,7 @@ static void kiwi_qp_init_fields(struct kiwi_qp *qp,
 	qp->max_recv_sge = attr->cap.max_recv_sge;
 	qp->max_inline = attr->cap.max_inline_data;
 	qp->sq_sig_type = attr->sq_sig_type;
+	kiwi_tx_init(qp);
 }
 
 /* Report the granted capacities back through @attr->cap. */
@@ -131,6 +135,9 @@ int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	rv = kiwi_qp_alloc_rings(qp, attr, udata);
 	if (rv)
 		goto err_count;
+	rv = kiwi_swq_alloc(qp);
+	if (rv)
+		goto err_rings;
 	rv = xa_alloc_cyclic(&kdev->qp_xa, &qpn, qp,
 			     XA_LIMIT(1, KIWI_MAX_QPN), &kdev->qp_next,
 			     GFP_KERNEL);
@@ -148,6 +155,7 @@ int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 err_xa:
 	xa_erase(&kdev->qp_xa, qpn);
 err_rings:
+	kiwi_swq_free(qp);
 	kiwi_ring_free(&qp->rq);
 	kiwi_ring_free(&qp->sq);
 err_count:
@@ -155,16 +163,25 @@ err_count:
 	return rv;
 }
 
-static bool kiwi_qp_state_ok(enum ib_qp_state cur, enum ib_qp_state next)
+/* Under qp->lock: may the QP go from its state to @next? */
+static bool kiwi_qp_state_ok(struct kiwi_qp *qp, enum ib_qp_state next)
 {
+	enum ib_qp_state cur = qp->state;
+
 	switch (next) {
 	case IB_QPS_RESET:
+		return !qp->tx.sock;
 	case IB_QPS_ERR:
 		return true;
 	case IB_QPS_INIT:
 		return cur == IB_QPS_RESET || cur == IB_QPS_INIT;
+	case IB_QPS_RTR:
+	case IB_QPS_RTS:
+		return cur == IB_QPS_INIT || cur == IB_QPS_RTS;
+	case IB_QPS_SQD:
+		return kiwi_qp_connected(qp);
 	default:
-		/* RTR, RTS, SQD, SQE: need a connection (kiwi's CM). */
+		/* SQE (iWARP TERMINATE) is entered by the engine only. */
 		return false;
 	}
 }
@@ -176,7 +193,7 @@ static int kiwi_qp_check_modify(struct kiwi_qp *qp, struct ib_qp_attr *attr,
 		return -EINVAL;
 	if ((mask & IB_QP_CUR_STATE) && attr->cur_qp_state != qp->state)
 		return -EINVAL;
-	if ((mask & IB_QP_STATE) && !kiwi_qp_state_ok(qp->state, attr->qp_state))
+	if ((mask & IB_QP_STATE) && !kiwi_qp_state_ok(qp, attr->qp_state))
 		return -EINVAL;
 	if ((mask & IB_QP_ACCESS_FLAGS) &&
 	    (attr->qp_access_flags & ~KIWI_QP_ACCESS))
@@ -194,19 +211,50 @@ static int kiwi_qp_check_modify(struct kiwi_qp *qp, struct ib_qp_attr *attr,
 	return 0;
 }
 
-/* Under qp->lock: enter @next. Returns true if the rings must be flushed. */
+/*
+ * Under qp->lock: enter @next. RTR and RTS change nothing (the CM moves
+ * the QP to RTS); SQD lets TX drain the SQ and close. Returns true if the
+ * rings must be flushed.
+ */
 static bool kiwi_qp_enter(struct kiwi_qp *qp, enum ib_qp_state next)
 {
 	enum ib_qp_state cur = qp->state;
 
-	qp->state = next;
-	if (next == IB_QPS_RESET) {
+	switch (next) {
+	case IB_QPS_RTR:
+	case IB_QPS_RTS:
+		return false;
+	case IB_QPS_SQD:
+		qp->state = next;
+		qp->tx.close_req = true;
+		return false;
+	case IB_QPS_RESET:
 		kiwi_ring_discard(&qp->sq);
 		kiwi_ring_discard(&qp->rq);
 		kiwi_ring_set_error(&qp->sq, false);
 		kiwi_ring_set_error(&qp->rq, false);
+		qp->tx.next = qp->sq.cons;
+		break;
+	default:
+		break;
 	}
+	qp->state = next;
 	return next == IB_QPS_ERR && cur != IB_QPS_ERR;
+}
+
+/*
+ * After a state change to SQD or ERR of an attached QP: the engine closes
+ * the stream, gracefully once the SQ went out, or at once with a reset.
+ */
+static void kiwi_qp_llp_follow(struct kiwi_qp *qp, enum ib_qp_state next)
+{
+	if (next == IB_QPS_SQD) {
+		kiwi_tx_kick(qp);
+	} else if (next == IB_QPS_ERR) {
+		mutex_lock(&qp->tx.llp_mutex);
+		kiwi_qp_close_llp(qp, true);
+		mutex_unlock(&qp->tx.llp_mutex);
+	}
 }
 
 static void kiwi_qp_set_attrs(struct kiwi_qp *qp, struct ib_qp_attr *attr,
@@ -246,6 +294,8 @@ int kiwi_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		kiwi_cq_signal(to_kcq(ibqp->send_cq), send_res);
 		kiwi_cq_signal(to_kcq(ibqp->recv_cq), recv_res);
 	}
+	if (!rv && (mask & IB_QP_STATE))
+		kiwi_qp_llp_follow(qp, attr->qp_state);
 	return rv;
 }
 
@@ -279,7 +329,9 @@ int kiwi_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 
 /*
  * The QP leaves the QPN table first, so iw_get_qp() cannot find it any
- * more; then destroy waits until the iWARP CM has dropped its references.
+ * more. A stream still attached is reset (the CM then detaches the QP and
+ * reports CLOSE, after which iw_cm drops its reference); destroy waits
+ * until the CM and iw_cm have dropped their references.
  */
 int kiwi_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 {
@@ -287,8 +339,12 @@ int kiwi_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct kiwi_qp *qp = to_kqp(ibqp);
 
 	xa_erase(&kdev->qp_xa, ibqp->qp_num);
+	kiwi_qp_to_error(qp);
+	kiwi_qp_llp_follow(qp, IB_QPS_ERR);
 	kiwi_qp_put(qp);
 	wait_for_completion(&qp->released);
+	cancel_work_sync(&qp->tx.work);
+	kiwi_swq_free(qp);
 	kiwi_ring_free(&qp->rq);
 	kiwi_ring_free(&qp->sq);
 	atomic_dec(&kdev->num_qp);

@@ -23,6 +23,8 @@ u16 kiwi_sq_wc_opcode(u8 sq_opcode)
 		return KIWI_WC_RDMA_READ;
 	case KIWI_WR_LOCAL_INV:
 		return KIWI_WC_LOCAL_INV;
+	case KIWI_WR_KREG_MR:
+		return IB_WC_REG_MR;
 	default:
 		return KIWI_WC_SEND;
 	}
@@ -81,6 +83,8 @@ void kiwi_qp_flush(struct kiwi_qp *qp, int *send_res, int *recv_res)
 				    kiwi_flush_ring(qp, &qp->sq,
 						    to_kcq(qp->ibqp.send_cq),
 						    true));
+	/* Started WRs were flushed with the rest: TX starts none again. */
+	qp->tx.next = qp->sq.cons;
 	kiwi_ring_set_error(&qp->sq, true);
 	if (!qp->rq.ctrl)
 		return;

@@ -122,6 +122,13 @@ static bool kiwi_llp_commit(struct kiwi_qp *qp, struct kiwi_ep *ep,
 	WRITE_ONCE(tx->sock, sock);
 	qp->ord = tx->ord;
 	qp->ird = tx->ird;
+	/*
+	 * A connected iWARP QP serves remote Reads and Writes: iw_cm grants
+	 * both in its init attributes, but rdma_cm asks for them only where
+	 * it already has an iw_cm_id (not on the active side before
+	 * connect). The rights of each MR are what protects memory.
+	 */
+	qp->access |= IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ;
 	WRITE_ONCE(qp->state, IB_QPS_RTS);
 	return true;
 }

@@ -6,11 +6,11 @@
  * send doorbell, post_send with no work request. Kernel QPs post through
  * kiwi_post_send()/kiwi_post_recv().
  *
- * The transmit engine arrives with kiwi's data path. Until then a send can
- * only be posted to a QP in the error state, where it completes at once
- * with IB_WC_WR_FLUSH_ERR (that is what ib_drain_qp() relies on); in any
- * other state post_send fails with -EINVAL as verbs require for a QP that
- * is not in RTS.
+ * In RTS and CLOSING (SQD) a send WR is written into the SQ ring like a
+ * user SQE and the transmit engine (tx.c) is kicked; it copies the WR out
+ * of the ring when it starts it. In the error state a send completes at
+ * once with IB_WC_WR_FLUSH_ERR (what ib_drain_qp() relies on); in any
+ * other state post_send fails with -EINVAL.
  */
 #include "kiwi.h"
 
@@ -67,11 +67,147 @@ static int kiwi_send_wr_check(struct kiwi_qp *qp, const struct ib_send_wr *wr)
 
 	if (kiwi_send_wc_opcode(wr->opcode) < 0 || wr->num_sge < 0)
 		return -EINVAL;
+	if (wr->opcode == IB_WR_REG_MR || wr->opcode == IB_WR_LOCAL_INV)
+		return 0;
 	if (!(wr->send_flags & IB_SEND_INLINE))
 		return wr->num_sge > qp->max_send_sge ? -EINVAL : 0;
-	for (i = 0; i < wr->num_sge; i++)
+	if (wr->opcode == IB_WR_RDMA_READ)
+		return -EINVAL;
+	for (i = 0; i < wr->num_sge; i++) {
+		if (wr->sg_list[i].length > qp->max_inline)
+			return -EINVAL;
 		len += wr->sg_list[i].length;
+	}
 	return len > qp->max_inline ? -EINVAL : 0;
+}
+
+static u8 kiwi_sqe_opcode(enum ib_wr_opcode op)
+{
+	switch (op) {
+	case IB_WR_SEND_WITH_INV:
+		return KIWI_WR_SEND_WITH_INV;
+	case IB_WR_RDMA_WRITE:
+		return KIWI_WR_RDMA_WRITE;
+	case IB_WR_RDMA_READ:
+		return KIWI_WR_RDMA_READ;
+	case IB_WR_LOCAL_INV:
+		return KIWI_WR_LOCAL_INV;
+	case IB_WR_REG_MR:
+		return KIWI_WR_KREG_MR;
+	default:
+		return KIWI_WR_SEND;
+	}
+}
+
+static u32 kiwi_sqe_flags(int send_flags)
+{
+	u32 flags = 0;
+
+	if (send_flags & IB_SEND_SIGNALED)
+		flags |= KIWI_SQE_SIGNALED;
+	if (send_flags & IB_SEND_SOLICITED)
+		flags |= KIWI_SQE_SOLICITED;
+	if (send_flags & IB_SEND_INLINE)
+		flags |= KIWI_SQE_INLINE;
+	if (send_flags & IB_SEND_FENCE)
+		flags |= KIWI_SQE_READ_FENCE;
+	return flags;
+}
+
+/* Inline data of a kernel WR: its SGEs are kernel virtual addresses. */
+static void kiwi_sqe_inline(struct kiwi_sqe *sqe, const struct ib_send_wr *wr)
+{
+	u8 *dst = (u8 *)sqe->sge;
+	int i;
+
+	for (i = 0; i < wr->num_sge; i++) {
+		memcpy(dst + sqe->inline_len,
+		       (void *)(uintptr_t)wr->sg_list[i].addr,
+		       wr->sg_list[i].length);
+		sqe->inline_len += wr->sg_list[i].length;
+	}
+}
+
+/* The remote half of an RDMA WR, the STag of an invalidating one. */
+static void kiwi_sqe_remote(struct kiwi_sqe *sqe, const struct ib_send_wr *wr)
+{
+	switch (wr->opcode) {
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_READ:
+		sqe->inv_or_rkey = rdma_wr(wr)->rkey;
+		sqe->remote_addr = rdma_wr(wr)->remote_addr;
+		break;
+	case IB_WR_SEND_WITH_INV:
+	case IB_WR_LOCAL_INV:
+		sqe->inv_or_rkey = wr->ex.invalidate_rkey;
+		break;
+	default:
+		break;
+	}
+}
+
+/*
+ * Under qp->lock: write a checked kernel WR into SQ slot @idx. A REG_MR
+ * keeps its MR in the engine's shadow of that slot: the ring element has
+ * no room for a pointer, and user rings never carry one.
+ */
+static void kiwi_sqe_from_wr(struct kiwi_qp *qp, u32 idx,
+			     const struct ib_send_wr *wr)
+{
+	struct kiwi_sqe *sqe = kiwi_ring_elem(&qp->sq, idx);
+	struct kiwi_swqe *w = &qp->tx.swq[idx & (qp->sq.num - 1)];
+	int i;
+
+	memset(sqe, 0, sizeof(*sqe));
+	sqe->wr_id = wr->wr_id;
+	sqe->opcode = kiwi_sqe_opcode(wr->opcode);
+	sqe->flags = kiwi_sqe_flags(wr->send_flags);
+	kiwi_sqe_remote(sqe, wr);
+	w->reg_mr = NULL;
+	if (wr->opcode == IB_WR_REG_MR) {
+		w->reg_mr = reg_wr(wr)->mr;
+		w->reg_key = reg_wr(wr)->key;
+		w->reg_access = reg_wr(wr)->access;
+		return;
+	}
+	if (wr->opcode == IB_WR_LOCAL_INV)
+		return;
+	if (wr->send_flags & IB_SEND_INLINE) {
+		kiwi_sqe_inline(sqe, wr);
+		return;
+	}
+	sqe->num_sge = wr->num_sge;
+	for (i = 0; i < wr->num_sge; i++) {
+		sqe->sge[i].addr = wr->sg_list[i].addr;
+		sqe->sge[i].length = wr->sg_list[i].length;
+		sqe->sge[i].lkey = wr->sg_list[i].lkey;
+	}
+}
+
+/* Under qp->lock, QP connected: queue the WRs for the transmit engine. */
+static int kiwi_post_send_ring(struct kiwi_qp *qp, const struct ib_send_wr *wr,
+			       const struct ib_send_wr **bad_wr)
+{
+	struct kiwi_ring *r = &qp->sq;
+
+	for (; wr; wr = wr->next) {
+		if (kiwi_send_wr_check(qp, wr)) {
+			*bad_wr = wr;
+			return -EINVAL;
+		}
+		if (wr->opcode == IB_WR_REG_MR &&
+		    reg_wr(wr)->mr->pd != qp->ibqp.pd) {
+			*bad_wr = wr;
+			return -EINVAL;
+		}
+		if (!kiwi_ring_room(r)) {
+			*bad_wr = wr;
+			return -ENOMEM;
+		}
+		kiwi_sqe_from_wr(qp, r->prod, wr);
+		kiwi_ring_produced(r);
+	}
+	return 0;
 }
 
 /* Kernel QP in the error state: complete each WR with a flush error. */
@@ -104,23 +240,30 @@ static int kiwi_post_send_flush(struct kiwi_qp *qp,
 }
 
 /*
- * The doorbell of a user QP. In a state that takes no sends the new SQEs
- * are dropped, so the failed post leaves nothing behind that could
- * complete later.
+ * The doorbell of a user QP. Connected: TX looks at the ring. In the error
+ * state what user space produced since is flushed, so late work requests
+ * still complete. In a state that takes no sends the new SQEs are
+ * dropped, so the failed post leaves nothing behind that could complete
+ * later.
  */
 static int kiwi_doorbell(struct kiwi_qp *qp)
 {
 	int send_res = 0, recv_res = 0;
 	unsigned long flags;
-	bool err;
+	bool err, conn;
 
 	spin_lock_irqsave(&qp->lock, flags);
+	conn = kiwi_qp_connected(qp);
 	err = qp->state == IB_QPS_ERR;
 	if (err)
 		kiwi_qp_flush(qp, &send_res, &recv_res);
-	else
+	else if (!conn)
 		kiwi_ring_discard(&qp->sq);
 	spin_unlock_irqrestore(&qp->lock, flags);
+	if (conn) {
+		kiwi_tx_kick(qp);
+		return 0;
+	}
 	if (!err)
 		return -EINVAL;
 	kiwi_cq_signal(to_kcq(qp->ibqp.send_cq), send_res);
@@ -134,18 +277,21 @@ static int kiwi_doorbell(struct kiwi_qp *qp)
  * @wr: work requests (kernel QPs), NULL for a user QP's doorbell
  * @bad_wr: set to the first failed work request
  *
- * A doorbell on a user QP in the error state flushes what user space has
- * produced on both rings since, so late work requests still complete; in
- * RESET or INIT it drops the new send queue elements and fails.
+ * A connected QP (RTS, or SQD while it drains) queues the WRs for the
+ * transmit engine. In the error state they complete at once with
+ * IB_WC_WR_FLUSH_ERR; a doorbell then flushes what user space produced on
+ * both rings. In RESET or INIT post_send fails (a doorbell also drops the
+ * new send queue elements).
  *
  * Return: 0, -EINVAL (bad WR, or QP not in a state that takes sends),
- * -ENOMEM (CQ full).
+ * -ENOMEM (SQ or, in the error state, CQ full).
  */
 int kiwi_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		   const struct ib_send_wr **bad_wr)
 {
 	struct kiwi_qp *qp = to_kqp(ibqp);
 	unsigned long flags;
+	bool kick = false;
 	int res = 0;
 	int rv;
 
@@ -154,13 +300,18 @@ int kiwi_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		return wr ? -EINVAL : kiwi_doorbell(qp);
 	}
 	spin_lock_irqsave(&qp->lock, flags);
-	if (qp->state == IB_QPS_ERR) {
+	if (kiwi_qp_connected(qp)) {
+		rv = kiwi_post_send_ring(qp, wr, bad_wr);
+		kick = true;
+	} else if (qp->state == IB_QPS_ERR) {
 		rv = kiwi_post_send_flush(qp, wr, bad_wr, &res);
 	} else {
 		*bad_wr = wr;
 		rv = -EINVAL;
 	}
 	spin_unlock_irqrestore(&qp->lock, flags);
+	if (kick)
+		kiwi_tx_kick(qp);
 	kiwi_cq_signal(to_kcq(ibqp->send_cq), res);
 	return rv;
 }
