@@ -1,0 +1,177 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Connection management in one guest: rping client and server on kiwi0
+# (eth0), loopback through the guest's own address, in every MPA flavour
+# the module parameters select; connect to a port without listener; a
+# silent peer on either side (mpa_timeout); a bad Request; a listener
+# destroyed with a pending child; parameter validation; unload at the end.
+# kiwi-lab: timeout=600
+
+. "$(dirname "$0")/lib/common.bash"
+
+IP=${KIWI_MY_IP:-10.77.0.1}
+P=/sys/module/kiwi/parameters
+PEER=$VT_TMP/peer.py
+
+vt_clean_links
+grep -q '^kiwi ' /proc/modules || vt_check "modprobe kiwi" modprobe kiwi
+vt_link_add kiwi0 eth0 || vt_die "no kiwi0"
+
+# A raw TCP peer: "silent-server PORT", "silent-client PORT", "bad PORT".
+# Prints how the connection ended and after how many seconds.
+cat > "$PEER" <<'PY'
+import socket, sys, time
+mode, port = sys.argv[1], int(sys.argv[2])
+ip = sys.argv[3]
+t0 = time.time()
+if mode == "silent-server":
+    ls = socket.socket()
+    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    ls.bind((ip, port))
+    ls.listen(1)
+    print("listening", flush=True)
+    s, _ = ls.accept()
+    t0 = time.time()
+else:
+    s = socket.create_connection((ip, port))
+    if mode == "bad":
+        s.sendall(b"MPA ID Bad Frame" + bytes([0x40, 1, 0, 0]))
+s.settimeout(60)
+try:
+    # A silent server reads the Request and keeps quiet until the
+    # initiator gives up; the others report the first thing they get.
+    got = 0
+    while True:
+        d = s.recv(1024)
+        if not d:
+            how = "eof after %d octets" % got if got else "eof"
+            break
+        got += len(d)
+        if mode != "silent-server":
+            how = "data %d" % got
+            break
+except ConnectionResetError:
+    how = "reset"
+except socket.timeout:
+    how = "timeout"
+print("%s %.1f" % (how, time.time() - t0), flush=True)
+PY
+
+# rping server + client, COUNT pings; $1 names the case.
+rping_pair() {
+	local name=$1 port=$2 srv rc out
+
+	rping -s -a "$IP" -p "$port" -C 10 -v > "$VT_TMP/srv.$port" 2>&1 &
+	srv=$!
+	sleep 2
+	out=$(timeout 120 rping -c -a "$IP" -p "$port" -C 10 -v 2>&1)
+	rc=$?
+	wait $srv
+	if [ $rc = 0 ] && [ "$(grep -c 'ping data' <<<"$out")" = 10 ]; then
+		vt_pass "rping $name: 10 pings"
+	else
+		vt_fail "rping $name: status $rc: $(tail -n 3 <<<"$out" | tr '\n' ' ') server: $(tail -n 3 "$VT_TMP/srv.$port" | tr '\n' ' ')"
+	fi
+}
+
+# 1. Parameters: nonsense is refused, the old value stays.
+for bad in "mpa_rev 3" "mpa_rev 0" "mpa_timeout 0" "mpa_timeout 601" "mpa_timeout x" "mpa_markers maybe"; do
+	set -- $bad
+	if echo "$2" > "$P/$1" 2>/dev/null; then
+		vt_fail "$1=$2 accepted"
+	else
+		vt_pass "$1=$2 refused"
+	fi
+done
+vt_eq "mpa_rev default" "$(cat $P/mpa_rev)" 2
+vt_eq "mpa_timeout default" "$(cat $P/mpa_timeout)" 10
+echo 3 > $P/mpa_timeout
+
+# 2. Data path in each flavour (kiwi on both ends).
+rping_pair "rev2 p2p crc" 7101
+echo N > $P/mpa_p2p
+rping_pair "rev2 no-p2p" 7102
+echo 1 > $P/mpa_rev
+rping_pair "rev1" 7103
+echo 2 > $P/mpa_rev
+echo Y > $P/mpa_crc_off
+rping_pair "no crc" 7104
+echo N > $P/mpa_crc_off
+echo Y > $P/mpa_markers
+rping_pair "markers" 7105
+echo N > $P/mpa_markers
+echo Y > $P/mpa_p2p
+
+# 3. No listener: refused at once.
+t0=$(date +%s)
+out=$(timeout 60 rping -c -a "$IP" -p 7199 -C 1 -v 2>&1)
+rc=$?
+t1=$(date +%s)
+if [ $rc != 0 ] && [ $((t1 - t0)) -lt 10 ] && grep -q "REJECTED\|error" <<<"$out"; then
+	vt_pass "no listener: refused after $((t1 - t0)) s"
+else
+	vt_fail "no listener: status $rc after $((t1 - t0)) s: $out"
+fi
+
+# 4. Silent responder: the connect times out after mpa_timeout (3 s).
+python3 "$PEER" silent-server 7110 "$IP" > "$VT_TMP/silent-srv" 2>&1 &
+peer=$!
+sleep 1
+t0=$(date +%s)
+out=$(timeout 60 rping -c -a "$IP" -p 7110 -C 1 -v 2>&1)
+rc=$?
+t1=$(date +%s)
+wait $peer
+if [ $rc != 0 ] && [ $((t1 - t0)) -ge 2 ] && [ $((t1 - t0)) -lt 20 ]; then
+	vt_pass "silent responder: connect failed after $((t1 - t0)) s ($(tr '\n' ' ' <<<"$out" | tail -c 120))"
+else
+	vt_fail "silent responder: status $rc after $((t1 - t0)) s: $out"
+fi
+vt_log "raw peer saw: $(cat "$VT_TMP/silent-srv" | tr '\n' ' ')"
+
+# 5. Silent initiator and a bad Request: the responder closes.
+rping -s -a "$IP" -p 7111 -C 1 > "$VT_TMP/srv.7111" 2>&1 &
+srv=$!
+sleep 2
+res=$(timeout 60 python3 "$PEER" silent-client 7111 "$IP" 2>&1)
+set -- $res
+if [ "${1:-}" = reset ] || [ "${1:-}" = eof ]; then
+	vt_pass "silent initiator: $res"
+else
+	vt_fail "silent initiator: $res"
+fi
+res=$(timeout 60 python3 "$PEER" bad 7111 "$IP" 2>&1)
+set -- $res
+if { [ "${1:-}" = reset ] || [ "${1:-}" = eof ]; } && [ "${2%.*}" -lt 2 ]; then
+	vt_pass "bad Request key: $res"
+else
+	vt_fail "bad Request key: $res"
+fi
+
+# 6. Listener destroyed while a child still waits for its Request.
+echo 30 > $P/mpa_timeout
+python3 "$PEER" silent-client 7111 "$IP" > "$VT_TMP/pending" 2>&1 &
+peer=$!
+sleep 2
+kill $srv
+wait $srv
+wait $peer
+res=$(cat "$VT_TMP/pending")
+set -- $res
+if { [ "${1:-}" = reset ] || [ "${1:-}" = eof ]; } && [ "${2%.*}" -lt 20 ]; then
+	vt_pass "listener destroyed, pending child closed: $res"
+else
+	vt_fail "listener destroyed, pending child: $res"
+fi
+echo 10 > $P/mpa_timeout
+
+# 7. Nothing left behind; unload.
+sleep 1
+vt_eq "rdma cm_ids left" "$(rdma resource show cm_id 2>/dev/null | wc -l)" 0
+# TIME-WAIT is TCP's own and harmless; anything else is a leaked socket.
+left=$(ss -Htan | grep -v '^TIME-WAIT' | grep ':71[0-9][0-9] ')
+vt_eq "TCP sockets left on 71xx" "$(grep -c . <<<"$left")" 0
+[ -z "$left" ] || vt_log "left: $left"
+vt_check "unload" timeout 60 modprobe -r kiwi
+vt_finish
