@@ -15,7 +15,7 @@ PROVIDER_DIR ?= $(PREFIX)/lib/$(MULTIARCH)/libibverbs
 KVER = $(shell $(MAKE) -s -C $(KDIR) kernelrelease 2>/dev/null)
 
 .PHONY: all kernel userlib deps install uninstall test check-unit check-kunit \
-	check-fuzz check-vm bench demo lint clean help
+	check-fuzz check-vm check-pair check-pair-full bench demo lint clean help
 
 all: kernel userlib
 
@@ -26,6 +26,8 @@ help:
 	@echo "make uninstall  remove what make install installed"
 	@echo "make test       run every test tier CI runs"
 	@echo "make check-unit | check-kunit | check-fuzz | check-vm   one tier"
+	@echo "make check-pair two guests: kiwi<->kiwi, kiwi<->siw (short runs; in make test)"
+	@echo "make check-pair-full  every combination and flavour, long sweeps (not in CI)"
 	@echo "make bench      benchmarks (numbers, not pass/fail)"
 	@echo "make demo       boot QEMU guests and show kiwi working"
 	@echo "make lint       checkpatch --strict, sparse, W=1 on the kernel code"
@@ -69,6 +71,12 @@ check-fuzz:
 
 check-vm: all
 	bash tests/vm/run.sh
+
+check-pair: all
+	bash tests/vm/pair/ci.sh
+
+check-pair-full: all
+	bash tests/vm/pair/ci.sh --full
 
 bench: all
 	bash tests/bench/run.sh

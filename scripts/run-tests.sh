@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # `make test` (what CI runs): build, then the test tiers check-unit,
-# check-fuzz, check-kunit, check-vm in that order, each one even when an
+# check-fuzz, check-kunit, check-vm, check-pair in that order, each one even when an
 # earlier one failed. Arguments pick tiers (e.g. `scripts/run-tests.sh build
 # check-unit`). Each tier's output goes to the terminal and to
 # build/test-logs/TIER.log. A tier's count is taken from its last
@@ -13,7 +13,7 @@
 set -uo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-ALL_TIERS=(build check-unit check-fuzz check-kunit check-vm)
+ALL_TIERS=(build check-unit check-fuzz check-kunit check-vm check-pair)
 JOBS=${JOBS:-2}
 LOGS=$REPO/build/test-logs
 

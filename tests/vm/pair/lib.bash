@@ -1,0 +1,282 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Guest-side helpers of the two-guest pair tests (sourced by
+# tests/vm/pair/cases/*.sh through the wrappers tests/vm/pair/run.sh
+# generates). Builds on tests/vm/scenarios/lib/common.bash (vt_pass, vt_fail,
+# vt_finish).
+#
+# Environment set by the wrapper:
+#   PAIR_SERVER, PAIR_CLIENT  provider of the lab's server / client guest:
+#                             kiwi | siw | rxe
+#   PAIR_SIW_KO_SERVER, PAIR_SIW_KO_CLIENT   siw.ko for that guest (siw only)
+#   PAIR_KIWI_PARAMS_SERVER, PAIR_KIWI_PARAMS_CLIENT  kiwi module parameters
+#   PAIR_EXPECT   "ok" (traffic must work) or "refused" (the connection must
+#                 fail cleanly and quickly: markers against siw)
+#   PAIR_QUICK    1: fewer iterations (the bench and tshark captures)
+# and by the lab: KIWI_ROLE, KIWI_MY_IP, KIWI_PEER_IP, KIWI_LIB, KIWI_RESULTS.
+
+# shellcheck source=../scenarios/lib/common.bash
+. "$KIWI_SRC/tests/vm/scenarios/lib/common.bash"
+
+PAIR_EXPECT=${PAIR_EXPECT:-ok}
+PAIR_QUICK=${PAIR_QUICK:-0}
+PAIR_SIDE=$KIWI_ROLE
+if [ "$PAIR_SIDE" = server ]; then
+	PAIR_OTHER=client
+	PAIR_PROV=${PAIR_SERVER:?}
+	PAIR_PEER_PROV=${PAIR_CLIENT:?}
+	PAIR_SIW_KO=${PAIR_SIW_KO_SERVER:-}
+	PAIR_KIWI_PARAMS=${PAIR_KIWI_PARAMS_SERVER:-}
+else
+	PAIR_OTHER=server
+	PAIR_PROV=${PAIR_CLIENT:?}
+	PAIR_PEER_PROV=${PAIR_SERVER:?}
+	PAIR_SIW_KO=${PAIR_SIW_KO_CLIENT:-}
+	PAIR_KIWI_PARAMS=${PAIR_KIWI_PARAMS_CLIENT:-}
+fi
+PAIR_DEV=${PAIR_PROV}0
+# Each step gets a fresh TCP port so that a late or lingering peer of an
+# earlier step can never be mistaken for the current one.
+PAIR_PORT=${PAIR_PORT_BASE:-20000}
+
+PAIR_ID=${PAIR_ID:-$VT_NAME}
+
+# pair_barrier NAME [SECONDS]: like $KIWI_LIB/barrier (the n-th NAME here
+# meets the n-th NAME on the peer), scoped to this case (PAIR_ID), and
+# failing at once when the peer's case has already exited, so that a case
+# that dies early on one guest does not leave the other waiting at every
+# later barrier.
+pair_barrier() {
+	local name=$1 limit=${2:-120} gen deadline f
+	[ "$KIWI_ROLE" = single ] && return 0
+	f=$VT_TMP/barrier.$name
+	gen=$(($(cat "$f" 2>/dev/null || echo 0) + 1))
+	echo "$gen" > "$f"
+	touch "$KIWI_SHARED/pair.$PAIR_ID.$name.$gen.$PAIR_SIDE"
+	deadline=$(($(date +%s) + limit))
+	while [ ! -e "$KIWI_SHARED/pair.$PAIR_ID.$name.$gen.$PAIR_OTHER" ]; do
+		if [ -e "$KIWI_SHARED/pair.$PAIR_ID.exited.$PAIR_OTHER" ] ||
+			[ -e "$KIWI_SHARED/lab.dead.$PAIR_OTHER" ]; then
+			vt_log "barrier $name: the $PAIR_OTHER guest has left this case"
+			return 1
+		fi
+		if [ "$(date +%s)" -ge "$deadline" ]; then
+			vt_log "barrier $name: no $PAIR_OTHER after ${limit}s"
+			return 1
+		fi
+		sleep 0.2
+	done
+}
+
+pair_exit_trap() {
+	touch "$KIWI_SHARED/pair.$PAIR_ID.exited.$PAIR_SIDE"
+	[ -z "${PAIR_TCPDUMP:-}" ] || kill -INT "$PAIR_TCPDUMP" 2>/dev/null
+}
+trap pair_exit_trap EXIT
+
+# pair_unload_providers: delete every RDMA link and unload siw and rxe, so
+# that this case's module variant and parameters apply.
+pair_unload_providers() {
+	local d
+	for d in /sys/class/infiniband/*; do
+		[ -e "$d" ] || continue
+		timeout 60 rdma link delete "$(basename "$d")" 2>/dev/null
+	done
+	for d in siw rdma_rxe kiwi; do
+		if [ -d "/sys/module/$d" ]; then
+			timeout 60 modprobe -r "$d" 2>/dev/null || rmmod "$d" 2>/dev/null ||
+				vt_log "cannot unload $d"
+		fi
+	done
+}
+
+# pair_load_siw: insmod the wanted siw.ko (its dependencies first).
+pair_load_siw() {
+	local dep
+	[ -f "$PAIR_SIW_KO" ] || vt_die "no siw.ko given (PAIR_SIW_KO_$PAIR_SIDE)"
+	for dep in $(modinfo -F depends "$PAIR_SIW_KO" | tr , ' '); do
+		modprobe "$dep" || vt_die "modprobe $dep (needed by siw) failed"
+	done
+	insmod "$PAIR_SIW_KO" || vt_die "insmod $PAIR_SIW_KO failed"
+	vt_log "siw: $(cat "$(dirname "$PAIR_SIW_KO")/variant" 2>/dev/null || echo ?)"
+}
+
+# pair_up: bring up this guest's provider on eth0 as PAIR_DEV, then meet
+# the peer guest.
+pair_up() {
+	local out
+	pair_unload_providers
+	case "$PAIR_PROV" in
+	siw) pair_load_siw ;;
+	rxe) modprobe rdma_rxe || vt_die "modprobe rdma_rxe failed" ;;
+	kiwi)
+		modinfo kiwi > /dev/null 2>&1 || vt_die "no kiwi.ko for $(uname -r)"
+		# shellcheck disable=SC2086 # PAIR_KIWI_PARAMS is a parameter list
+		modprobe kiwi $PAIR_KIWI_PARAMS || vt_die "modprobe kiwi $PAIR_KIWI_PARAMS failed"
+		;;
+	*) vt_die "unknown provider '$PAIR_PROV'" ;;
+	esac
+	if ! out=$(timeout 60 rdma link add "$PAIR_DEV" type "$PAIR_PROV" netdev eth0 2>&1); then
+		vt_die "rdma link add $PAIR_DEV type $PAIR_PROV netdev eth0: $out"
+	fi
+	vt_log "$KIWI_ROLE: $PAIR_DEV ($PAIR_PROV${PAIR_KIWI_PARAMS:+ $PAIR_KIWI_PARAMS})," \
+		"peer runs $PAIR_PEER_PROV"
+	pair_barrier "pair-up" 180 || vt_die "the peer guest did not bring its device up"
+}
+
+# pair_down: remove the device (a provider that cannot let go fails).
+pair_down() {
+	pair_barrier "pair-down" 300 || vt_fail "the peer guest did not finish"
+	if ! timeout 60 rdma link delete "$PAIR_DEV"; then
+		vt_fail "rdma link delete $PAIR_DEV"
+	fi
+}
+
+# pair_wait_listen PORT PID SECONDS: wait until an rdma_cm listener on PORT
+# exists (rdma resource show cm_id), or PID exits, or the time runs out.
+pair_wait_listen() {
+	local port=$1 pid=$2 i limit=$(($3 * 5))
+	for ((i = 0; i < limit; i++)); do
+		if rdma resource show cm_id 2>/dev/null |
+			grep -E "state LISTEN" | grep -qE "src-addr [^ ]*:$port( |$)"; then
+			return 0
+		fi
+		kill -0 "$pid" 2>/dev/null || return 1
+		sleep 0.2
+	done
+	return 1
+}
+
+# pair_step NAME SERVER_SIDE LIMIT SERVER_CMD -- CLIENT_CMD: one client/server
+# run with a fresh port. The guest whose role is SERVER_SIDE (server|client)
+# runs SERVER_CMD and, once its rdma_cm listener exists, lets the other
+# guest run CLIENT_CMD. "{port}" and "{peer}" in the commands are replaced by
+# the step's port and the other guest's address. Both commands are limited
+# to LIMIT seconds. With PAIR_EXPECT=ok both must exit 0; with "refused" the
+# client must fail within LIMIT (and no side may hang). Output goes to
+# $VT_TMP/NAME.out and, on failure, to the log.
+pair_step() {
+	local name=$1 srv_side=$2 limit=$3 cmd=() c rc pid out
+	shift 3
+	PAIR_PORT=$((PAIR_PORT + 1))
+	if [ "$PAIR_SIDE" = "$srv_side" ]; then
+		while [ $# -gt 0 ] && [ "$1" != -- ]; do cmd+=("$1"); shift; done
+	else
+		while [ $# -gt 0 ] && [ "$1" != -- ]; do shift; done
+		shift
+		cmd=("$@")
+	fi
+	for c in "${!cmd[@]}"; do
+		cmd[$c]=${cmd[$c]//\{port\}/$PAIR_PORT}
+		cmd[$c]=${cmd[$c]//\{peer\}/$KIWI_PEER_IP}
+		cmd[$c]=${cmd[$c]//\{me\}/$KIWI_MY_IP}
+	done
+	out=$VT_TMP/$name.out
+	PAIR_T0=$(date +%s)
+	if [ "$PAIR_SIDE" = "$srv_side" ]; then
+		timeout -k 5 "$limit" "${cmd[@]}" > "$out" 2>&1 &
+		pid=$!
+		pair_wait_listen "$PAIR_PORT" "$pid" 60 ||
+			vt_log "$name: no rdma_cm listener on port $PAIR_PORT after 60 s"
+		pair_barrier "$name.listening" 120
+		pair_barrier "$name.done" $((limit + 60))
+		pair_reap "$pid" 20
+		rc=$?
+	else
+		pair_barrier "$name.listening" 120
+		timeout -k 5 "$limit" "${cmd[@]}" > "$out" 2>&1
+		rc=$?
+		pair_barrier "$name.done" $((limit + 60))
+	fi
+	pair_judge "$name" "$srv_side" "$rc" "$out" "${cmd[*]}"
+}
+
+# pair_reap PID SECONDS: the exit status of PID, which gets SECONDS to exit
+# (the client has finished); 125 if it had to be killed.
+pair_reap() {
+	local pid=$1 i
+	for ((i = 0; i < $2 * 10; i++)); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$pid" 2>/dev/null; then
+		kill -TERM "$pid" 2>/dev/null
+		wait "$pid"
+		return 125
+	fi
+	wait "$pid"
+}
+
+# pair_judge NAME SERVER_SIDE RC OUTFILE CMD: record the verdict of one side of a step.
+pair_judge() {
+	local name=$1 role=server rc=$3 out=$4 cmd=$5
+	[ "$PAIR_SIDE" = "$2" ] || role=client
+	if [ "$PAIR_EXPECT" = refused ]; then
+		if [ "$role" = server ] && [ "$rc" = 125 ]; then
+			vt_pass "$name (server): stopped after the refused client"
+		elif [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+			vt_fail "$name ($role): hung until the time limit instead of failing cleanly"
+			sed 's/^/    | /' "$out" | tail -n 20
+		elif [ "$rc" = 0 ] && [ "$role" = client ]; then
+			vt_fail "$name ($role): connected although it must be refused"
+		else
+			vt_pass "$name ($role): refused cleanly (exit $rc)"
+		fi
+		return
+	fi
+	if [ "$rc" = 0 ]; then
+		vt_pass "$name ($role, $(($(date +%s) - PAIR_T0)) s)"
+		PAIR_LAST_OK=1
+	else
+		[ "$rc" = 124 ] && rc="$rc, timed out"
+		[ "$rc" = 125 ] && rc="$rc, still running 20 s after the client ended"
+		vt_fail "$name ($role): exit $rc after $(($(date +%s) - PAIR_T0)) s: $cmd"
+		sed 's/^/    | /' "$out" | tail -n 25
+		PAIR_LAST_OK=0
+	fi
+}
+
+# pair_both NAME LIMIT SERVER_CMD -- CLIENT_CMD: pair_step in both
+# directions: first the lab's server guest serves, then the client guest.
+pair_both() {
+	local name=$1 limit=$2
+	shift 2
+	pair_step "$name.s2c" server "$limit" "$@"
+	pair_step "$name.c2s" client "$limit" "$@"
+}
+
+# pair_capture_start FILE / pair_capture_stop: tcpdump of eth0's TCP
+# traffic (whole frames) into FILE, for tests/vm/pair/tshark-check.sh.
+pair_capture_start() {
+	tcpdump -i eth0 -s 0 -U -w "$1" tcp > "$VT_TMP/tcpdump.log" 2>&1 &
+	PAIR_TCPDUMP=$!
+	local i
+	for ((i = 0; i < 100; i++)); do
+		grep -q 'listening on' "$VT_TMP/tcpdump.log" && return 0
+		sleep 0.1
+	done
+	vt_fail "tcpdump did not start: $(cat "$VT_TMP/tcpdump.log")"
+}
+
+pair_capture_stop() {
+	[ -n "${PAIR_TCPDUMP:-}" ] || return 0
+	sleep 1
+	kill -INT "$PAIR_TCPDUMP" 2>/dev/null
+	wait "$PAIR_TCPDUMP" 2>/dev/null
+	PAIR_TCPDUMP=
+	vt_log "capture: $(grep -E 'packets (captured|dropped)' "$VT_TMP/tcpdump.log" | tr '\n' ' ')"
+}
+
+# pair_integrity_opts: vt_integrity options for this combo. Send with
+# Invalidate needs an STag the receiver lets a peer invalidate: siw
+# invalidates any MR; kiwi and rxe only fast-register MRs (IBTA; RFC 5040
+# has the Terminate "STag cannot be invalidated" for the rest), which user
+# space cannot make, so with kiwi or rxe on either side it is left out.
+pair_integrity_opts() {
+	local o=()
+	[ "$PAIR_QUICK" = 1 ] && o+=(--quick)
+	case "$PAIR_SERVER $PAIR_CLIENT" in
+	*kiwi* | *rxe*) o+=(--no-inv) ;;
+	esac
+	echo "${o[*]}"
+}

@@ -1,0 +1,711 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * vt_integrity: data-integrity test between two hosts over rdma_cm (RC).
+ *
+ *   vt_integrity -s [-a BIND_ADDR] [-p PORT] [options]     server
+ *   vt_integrity -c PEER_ADDR [-p PORT] [options]          client
+ *
+ * Options (both sides must agree): --srq (receives through an SRQ),
+ * --no-inv (skip Send with Invalidate), --quick (fewer sizes), --max BYTES
+ * (largest message, default 1 MiB).
+ *
+ * After connecting, each side in turn drives and the other responds (the
+ * client first, then the server), so every operation runs in both
+ * directions. For each message size from 1 B to --max (powers of two and
+ * their neighbours, odd offsets on both sides) the driver does:
+ *   RDMA Write  into the responder's buffer; the responder checks every
+ *               byte and that the bytes around the target are untouched;
+ *   RDMA Read   of a region the responder filled; the driver checks it and
+ *               the bytes around its local target;
+ *   Send        two SGEs (header + payload at an odd address) into a receive
+ *               at an odd address; the responder checks length and payload;
+ *   Send with Invalidate (some sizes): as Send, invalidating an MR of the
+ *               responder, which checks the completion names that rkey.
+ * Control messages (check this, fill that, result) are Sends too. Exit 0
+ * when every byte matched, 1 on a mismatch or a failed work request, 2 on a
+ * setup or connection error (message on stderr).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+#define GUARD_BYTE 0xa5
+#define GUARD 256		/* bytes checked on each side of a target */
+#define SLACK 8192		/* room for offsets inside the buffers */
+#define HDR 64			/* message header in front of Send payloads */
+#define NSLOTS 4		/* receives posted at any time */
+#define PAT_LEN 1048583u	/* pattern period: a prime above 1 MiB */
+#define WAIT_MS 60000		/* a completion or CM event later than this fails */
+
+enum msg_type {
+	MSG_INFO = 1,	/* buffer address, rkeys */
+	MSG_CHECK,	/* responder: check the Write target */
+	MSG_FILL,	/* responder: fill a region to be read */
+	MSG_CLEAR,	/* responder: restore the guard after a Read */
+	MSG_DATA,	/* Send payload to check */
+	MSG_RESULT,	/* answer: status, first bad offset, new inv rkey */
+	MSG_DONE,	/* driver finished: roles swap */
+};
+
+struct msg {
+	uint32_t type;
+	uint32_t seq;
+	uint64_t off;
+	uint64_t len;
+	uint64_t addr;		/* INFO: buffer address */
+	uint32_t rkey;		/* INFO: buffer rkey */
+	uint32_t inv_rkey;	/* INFO, RESULT: rkey the driver may invalidate */
+	int32_t status;		/* RESULT: 0 or the first bad offset + 1 */
+	uint32_t pad[3];
+};
+
+_Static_assert(sizeof(struct msg) <= HDR, "header too big");
+
+struct ctx {
+	struct rdma_event_channel *ec;
+	struct rdma_cm_id *listen_id, *id;
+	struct ibv_pd *pd;
+	struct ibv_cq *scq, *rcq;
+	struct ibv_srq *srq;
+	uint8_t *buf, *ctl, *rx, *inv_buf;
+	size_t buf_len, rx_slot;
+	struct ibv_mr *buf_mr, *ctl_mr, *rx_mr, *inv_mr;
+	uint64_t peer_addr;
+	uint32_t peer_rkey, peer_inv_rkey;
+	bool server, use_srq, use_inv, quick;
+	size_t max;
+	uint8_t *pat;
+	unsigned long ops[5], bytes;
+};
+
+static const char *prog = "vt_integrity";
+
+static void __attribute__((noreturn, format(printf, 2, 3)))
+die(int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(code);
+}
+
+/* pattern byte i of message seq: a pseudo-random stream, shifted per seq. */
+static void fill(struct ctx *c, uint8_t *dst, uint32_t seq, size_t len)
+{
+	size_t start = ((size_t)seq * 7919u) % PAT_LEN, n;
+
+	while (len) {
+		n = PAT_LEN - start < len ? PAT_LEN - start : len;
+		memcpy(dst, c->pat + start, n);
+		dst += n;
+		len -= n;
+		start = 0;
+	}
+}
+
+/* 0 if dst holds pattern seq, else the first bad offset + 1. */
+static size_t verify(struct ctx *c, const uint8_t *p, uint32_t seq, size_t len)
+{
+	size_t start = ((size_t)seq * 7919u) % PAT_LEN, done = 0, n, i;
+
+	while (done < len) {
+		n = PAT_LEN - start < len - done ? PAT_LEN - start : len - done;
+		if (memcmp(p + done, c->pat + start, n)) {
+			for (i = 0; i < n; i++)
+				if (p[done + i] != c->pat[start + i])
+					return done + i + 1;
+		}
+		done += n;
+		start = 0;
+	}
+	return 0;
+}
+
+/* 0 if the GUARD bytes around [off, off+len) of buf are untouched. */
+static size_t guard_ok(struct ctx *c, size_t off, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < GUARD; i++) {
+		if (c->buf[off - GUARD + i] != GUARD_BYTE)
+			return off - GUARD + i + 1;
+		if (c->buf[off + len + i] != GUARD_BYTE)
+			return off + len + i + 1;
+	}
+	return 0;
+}
+
+static void reguard(struct ctx *c, size_t off, size_t len)
+{
+	memset(c->buf + off - GUARD, GUARD_BYTE, len + 2 * GUARD);
+}
+
+static void make_pattern(struct ctx *c)
+{
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	size_t i;
+
+	c->pat = malloc(PAT_LEN);
+	if (!c->pat)
+		die(2, "out of memory");
+	for (i = 0; i < PAT_LEN; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		c->pat[i] = (uint8_t)(x >> 24);
+	}
+}
+
+static struct ibv_mr *reg(struct ctx *c, void *p, size_t len)
+{
+	struct ibv_mr *mr = ibv_reg_mr(c->pd, p, len, IBV_ACCESS_LOCAL_WRITE |
+				       IBV_ACCESS_REMOTE_WRITE |
+				       IBV_ACCESS_REMOTE_READ);
+
+	if (!mr)
+		die(2, "ibv_reg_mr(%zu bytes): %s", len, strerror(errno));
+	return mr;
+}
+
+static void *zalloc(size_t len)
+{
+	void *p = aligned_alloc(4096, (len + 4095) & ~(size_t)4095);
+
+	if (!p)
+		die(2, "out of memory (%zu bytes)", len);
+	memset(p, 0, len);
+	return p;
+}
+
+static long elapsed_ms(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+/* Poll cq for one completion; fail on error status or after WAIT_MS. */
+static void wait_wc(struct ibv_cq *cq, struct ibv_wc *wc, const char *what)
+{
+	struct timespec t0;
+	int n;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		n = ibv_poll_cq(cq, 1, wc);
+		if (n < 0)
+			die(1, "%s: ibv_poll_cq failed", what);
+		if (n == 1)
+			break;
+		if (elapsed_ms(&t0) > WAIT_MS)
+			die(1, "%s: no completion after %d ms", what, WAIT_MS);
+	}
+	if (wc->status != IBV_WC_SUCCESS)
+		die(1, "%s: completion status %s (%d), vendor_err %u", what,
+		    ibv_wc_status_str(wc->status), wc->status, wc->vendor_err);
+}
+
+static void post_recv_slot(struct ctx *c, unsigned int slot)
+{
+	/* odd start address inside the slot: 1, 3, 5 or 7 */
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)(c->rx + slot * c->rx_slot + 2 * slot + 1),
+		.length = (uint32_t)(HDR + c->max),
+		.lkey = c->rx_mr->lkey,
+	};
+	struct ibv_recv_wr wr = { .wr_id = slot, .sg_list = &sge, .num_sge = 1 };
+	struct ibv_recv_wr *bad;
+	int rc;
+
+	if (c->use_srq)
+		rc = ibv_post_srq_recv(c->srq, &wr, &bad);
+	else
+		rc = ibv_post_recv(c->id->qp, &wr, &bad);
+	if (rc)
+		die(1, "post receive: %s", strerror(rc));
+}
+
+static uint8_t *slot_data(struct ctx *c, uint64_t slot)
+{
+	return c->rx + slot * c->rx_slot + 2 * slot + 1;
+}
+
+static void post_send(struct ctx *c, struct ibv_send_wr *wr, const char *what)
+{
+	struct ibv_send_wr *bad;
+	struct ibv_wc wc;
+	int rc;
+
+	wr->send_flags |= IBV_SEND_SIGNALED;
+	rc = ibv_post_send(c->id->qp, wr, &bad);
+	if (rc)
+		die(1, "%s: ibv_post_send: %s", what, strerror(rc));
+	wait_wc(c->scq, &wc, what);
+}
+
+/* Send the control message in c->ctl (payload: len bytes of buf at off). */
+static void send_msg(struct ctx *c, const struct msg *m, size_t off,
+		     size_t len, int opcode, uint32_t inv_rkey)
+{
+	struct ibv_sge sge[2] = {
+		{ (uintptr_t)c->ctl, HDR, c->ctl_mr->lkey },
+		{ (uintptr_t)(c->buf + off), (uint32_t)len, c->buf_mr->lkey },
+	};
+	struct ibv_send_wr wr = {
+		.sg_list = sge,
+		.num_sge = len ? 2 : 1,
+		.opcode = opcode,
+	};
+
+	memset(c->ctl, 0, HDR);
+	memcpy(c->ctl, m, sizeof(*m));
+	if (opcode == IBV_WR_SEND_WITH_INV)
+		wr.invalidate_rkey = inv_rkey;
+	post_send(c, &wr, "send");
+}
+
+/* Wait for the next message; *slot is reposted by the caller (repost). */
+static struct msg recv_msg(struct ctx *c, struct ibv_wc *wc)
+{
+	struct msg m;
+
+	wait_wc(c->rcq, wc, "receive");
+	if (wc->opcode != IBV_WC_RECV)
+		die(1, "receive completion with opcode %d", wc->opcode);
+	if (wc->byte_len < HDR)
+		die(1, "received %u bytes, less than a header", wc->byte_len);
+	memcpy(&m, slot_data(c, wc->wr_id), sizeof(m));
+	return m;
+}
+
+static void rdma_op(struct ctx *c, int opcode, size_t loff, uint64_t roff,
+		    size_t len, const char *what)
+{
+	struct ibv_sge sge = { (uintptr_t)(c->buf + loff), (uint32_t)len,
+			       c->buf_mr->lkey };
+	struct ibv_send_wr wr = {
+		.sg_list = &sge,
+		.num_sge = 1,
+		.opcode = opcode,
+		.wr.rdma = { c->peer_addr + roff, c->peer_rkey },
+	};
+
+	post_send(c, &wr, what);
+}
+
+static struct msg result_of(struct ctx *c, const char *what, uint32_t seq,
+			    size_t len)
+{
+	struct ibv_wc wc;
+	struct msg r = recv_msg(c, &wc);
+
+	post_recv_slot(c, (unsigned int)wc.wr_id);
+	if (r.type != MSG_RESULT || r.seq != seq)
+		die(1, "%s seq %u: expected a result, got type %u seq %u", what,
+		    seq, r.type, r.seq);
+	if (r.status)
+		die(1, "%s of %zu bytes (seq %u): the peer found byte %d wrong",
+		    what, len, seq, r.status - 1);
+	return r;
+}
+
+/* --- driver: one step of each kind --------------------------------------- */
+
+static void drive_write(struct ctx *c, uint32_t seq, size_t loff, size_t roff,
+			size_t len)
+{
+	struct msg m = { .type = MSG_CHECK, .seq = seq, .off = roff, .len = len };
+
+	fill(c, c->buf + loff, seq, len);
+	rdma_op(c, IBV_WR_RDMA_WRITE, loff, roff, len, "RDMA Write");
+	send_msg(c, &m, 0, 0, IBV_WR_SEND, 0);
+	result_of(c, "RDMA Write", seq, len);
+	c->ops[0]++;
+}
+
+static void drive_read(struct ctx *c, uint32_t seq, size_t loff, size_t roff,
+		       size_t len)
+{
+	struct msg m = { .type = MSG_FILL, .seq = seq, .off = roff, .len = len };
+	size_t bad;
+
+	send_msg(c, &m, 0, 0, IBV_WR_SEND, 0);
+	result_of(c, "fill for RDMA Read", seq, len);
+	reguard(c, loff, len);
+	rdma_op(c, IBV_WR_RDMA_READ, loff, roff, len, "RDMA Read");
+	bad = verify(c, c->buf + loff, seq, len);
+	if (bad)
+		die(1, "RDMA Read of %zu bytes (seq %u): byte %zu wrong", len,
+		    seq, bad - 1);
+	bad = guard_ok(c, loff, len);
+	if (bad)
+		die(1, "RDMA Read of %zu bytes (seq %u): byte %zu outside the target changed",
+		    len, seq, bad - 1);
+	reguard(c, loff, len);
+	m.type = MSG_CLEAR;
+	send_msg(c, &m, 0, 0, IBV_WR_SEND, 0);
+	result_of(c, "clear after RDMA Read", seq, len);
+	c->ops[1]++;
+}
+
+static void drive_send(struct ctx *c, uint32_t seq, size_t loff, size_t len,
+		       bool inv)
+{
+	struct msg m = { .type = MSG_DATA, .seq = seq, .len = len };
+	struct msg r;
+
+	fill(c, c->buf + loff, seq, len);
+	if (inv) {
+		m.addr = c->peer_inv_rkey;
+		send_msg(c, &m, loff, len, IBV_WR_SEND_WITH_INV, c->peer_inv_rkey);
+	} else {
+		send_msg(c, &m, loff, len, IBV_WR_SEND, 0);
+	}
+	r = result_of(c, inv ? "Send with Invalidate" : "Send", seq, len);
+	if (inv)
+		c->peer_inv_rkey = r.inv_rkey;
+	reguard(c, loff, len);
+	c->ops[inv ? 3 : 2]++;
+}
+
+static const size_t sizes[] = {
+	1, 2, 3, 4, 7, 8, 15, 16, 31, 32, 63, 64, 65, 127, 128, 255, 256, 257,
+	511, 512, 1023, 1024, 1460, 1500, 2047, 2048, 4095, 4096, 4097, 8191,
+	8192, 8193, 16384, 32767, 65535, 65536, 65537, 131075, 262144, 524287,
+	1048575, 1048576,
+};
+
+static const size_t offsets[] = { 0, 1, 3, 5, 7, 13, 511, 4093 };
+
+static void drive(struct ctx *c)
+{
+	size_t i, n = sizeof(sizes) / sizeof(sizes[0]), len, lo, ro;
+	uint32_t seq = c->server ? 100000 : 1;
+	struct msg m = { .type = MSG_DONE };
+
+	for (i = 0; i < n; i++) {
+		len = sizes[i];
+		if (len > c->max || (c->quick && i % 3 && i != n - 1))
+			continue;
+		lo = GUARD + offsets[i % 8];
+		ro = GUARD + offsets[(i + 3) % 8];
+		drive_write(c, seq++, lo, ro, len);
+		drive_read(c, seq++, lo, ro, len);
+		drive_send(c, seq++, lo, len, false);
+		if (c->use_inv && i % 4 == 0)
+			drive_send(c, seq++, lo, len, true);
+		c->bytes += 3 * len;
+	}
+	send_msg(c, &m, 0, 0, IBV_WR_SEND, 0);
+	printf("%s: drove %lu RDMA Writes, %lu RDMA Reads, %lu Sends, %lu Sends with Invalidate (%lu bytes) - all verified by the receiver\n",
+	       prog, c->ops[0], c->ops[1], c->ops[2], c->ops[3], c->bytes);
+}
+
+/* --- responder ----------------------------------------------------------- */
+
+static struct ibv_mr *new_inv_mr(struct ctx *c)
+{
+	return reg(c, c->inv_buf, 4096);
+}
+
+static int32_t check_data(struct ctx *c, const struct ibv_wc *wc,
+			  const struct msg *m)
+{
+	size_t bad;
+
+	if (m->len > c->max || wc->byte_len != HDR + m->len) {
+		fprintf(stderr, "%s: Send seq %u: received %u bytes, expected %" PRIu64 "\n",
+			prog, m->seq, wc->byte_len, HDR + m->len);
+		return 1;
+	}
+	bad = verify(c, slot_data(c, wc->wr_id) + HDR, m->seq, m->len);
+	if (bad)
+		return (int32_t)bad;
+	if (!m->addr)
+		return 0;
+	/* Send with Invalidate: the completion names the rkey, which is dead */
+	if (!(wc->wc_flags & IBV_WC_WITH_INV) || wc->invalidated_rkey != m->addr) {
+		fprintf(stderr, "%s: Send with Invalidate seq %u: wc_flags %#x, invalidated rkey %#x, expected %#" PRIx64 "\n",
+			prog, m->seq, wc->wc_flags, wc->invalidated_rkey, m->addr);
+		return 1;
+	}
+	if (ibv_dereg_mr(c->inv_mr))
+		die(1, "ibv_dereg_mr of the invalidated MR failed");
+	c->inv_mr = new_inv_mr(c);
+	return 0;
+}
+
+static void respond(struct ctx *c)
+{
+	struct ibv_wc wc;
+	struct msg m, r;
+	size_t bad;
+
+	for (;;) {
+		m = recv_msg(c, &wc);
+		memset(&r, 0, sizeof(r));
+		r.type = MSG_RESULT;
+		r.seq = m.seq;
+		if ((m.type == MSG_CHECK || m.type == MSG_FILL || m.type == MSG_CLEAR) &&
+		    (m.off < GUARD || m.off > SLACK || m.len > c->max))
+			die(1, "bad request type %u off %" PRIu64 " len %" PRIu64,
+			    m.type, m.off, m.len);
+		switch (m.type) {
+		case MSG_CHECK:
+			bad = verify(c, c->buf + m.off, m.seq, m.len);
+			if (!bad && guard_ok(c, m.off, m.len))
+				bad = guard_ok(c, m.off, m.len);
+			if (bad)
+				fprintf(stderr, "%s: RDMA Write seq %u of %" PRIu64 " bytes: byte %zu wrong\n",
+					prog, m.seq, m.len, bad - 1);
+			r.status = (int32_t)bad;
+			reguard(c, m.off, m.len);
+			break;
+		case MSG_FILL:
+			fill(c, c->buf + m.off, m.seq, m.len);
+			break;
+		case MSG_CLEAR:
+			reguard(c, m.off, m.len);
+			break;
+		case MSG_DATA:
+			r.status = check_data(c, &wc, &m);
+			break;
+		case MSG_DONE:
+			post_recv_slot(c, (unsigned int)wc.wr_id);
+			return;
+		default:
+			die(1, "unexpected message type %u", m.type);
+		}
+		r.inv_rkey = c->inv_mr->rkey;
+		post_recv_slot(c, (unsigned int)wc.wr_id);
+		send_msg(c, &r, 0, 0, IBV_WR_SEND, 0);
+	}
+}
+
+/* --- setup --------------------------------------------------------------- */
+
+static struct rdma_cm_event *cm_wait(struct ctx *c, enum rdma_cm_event_type want)
+{
+	struct pollfd pfd = { .fd = c->ec->fd, .events = POLLIN };
+	struct rdma_cm_event *ev;
+
+	if (poll(&pfd, 1, WAIT_MS) != 1)
+		die(2, "no %s within %d ms", rdma_event_str(want), WAIT_MS);
+	if (rdma_get_cm_event(c->ec, &ev))
+		die(2, "rdma_get_cm_event: %s", strerror(errno));
+	if (ev->event != want)
+		die(2, "expected %s, got %s (status %d)", rdma_event_str(want),
+		    rdma_event_str(ev->event), ev->status);
+	return ev;
+}
+
+static void setup_resources(struct ctx *c, struct rdma_cm_id *id)
+{
+	struct ibv_qp_init_attr qa = { 0 };
+	struct ibv_srq_init_attr sa = { 0 };
+	unsigned int i;
+
+	c->pd = ibv_alloc_pd(id->verbs);
+	c->scq = ibv_create_cq(id->verbs, 16, NULL, NULL, 0);
+	c->rcq = ibv_create_cq(id->verbs, 16, NULL, NULL, 0);
+	if (!c->pd || !c->scq || !c->rcq)
+		die(2, "PD/CQ creation failed: %s", strerror(errno));
+	c->buf_len = c->max + SLACK + 2 * GUARD;
+	c->buf = zalloc(c->buf_len);
+	memset(c->buf, GUARD_BYTE, c->buf_len);
+	c->ctl = zalloc(HDR);
+	c->rx_slot = HDR + c->max + 16;
+	c->rx = zalloc(NSLOTS * c->rx_slot);
+	c->inv_buf = zalloc(4096);
+	c->buf_mr = reg(c, c->buf, c->buf_len);
+	c->ctl_mr = reg(c, c->ctl, HDR);
+	c->rx_mr = reg(c, c->rx, NSLOTS * c->rx_slot);
+	c->inv_mr = new_inv_mr(c);
+	if (c->use_srq) {
+		sa.attr.max_wr = NSLOTS;
+		sa.attr.max_sge = 1;
+		c->srq = ibv_create_srq(c->pd, &sa);
+		if (!c->srq)
+			die(2, "ibv_create_srq: %s", strerror(errno));
+		qa.srq = c->srq;
+	}
+	qa.send_cq = c->scq;
+	qa.recv_cq = c->rcq;
+	qa.qp_type = IBV_QPT_RC;
+	qa.cap.max_send_wr = 8;
+	qa.cap.max_recv_wr = c->use_srq ? 0 : NSLOTS;
+	qa.cap.max_send_sge = 2;
+	qa.cap.max_recv_sge = 1;
+	if (rdma_create_qp(id, c->pd, &qa))
+		die(2, "rdma_create_qp: %s", strerror(errno));
+	c->id = id;
+	for (i = 0; i < NSLOTS; i++)
+		post_recv_slot(c, i);
+}
+
+static void resolve(const char *host, const char *port, struct sockaddr_storage *ss)
+{
+	struct addrinfo hints = { .ai_family = AF_UNSPEC }, *ai;
+	int rc = getaddrinfo(host, port, &hints, &ai);
+
+	if (rc)
+		die(2, "%s: %s", host ? host : "(any)", gai_strerror(rc));
+	memcpy(ss, ai->ai_addr, ai->ai_addrlen);
+	freeaddrinfo(ai);
+}
+
+static void conn_params(struct rdma_conn_param *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->responder_resources = 1;
+	p->initiator_depth = 1;
+	p->retry_count = 7;
+	p->rnr_retry_count = 7;
+}
+
+static void run_server(struct ctx *c, const char *bind, const char *port)
+{
+	struct sockaddr_storage ss;
+	struct rdma_conn_param p;
+	struct rdma_cm_event *ev;
+	struct rdma_cm_id *id;
+
+	resolve(bind, port, &ss);
+	if (rdma_create_id(c->ec, &c->listen_id, NULL, RDMA_PS_TCP) ||
+	    rdma_bind_addr(c->listen_id, (struct sockaddr *)&ss) ||
+	    rdma_listen(c->listen_id, 1))
+		die(2, "listen on %s port %s: %s", bind ? bind : "*", port,
+		    strerror(errno));
+	printf("%s: listening on port %s\n", prog, port);
+	fflush(stdout);
+	ev = cm_wait(c, RDMA_CM_EVENT_CONNECT_REQUEST);
+	id = ev->id;
+	rdma_ack_cm_event(ev);
+	setup_resources(c, id);
+	conn_params(&p);
+	if (rdma_accept(id, &p))
+		die(2, "rdma_accept: %s", strerror(errno));
+	rdma_ack_cm_event(cm_wait(c, RDMA_CM_EVENT_ESTABLISHED));
+}
+
+static void run_client(struct ctx *c, const char *peer, const char *port)
+{
+	struct sockaddr_storage ss;
+	struct rdma_conn_param p;
+	struct rdma_cm_id *id;
+
+	resolve(peer, port, &ss);
+	if (rdma_create_id(c->ec, &id, NULL, RDMA_PS_TCP))
+		die(2, "rdma_create_id: %s", strerror(errno));
+	if (rdma_resolve_addr(id, NULL, (struct sockaddr *)&ss, 5000))
+		die(2, "rdma_resolve_addr: %s", strerror(errno));
+	rdma_ack_cm_event(cm_wait(c, RDMA_CM_EVENT_ADDR_RESOLVED));
+	if (rdma_resolve_route(id, 5000))
+		die(2, "rdma_resolve_route: %s", strerror(errno));
+	rdma_ack_cm_event(cm_wait(c, RDMA_CM_EVENT_ROUTE_RESOLVED));
+	setup_resources(c, id);
+	conn_params(&p);
+	if (rdma_connect(id, &p))
+		die(2, "rdma_connect: %s", strerror(errno));
+	rdma_ack_cm_event(cm_wait(c, RDMA_CM_EVENT_ESTABLISHED));
+}
+
+/* Exchange buffer descriptions; the client (the MPA initiator) goes first. */
+static void exchange_info(struct ctx *c)
+{
+	struct msg m = { .type = MSG_INFO, .addr = (uintptr_t)c->buf,
+			 .rkey = c->buf_mr->rkey, .inv_rkey = c->inv_mr->rkey };
+	struct ibv_wc wc;
+	struct msg r;
+
+	if (!c->server)
+		send_msg(c, &m, 0, 0, IBV_WR_SEND, 0);
+	r = recv_msg(c, &wc);
+	post_recv_slot(c, (unsigned int)wc.wr_id);
+	if (r.type != MSG_INFO)
+		die(1, "expected the peer's buffer description, got type %u", r.type);
+	c->peer_addr = r.addr;
+	c->peer_rkey = r.rkey;
+	c->peer_inv_rkey = r.inv_rkey;
+	if (c->server)
+		send_msg(c, &m, 0, 0, IBV_WR_SEND, 0);
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: %s -s [-a BIND] | -c PEER  [-p PORT] [--srq] [--no-inv] [--quick] [--max BYTES]\n",
+		prog);
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "srq", no_argument, NULL, 'S' },
+		{ "no-inv", no_argument, NULL, 'I' },
+		{ "quick", no_argument, NULL, 'q' },
+		{ "max", required_argument, NULL, 'm' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct ctx c = { .use_inv = true, .max = 1 << 20 };
+	const char *addr = NULL, *port = "7471";
+	bool role = false;
+	int o;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	while ((o = getopt_long(argc, argv, "sc:a:p:", lo, NULL)) != -1) {
+		switch (o) {
+		case 's': c.server = true; role = true; break;
+		case 'c': addr = optarg; role = true; break;
+		case 'a': addr = optarg; break;
+		case 'p': port = optarg; break;
+		case 'S': c.use_srq = true; break;
+		case 'I': c.use_inv = false; break;
+		case 'q': c.quick = true; break;
+		case 'm': c.max = strtoul(optarg, NULL, 0); break;
+		default: usage();
+		}
+	}
+	if (!role || optind != argc || !c.max || c.max > (64u << 20) ||
+	    (!c.server && !addr))
+		usage();
+	make_pattern(&c);
+	c.ec = rdma_create_event_channel();
+	if (!c.ec)
+		die(2, "rdma_create_event_channel: %s", strerror(errno));
+	if (c.server)
+		run_server(&c, addr, port);
+	else
+		run_client(&c, addr, port);
+	printf("%s: connected (%s%s)\n", prog, c.use_srq ? "SRQ" : "RQ",
+	       c.use_inv ? ", Send with Invalidate" : "");
+	exchange_info(&c);
+	if (c.server) {
+		respond(&c);
+		drive(&c);
+	} else {
+		drive(&c);
+		respond(&c);
+	}
+	rdma_disconnect(c.id);
+	printf("%s: all data verified\n", prog);
+	return 0;
+}

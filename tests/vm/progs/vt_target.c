@@ -1,0 +1,572 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * vt_target: the victim of the hostile-peer test (tests/vm/hostile/).
+ *
+ * An rdma_cm server that accepts connections one after the other and
+ * offers a hostile peer (peer.py) memory to attack:
+ *
+ *   target   256 KiB, remote read + write, at an odd address inside an
+ *            arena whose other octets are guard bytes (same pages, so
+ *            bounds are tested to the octet)
+ *   noread   4 KiB, remote write only (a Read Request must be refused)
+ *   otherpd  4 KiB, remote read + write, but in a second PD (unusable
+ *            from the connection's QP)
+ *   recv     -r receive buffers of -R octets, separated by guard octets
+ *
+ * It writes their STags, addresses and lengths to the info file (-o),
+ * then logs, per connection K, every rdma_cm event, completion and async
+ * event as "conn K ..." lines, and at the end of each connection
+ * "conn K end ..." with a memory verdict: octets changed outside what a
+ * peer may legally write (the first VT_CTL_LEN octets of target, written
+ * by the control case with a known pattern) are reported and make the
+ * program fail. Memory is then restored for the next connection.
+ *
+ * Runs until -n connections have ended or SIGTERM/SIGINT. Exit: 0 all
+ * memory intact, 1 a memory violation, 2 setup error.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <unistd.h>
+
+#include <rdma/rdma_cma.h>
+
+#include "vt.h"
+
+#define VT_PAGE		4096UL
+#define VT_TGT_LEN	(256UL * 1024)
+#define VT_TGT_SKEW	123UL		/* target starts this far into a page */
+#define VT_SMALL_LEN	4096UL
+#define VT_RECV_GAP	64UL		/* guard octets around each receive */
+#define VT_CTL_LEN	64UL		/* octets the control case may write */
+#define VT_MAX_RECV	64
+
+#define PAT_GUARD	0xa5
+#define PAT_TARGET	0x5a
+#define PAT_NOREAD	0x3c
+#define PAT_OTHERPD	0xc3
+#define PAT_RECV	0x99
+
+/* Pattern the control case writes into target[0, VT_CTL_LEN). */
+static unsigned char ctl_octet(unsigned long i)
+{
+	return (unsigned char)(i * 7 + 1);
+}
+
+struct region {
+	const char *name;
+	unsigned char *buf;
+	size_t len;
+	unsigned char pat;
+	struct ibv_mr *mr;
+};
+
+static struct {
+	const char *addr;
+	unsigned int port;
+	const char *info;
+	const char *dev;
+	unsigned long conns;
+	unsigned long nrecv;
+	unsigned long recv_len;
+	unsigned long ird;
+} opt = {
+	.addr = NULL, .port = 0, .info = NULL, .dev = NULL, .conns = 0,
+	.nrecv = 4, .recv_len = 64, .ird = 2,
+};
+
+static volatile sig_atomic_t stop;
+
+static struct rdma_event_channel *ech;
+static struct rdma_cm_id *listen_id;
+static struct ibv_context *verbs;
+static struct ibv_pd *pd, *pd2;
+static struct ibv_cq *cq;
+
+/* arena = guard | target | guard; recv = gap | buf | gap | buf ... gap */
+static struct region arena = { .name = "arena", .pat = PAT_GUARD };
+static struct region target = { .name = "target", .pat = PAT_TARGET };
+static struct region noread = { .name = "noread", .pat = PAT_NOREAD };
+static struct region otherpd = { .name = "otherpd", .pat = PAT_OTHERPD };
+static struct region recvr = { .name = "recv", .pat = PAT_RECV };
+
+/* The connection in progress (one at a time). */
+static struct {
+	struct rdma_cm_id *id;
+	unsigned long k;
+	unsigned int wc_ok, wc_flush, wc_err, async;
+	bool active;
+} conn;
+static unsigned long conns_ended;
+
+static void end_conn(const char *why);
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: vt_target -a ADDR -p PORT -o INFO [-d DEV] [-n CONNS]\n"
+		"                 [-r RECVS] [-R RECV_LEN] [-I IRD]\n"
+		"  -n 0 (default): accept connections until SIGTERM\n"
+		"  -r 0: post no receive buffers\n");
+	exit(2);
+}
+
+static void parse(int argc, char **argv)
+{
+	int c;
+
+	while ((c = getopt(argc, argv, "a:p:o:d:n:r:R:I:")) != -1) {
+		switch (c) {
+		case 'a': opt.addr = optarg; break;
+		case 'p': opt.port = vt_ulong("-p", optarg); break;
+		case 'o': opt.info = optarg; break;
+		case 'd': opt.dev = optarg; break;
+		case 'n': opt.conns = vt_ulong("-n", optarg); break;
+		case 'r': opt.nrecv = vt_ulong("-r", optarg); break;
+		case 'R': opt.recv_len = vt_ulong("-R", optarg); break;
+		case 'I': opt.ird = vt_ulong("-I", optarg); break;
+		default: usage();
+		}
+	}
+	if (!opt.addr || !opt.port || opt.port > 65535 || !opt.info ||
+	    optind != argc || opt.nrecv > VT_MAX_RECV || !opt.recv_len ||
+	    opt.recv_len > 4096 || opt.ird > 255)
+		usage();
+}
+
+static void *alloc_pages(size_t len)
+{
+	void *p = NULL;
+
+	if (posix_memalign(&p, VT_PAGE, len))
+		vt_fatal("out of memory");
+	return p;
+}
+
+static void reg(struct region *r, struct ibv_pd *on, int access)
+{
+	r->mr = ibv_reg_mr(on, r->buf, r->len, access);
+	if (!r->mr)
+		vt_fatal("ibv_reg_mr(%s): %s", r->name, strerror(errno));
+}
+
+/* Fill every region with its pattern (the arena's guards included). */
+static void fill(void)
+{
+	memset(arena.buf, PAT_GUARD, arena.len);
+	memset(target.buf, PAT_TARGET, target.len);
+	memset(noread.buf, PAT_NOREAD, noread.len);
+	memset(otherpd.buf, PAT_OTHERPD, otherpd.len);
+	memset(recvr.buf, PAT_RECV, recvr.len);
+}
+
+static void setup_memory(void)
+{
+	const int rw = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+		       IBV_ACCESS_REMOTE_READ;
+
+	arena.len = VT_PAGE + VT_TGT_LEN + 2 * VT_PAGE;
+	arena.buf = alloc_pages(arena.len);
+	target.buf = arena.buf + VT_PAGE + VT_TGT_SKEW;
+	target.len = VT_TGT_LEN;
+	noread.len = VT_SMALL_LEN;
+	noread.buf = alloc_pages(noread.len);
+	otherpd.len = VT_SMALL_LEN;
+	otherpd.buf = alloc_pages(otherpd.len);
+	recvr.len = VT_RECV_GAP + (opt.nrecv ? opt.nrecv : 1) *
+		    (opt.recv_len + VT_RECV_GAP);
+	recvr.buf = alloc_pages(recvr.len);
+	fill();
+
+	reg(&target, pd, rw);
+	reg(&noread, pd, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	reg(&otherpd, pd2, rw);
+	reg(&recvr, pd, IBV_ACCESS_LOCAL_WRITE);
+}
+
+static void write_info(void)
+{
+	char tmp[4096];
+	FILE *f;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", opt.info);
+	f = fopen(tmp, "w");
+	if (!f)
+		vt_fatal("cannot write %s: %s", tmp, strerror(errno));
+	fprintf(f, "device=%s\naddr=%s\nport=%u\npid=%d\n",
+		ibv_get_device_name(verbs->device), opt.addr, opt.port,
+		(int)getpid());
+	fprintf(f, "target_stag=0x%08x\ntarget_addr=0x%016llx\ntarget_len=%zu\n",
+		target.mr->rkey, (unsigned long long)(uintptr_t)target.buf,
+		target.len);
+	fprintf(f, "control_len=%lu\n", VT_CTL_LEN);
+	fprintf(f, "noread_stag=0x%08x\nnoread_addr=0x%016llx\nnoread_len=%zu\n",
+		noread.mr->rkey, (unsigned long long)(uintptr_t)noread.buf,
+		noread.len);
+	fprintf(f, "otherpd_stag=0x%08x\notherpd_addr=0x%016llx\notherpd_len=%zu\n",
+		otherpd.mr->rkey, (unsigned long long)(uintptr_t)otherpd.buf,
+		otherpd.len);
+	fprintf(f, "recv_stag=0x%08x\nrecv_count=%lu\nrecv_len=%lu\nird=%lu\n",
+		recvr.mr->rkey, opt.nrecv, opt.recv_len, opt.ird);
+	if (fclose(f) || rename(tmp, opt.info))
+		vt_fatal("cannot write %s: %s", opt.info, strerror(errno));
+}
+
+static void append_info(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+
+static void append_info(const char *fmt, ...)
+{
+	va_list ap;
+	FILE *f = fopen(opt.info, "a");
+
+	if (!f)
+		return;
+	va_start(ap, fmt);
+	vfprintf(f, fmt, ap);
+	va_end(ap);
+	fclose(f);
+}
+
+static void setup_cm(void)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+
+	sin.sin_port = htons(opt.port);
+	if (inet_pton(AF_INET, opt.addr, &sin.sin_addr) != 1)
+		vt_fatal("bad IPv4 address %s", opt.addr);
+	ech = rdma_create_event_channel();
+	if (!ech)
+		vt_fatal("rdma_create_event_channel: %s", strerror(errno));
+	if (fcntl(ech->fd, F_SETFL, fcntl(ech->fd, F_GETFL) | O_NONBLOCK))
+		vt_fatal("fcntl: %s", strerror(errno));
+	if (rdma_create_id(ech, &listen_id, NULL, RDMA_PS_TCP))
+		vt_fatal("rdma_create_id: %s", strerror(errno));
+	if (rdma_bind_addr(listen_id, (struct sockaddr *)&sin))
+		vt_fatal("rdma_bind_addr %s:%u: %s", opt.addr, opt.port,
+			 strerror(errno));
+	verbs = listen_id->verbs;
+	if (!verbs)
+		vt_fatal("%s is not the address of an RDMA device", opt.addr);
+	if (opt.dev && strcmp(ibv_get_device_name(verbs->device), opt.dev))
+		vt_fatal("%s belongs to %s, not %s", opt.addr,
+			 ibv_get_device_name(verbs->device), opt.dev);
+	if (fcntl(verbs->async_fd, F_SETFL,
+		  fcntl(verbs->async_fd, F_GETFL) | O_NONBLOCK))
+		vt_fatal("fcntl: %s", strerror(errno));
+	pd = ibv_alloc_pd(verbs);
+	pd2 = ibv_alloc_pd(verbs);
+	cq = ibv_create_cq(verbs, 2 * VT_MAX_RECV + 64, NULL, NULL, 0);
+	if (!pd || !pd2 || !cq)
+		vt_fatal("PD/CQ allocation: %s", strerror(errno));
+	setup_memory();
+	if (rdma_listen(listen_id, 4))
+		vt_fatal("rdma_listen: %s", strerror(errno));
+}
+
+static void log_conn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void log_conn(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("conn %lu ", conn.k);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+}
+
+static void drain_cq(void)
+{
+	struct ibv_wc wc[16];
+	char data[2 * 32 + 1];
+	int i, n, j;
+
+	while ((n = ibv_poll_cq(cq, 16, wc)) > 0) {
+		for (i = 0; i < n; i++) {
+			data[0] = 0;
+			if (wc[i].status == IBV_WC_SUCCESS &&
+			    wc[i].opcode == IBV_WC_RECV) {
+				unsigned char *b = recvr.buf + VT_RECV_GAP +
+					wc[i].wr_id * (opt.recv_len + VT_RECV_GAP);
+
+				for (j = 0; j < 32 && (unsigned int)j < wc[i].byte_len &&
+				     (unsigned long)j < opt.recv_len; j++)
+					sprintf(data + 2 * j, "%02x", b[j]);
+			}
+			if (wc[i].status == IBV_WC_SUCCESS)
+				conn.wc_ok++;
+			else if (wc[i].status == IBV_WC_WR_FLUSH_ERR)
+				conn.wc_flush++;
+			else
+				conn.wc_err++;
+			log_conn("wc wr_id=%llu status=%s opcode=%d len=%u%s%s",
+				 (unsigned long long)wc[i].wr_id,
+				 ibv_wc_status_str(wc[i].status), wc[i].opcode,
+				 wc[i].byte_len, data[0] ? " data=" : "", data);
+		}
+	}
+	if (n < 0)
+		vt_fail("ibv_poll_cq: %d", n);
+}
+
+static void drain_async(void)
+{
+	struct ibv_async_event ev;
+
+	while (!ibv_get_async_event(verbs, &ev)) {
+		conn.async++;
+		log_conn("async %s", ibv_event_type_str(ev.event_type));
+		ibv_ack_async_event(&ev);
+	}
+}
+
+static bool post_recvs(struct ibv_qp *qp)
+{
+	struct ibv_recv_wr wr = { .num_sge = 1 }, *bad;
+	struct ibv_sge sge = { .lkey = recvr.mr->lkey };
+	unsigned long i;
+
+	wr.sg_list = &sge;
+	sge.length = opt.recv_len;
+	for (i = 0; i < opt.nrecv; i++) {
+		wr.wr_id = i;
+		sge.addr = (uintptr_t)(recvr.buf + VT_RECV_GAP +
+				       i * (opt.recv_len + VT_RECV_GAP));
+		if (ibv_post_recv(qp, &wr, &bad)) {
+			log_conn("post_recv %lu failed: %s", i, strerror(errno));
+			return false;
+		}
+	}
+	return true;
+}
+
+static void on_connect_request(struct rdma_cm_id *id)
+{
+	struct ibv_qp_init_attr qa = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 16, .max_recv_wr = VT_MAX_RECV,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct rdma_conn_param cp = {
+		.responder_resources = (uint8_t)opt.ird,
+		.initiator_depth = (uint8_t)opt.ird,
+	};
+
+	if (conn.active) {
+		printf("busy: rejecting a connection request\n");
+		rdma_reject(id, NULL, 0);
+		rdma_destroy_id(id);
+		return;
+	}
+	memset(&conn, 0, sizeof(conn));
+	conn.id = id;
+	conn.k = conns_ended + 1;
+	conn.active = true;
+	log_conn("request");
+	qa.send_cq = cq;
+	qa.recv_cq = cq;
+	if (rdma_create_qp(id, pd, &qa)) {
+		log_conn("rdma_create_qp failed: %s", strerror(errno));
+		rdma_reject(id, NULL, 0);
+		end_conn("create-qp-failed");
+		return;
+	}
+	append_info("conn%lu_qpn=%u\n", conn.k, id->qp->qp_num);
+	log_conn("qpn=%u", id->qp->qp_num);
+	if (!post_recvs(id->qp) || rdma_accept(id, &cp)) {
+		log_conn("accept failed: %s", strerror(errno));
+		rdma_reject(id, NULL, 0);
+		end_conn("accept-failed");
+	}
+}
+
+/* Compare a region with its pattern; report and count changed runs. */
+static unsigned int check_range(const char *what, const unsigned char *p,
+				size_t len, unsigned char pat, size_t base)
+{
+	unsigned int bad = 0;
+	size_t i = 0, j;
+
+	while (i < len) {
+		if (p[i] == pat) {
+			i++;
+			continue;
+		}
+		for (j = i; j < len && p[j] != pat; j++)
+			;
+		log_conn("mem CHANGED %s octets [%zu, %zu)", what, base + i,
+			 base + j);
+		bad++;
+		i = j;
+	}
+	return bad;
+}
+
+/*
+ * Memory verdict of the ended connection. Guards, noread, otherpd and the
+ * target beyond the control window must be untouched; the control window
+ * may hold the control pattern (or be untouched). Receive buffers may be
+ * written, the gaps between them not.
+ */
+static unsigned int check_memory(const char **ctl)
+{
+	size_t glo = VT_PAGE + VT_TGT_SKEW;
+	unsigned int bad = 0;
+	unsigned long i;
+	bool written = true, clean = true;
+
+	bad += check_range("guard-below", arena.buf, glo, PAT_GUARD, 0);
+	bad += check_range("guard-above", target.buf + target.len,
+			   arena.len - glo - target.len, PAT_GUARD, 0);
+	bad += check_range("target", target.buf + VT_CTL_LEN,
+			   target.len - VT_CTL_LEN, PAT_TARGET, VT_CTL_LEN);
+	bad += check_range("noread", noread.buf, noread.len, PAT_NOREAD, 0);
+	bad += check_range("otherpd", otherpd.buf, otherpd.len, PAT_OTHERPD, 0);
+	for (i = 0; i <= opt.nrecv; i++) {
+		size_t off = i * (opt.recv_len + VT_RECV_GAP);
+
+		bad += check_range("recv-gap", recvr.buf + off, VT_RECV_GAP,
+				   PAT_RECV, off);
+	}
+	for (i = 0; i < VT_CTL_LEN; i++) {
+		written &= target.buf[i] == ctl_octet(i);
+		clean &= target.buf[i] == PAT_TARGET;
+	}
+	*ctl = clean ? "untouched" : written ? "written" : "corrupt";
+	if (!clean && !written) {
+		log_conn("mem CHANGED target control window with foreign data");
+		bad++;
+	}
+	return bad;
+}
+
+static void end_conn(const char *why)
+{
+	unsigned int bad;
+	const char *ctl;
+
+	drain_async();
+	drain_cq();
+	if (conn.id->qp)
+		rdma_destroy_qp(conn.id);
+	drain_async();
+	rdma_destroy_id(conn.id);
+	bad = check_memory(&ctl);
+	if (bad)
+		vt_fail("conn %lu: %u memory region(s) changed", conn.k, bad);
+	log_conn("end why=%s wc_ok=%u wc_flush=%u wc_err=%u async=%u mem=%s control=%s",
+		 why, conn.wc_ok, conn.wc_flush, conn.wc_err, conn.async,
+		 bad ? "CHANGED" : "ok", ctl);
+	fill();
+	conn.active = false;
+	conns_ended++;
+}
+
+static void on_cm_event(struct rdma_cm_event *ev)
+{
+	struct rdma_cm_id *id = ev->id;
+	enum rdma_cm_event_type type = ev->event;
+	int status = ev->status;
+
+	if (type == RDMA_CM_EVENT_CONNECT_REQUEST) {
+		rdma_ack_cm_event(ev);
+		on_connect_request(id);
+		return;
+	}
+	rdma_ack_cm_event(ev);
+	if (!conn.active || id != conn.id) {
+		printf("event %s (status %d) for no connection\n",
+		       rdma_event_str(type), status);
+		return;
+	}
+	log_conn("event %s status=%d", rdma_event_str(type), status);
+	switch (type) {
+	case RDMA_CM_EVENT_ESTABLISHED:
+		break;
+	case RDMA_CM_EVENT_DISCONNECTED:
+		/* Let the flushes arrive before the QP goes. */
+		usleep(200 * 1000);
+		end_conn("disconnected");
+		break;
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+	case RDMA_CM_EVENT_UNREACHABLE:
+	case RDMA_CM_EVENT_REJECTED:
+		end_conn(rdma_event_str(type));
+		break;
+	default:
+		break;
+	}
+}
+
+static void loop(void)
+{
+	struct pollfd pfd = { .events = POLLIN };
+	struct rdma_cm_event *ev;
+
+	pfd.fd = ech->fd;
+	while (!stop && (!opt.conns || conns_ended < opt.conns)) {
+		poll(&pfd, 1, 100);
+		while (!rdma_get_cm_event(ech, &ev))
+			on_cm_event(ev);
+		if (conn.active) {
+			drain_async();
+			drain_cq();
+		}
+	}
+	if (conn.active) {
+		rdma_disconnect(conn.id);
+		usleep(200 * 1000);
+		end_conn("stopped");
+	}
+}
+
+static void teardown(void)
+{
+	const char *ctl;
+
+	if (check_memory(&ctl))
+		vt_fail("memory changed after the last connection");
+	ibv_dereg_mr(target.mr);
+	ibv_dereg_mr(noread.mr);
+	ibv_dereg_mr(otherpd.mr);
+	ibv_dereg_mr(recvr.mr);
+	ibv_destroy_cq(cq);
+	ibv_dealloc_pd(pd2);
+	ibv_dealloc_pd(pd);
+	rdma_destroy_id(listen_id);
+	rdma_destroy_event_channel(ech);
+	free(arena.buf);
+	free(noread.buf);
+	free(otherpd.buf);
+	free(recvr.buf);
+}
+
+int main(int argc, char **argv)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	vt_init("vt_target");
+	parse(argc, argv);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	setup_cm();
+	write_info();
+	printf("listening on %s:%u device %s\n", opt.addr, opt.port,
+	       ibv_get_device_name(verbs->device));
+	loop();
+	printf("connections ended: %lu\n", conns_ended);
+	teardown();
+	return vt_exit();
+}
