@@ -90,7 +90,7 @@ void kiwi_qp_term_received(struct kiwi_qp *qp, const u8 *ulpdu, u32 len)
 
 	if (kiwi_term_siw_swapped(body, blen))
 		flags |= KIWI_TERM_DEC_SIW_SWAPPED;
-	if (kiwi_term_decode(&t, body, blen, flags))
+	if (kiwi_term_decode(&t, body, blen, flags) < 0)
 		t.etype = KIWI_TERM_ET_RDMAP_LOCAL_CATA;
 	err = kiwi_term_err_lookup(t.layer, t.etype, t.ecode);
 	pr_info_ratelimited("kiwi: QP %u: Terminate from peer: layer %u type %u code 0x%02x (%s)\n",
