@@ -7,7 +7,8 @@
  * read as zero), then one received DDP segment. Checks, aborting on any
  * violation: the header codec round-trips; every validator returns a value
  * of enum kiwi_term_err; a tagged or untagged segment accepted for placement
- * lies inside its buffer (128-bit oracle) and on this PD/stream; a Read
+ * lies inside its buffer (128-bit oracle) and on this PD/stream (SEC-11:
+ * no received octet changes the local PD/QP association); a Read
  * Request's source range likewise; the Terminate built for any error
  * re-encodes and decodes to itself; and the segmentation of the given
  * message length at the given MULPDU covers it exactly.

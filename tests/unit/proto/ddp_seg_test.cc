@@ -112,7 +112,7 @@ TEST(DdpSeg, LargestMessageCount)
 	EXPECT_EQ(len / 64750 + 1, kiwi_ddp_seg_count(true, len, 64764));
 }
 
-// DDP-014/015/016/038/040/049/053: for random messages every segment fits
+// DDP-014/015/016/038/040/049/053, MPA-005/037: for random messages every segment fits
 // MULPDU, segments are contiguous and increasing, cover the message exactly
 // (so MO_last + len_last is the message length), and only the final
 // (highest-offset, last handed out) segment has L = 1.
@@ -148,7 +148,7 @@ TEST(DdpSeg, RandomProperties)
 	}
 }
 
-// RDMAP-01/03 + DDP-019/022/024/028/031/035: the headers of every segment of a
+// RDMAP-01/03 + DDP-019/022/024/026/028/031/035, MPA-088: the headers of every segment of a
 // multi-segment Write and Send carry constant STag / QN / MSN / RDMAP octet.
 TEST(DdpSeg, SegmentHeadersFromRdmap)
 {

@@ -146,7 +146,7 @@ TEST(MpaFrame, NeedMoreEveryPrefix)
 	EXPECT_EQ(24u, need);
 }
 
-// MPA-050/052/070/072 and error 4: keys.
+// MPA-050/052/062/070/072/081, SEC-14 and error 4: keys.
 TEST(MpaFrame, Keys)
 {
 	Bytes req(mpa_req_v1, mpa_req_v1 + 24), rep(mpa_rep_v2, mpa_rep_v2 + 24);
@@ -168,7 +168,7 @@ TEST(MpaFrame, Keys)
 	}
 }
 
-// MPA-058/059/074: PD_Length above 512 is a bad frame; building refuses it.
+// MPA-058/059/074, SEC-13: PD_Length above 512 is a bad frame; building refuses it.
 TEST(MpaFrame, PdLength)
 {
 	Bytes b(mpa_req_v1, mpa_req_v1 + 24);
@@ -207,6 +207,26 @@ TEST(MpaFrame, PdLength)
 	EXPECT_EQ(0, kiwi_mpa_make_request(&p, pd.data(), 508, &req));
 }
 
+// MPA-052/066/081: a badly formed Reply (a wrong key, PD_Length above 512)
+// is error 4: the initiator closes TCP at once.
+TEST(MpaFrame, BadReplyCloses)
+{
+	Bytes b(mpa_rep_v2, mpa_rep_v2 + 24);
+	kiwi_mpa_frame f;
+	size_t n;
+
+	put_unaligned_be16(513, &b[18]);
+	kiwi_mpa_status st = kiwi_mpa_frame_parse(b.data(), b.size(), true, &f, &n);
+	EXPECT_EQ(KIWI_MPA_ST_BAD_PDLEN, st);
+	EXPECT_EQ(KIWI_MPA_ACT_CLOSE, kiwi_mpa_status_action(st));
+	EXPECT_EQ(KIWI_MPA_ERR_BAD_FRAME, kiwi_mpa_status_ecode(st));
+	b.assign(mpa_rep_v2, mpa_rep_v2 + 24);
+	b[11] = 'f';	// "MPA ID Rep frame"
+	st = kiwi_mpa_frame_parse(b.data(), b.size(), true, &f, &n);
+	EXPECT_EQ(KIWI_MPA_ST_BAD_KEY, st);
+	EXPECT_EQ(KIWI_MPA_ACT_CLOSE, kiwi_mpa_status_action(st));
+}
+
 // MPA-055/056: R in a Request and the Res bits are not checked; Res is sent 0.
 TEST(MpaFrame, ReservedAndRIgnored)
 {
@@ -239,7 +259,7 @@ Pair run(const kiwi_mpa_policy &ip, const kiwi_mpa_policy &rp)
 	return r;
 }
 
-// MPA-026/029/030/053/054: marker and CRC matrix.
+// MPA-010/026/029/030/053/054/089, SEC-12: marker and CRC matrix.
 TEST(MpaNego, MarkersAndCrcMatrix)
 {
 	for (int bits = 0; bits < 16; bits++) {
@@ -263,6 +283,9 @@ TEST(MpaNego, MarkersAndCrcMatrix)
 		EXPECT_EQ(1, r.resp.ddp_version);
 		// CRC is on by default (MPA-002).
 		EXPECT_EQ(!ip.crc_off, r.req.crc);
+		// MPA-064/068: an acceptable Request gets R=0, Full Operation.
+		EXPECT_FALSE(r.rep.reject);
+		EXPECT_EQ(KIWI_MPA_ACT_PROCEED, kiwi_mpa_status_action(r.is));
 	}
 }
 

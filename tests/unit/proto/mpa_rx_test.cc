@@ -78,6 +78,8 @@ const std::vector<size_t> kSizes = { 42, 1, 2, 3, 4, 5, 482, 508, 509, 510,
 				     511, 512, 1000, 1500, 18, 7, 2047, 64768,
 				     30, 1 };
 
+// Every case runs with markers on/off and CRC on/off and must return the
+// same ULPDUs, without markers, length, pad or CRC (MPA-025/028).
 class MpaRxChunk : public ::testing::TestWithParam<std::tuple<bool, bool>> {
 protected:
 	kiwi_mpa_cfg cfg() const
@@ -86,7 +88,7 @@ protected:
 	}
 };
 
-// MPA-042/043/046/087: every split of a multi-FPDU stream into two chunks.
+// MPA-042/043/045/046/087: every split of a multi-FPDU stream into two chunks.
 TEST_P(MpaRxChunk, EveryTwoChunkSplit)
 {
 	std::vector<size_t> sizes(kSizes.begin(), kSizes.end());
@@ -107,7 +109,8 @@ TEST_P(MpaRxChunk, EveryThreeChunkSplit)
 				      s.ulpdus);
 }
 
-// One octet at a time through the whole stream, incl. a 64768-octet ULPDU.
+// One octet at a time through the whole stream, incl. a 64768-octet ULPDU
+// (MPA-090: the streaming decoder needs no reassembly buffer).
 TEST_P(MpaRxChunk, OneOctetFeeding)
 {
 	Stream s = make_stream(cfg(), kSizes, 300);
@@ -172,7 +175,7 @@ void reseal(Bytes &w, size_t from, size_t crc_at)
 	put_unaligned_le32(~bitwise_crc32c(&w[from], crc_at - from), &w[crc_at]);
 }
 
-// MPA-034/044/082 (error 2): any corrupted octet of Figure 5 fails the FPDU;
+// MPA-034/044/082, DDP-007, SEC-12 (error 2): any corrupted octet of Figure 5 fails the FPDU;
 // nothing completes, and a following valid FPDU is not passed either.
 TEST(MpaRxErr, CrcErrorEveryOctet)
 {
@@ -283,6 +286,21 @@ TEST(MpaRx, MarkerReservedAndLowBitsIgnored)
 	expect_ulpdus(r, { fig_send(1, 24) });
 }
 
+// MPA-015/016: the same for a marker inside an FPDU (Figure 6's marker at
+// 0x200, FPDUPTR 0x14): RESERVED set and FPDUPTR 0x17 are still a match.
+TEST(MpaRx, MarkerLowBitsIgnoredInsideFpdu)
+{
+	LibTx t(mpa_cfg(true, true));
+	Bytes w = t.fpdu({ fig_send(1, 464) });
+	w.insert(w.end(), mpa_fig6_wire, mpa_fig6_wire + 52);
+	ASSERT_EQ(0x14, w[0x200 + 3]);
+	w[0x200] = 0xff;
+	w[0x200 + 3] |= 3;
+	reseal(w, 0x1ec, 0x21c);
+	expect_ulpdus(decode(mpa_cfg(true, true), w, {}, 18),
+		      { fig_send(1, 464), fig_send(2, 24) });
+}
+
 // MPA-012: non-zero pad under a matching CRC is accepted and not passed up.
 TEST(MpaRx, NonZeroPadAccepted)
 {
@@ -345,7 +363,8 @@ TEST(MpaRx, InitChecks)
 	EXPECT_EQ(-EOPNOTSUPP, kiwi_mpa_rx_init(&rx, &cfg, 0, 18));
 }
 
-// ULPF-00 profile: round trip over every split; a key mismatch is error 3.
+// ULPF-00 profile: round trip over every split; a key mismatch is error 3
+// (SEC-21: a frame with the wrong key is not accepted).
 TEST(UlpfRx, RoundTripAndKeyMismatch)
 {
 	kiwi_mpa_cfg cfg{};

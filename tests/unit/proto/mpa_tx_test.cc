@@ -110,6 +110,43 @@ TEST(MpaTx, MarkerEvery512)
 	}
 }
 
+// MPA-019/023/024, checked from positions alone (no reference model): in a
+// burst of tiny FPDUs (many per 512-octet interval) mixed with large ones
+// (several markers each), every marker inside an FPDU points back to that
+// FPDU's ULPDU_Length field, so all markers of one FPDU point to the same
+// place, and a marker that falls before a length field is 0.
+TEST(MpaTx, MarkerPointersPerFpdu)
+{
+	LibTx t(mpa_cfg(true, true));
+	std::mt19937 rng(24);
+	uint32_t pos = 0, multi = 0, leading = 0;
+
+	for (int i = 0; i < 400; i++) {
+		size_t len = i % 40 == 7 ? 3000 + rng() % 6000 : 1 + rng() % 40;
+		uint32_t off = t.tx.off;
+		Bytes w = t.fpdu({ pattern(len, uint32_t(i)) });
+		uint32_t hdr = off % 512 ? off : off + 4;
+		uint32_t inside = 0;
+
+		ASSERT_EQ(pos, off);
+		for (uint32_t m = (off + 511) / 512 * 512; m < off + w.size(); m += 512) {
+			const uint8_t *mk = &w[m - off];
+			EXPECT_EQ(0, get_unaligned_be16(mk)) << i;
+			if (m == off) {
+				EXPECT_EQ(0, get_unaligned_be16(mk + 2)) << i;
+				leading++;
+				continue;
+			}
+			EXPECT_EQ(m - hdr, get_unaligned_be16(mk + 2)) << i;
+			inside++;
+		}
+		multi += inside > 1;
+		pos += uint32_t(w.size());
+	}
+	EXPECT_GT(multi, 5u);
+	EXPECT_GT(leading, 0u);
+}
+
 // MPA-020: marker positions are relative to SeqStart and survive the 32-bit
 // wrap of the stream offset.
 TEST(MpaTx, StreamOffsetWrap)
@@ -259,7 +296,8 @@ TEST(Ulpf, ModeAndSizes)
 	EXPECT_FALSE(kiwi_ulpf_hdr_parse(h, key, &len));
 }
 
-// MPA-006/035/036/038: MULPDU formula and clamps.
+// MPA-006/035/036/038/039, SEC-15: MULPDU formula and clamps (kiwi's
+// MULPDU is static per EMSS, never below 128).
 TEST(MpaSize, MulpduTable)
 {
 	for (const auto &row : mpa_mulpdu_table) {
