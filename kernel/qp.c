@@ -176,8 +176,11 @@ static bool kiwi_qp_state_ok(struct kiwi_qp *qp, enum ib_qp_state next)
 	case IB_QPS_INIT:
 		return cur == IB_QPS_RESET || cur == IB_QPS_INIT;
 	case IB_QPS_RTR:
-	case IB_QPS_RTS:
+		/* iw_cm's init attributes ask for RTR before a connection. */
 		return cur == IB_QPS_INIT || cur == IB_QPS_RTS;
+	case IB_QPS_RTS:
+		/* Only the CM makes an iWARP QP RTS, by attaching a stream. */
+		return cur == IB_QPS_RTS;
 	case IB_QPS_SQD:
 		return kiwi_qp_connected(qp);
 	default:
@@ -212,9 +215,9 @@ static int kiwi_qp_check_modify(struct kiwi_qp *qp, struct ib_qp_attr *attr,
 }
 
 /*
- * Under qp->lock: enter @next. RTR and RTS change nothing (the CM moves
- * the QP to RTS); SQD lets TX drain the SQ and close. Returns true if the
- * rings must be flushed.
+ * Under qp->lock: enter @next. RTR (before a connection) and RTS (already
+ * connected) change nothing; SQD lets TX drain the SQ and close. Returns
+ * true if the rings must be flushed.
  */
 static bool kiwi_qp_enter(struct kiwi_qp *qp, enum ib_qp_state next)
 {

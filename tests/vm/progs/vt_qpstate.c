@@ -8,7 +8,9 @@
  * A new QP is in RESET (the IB verbs rule) or INIT (the iWARP Idle state,
  * which siw reports as INIT); either is accepted and printed. Then:
  * INIT (with the iw_cm attribute mask STATE|ACCESS_FLAGS) -> query INIT and
- * the access flags; RTS without a connection -> EINVAL and still INIT;
+ * the access flags; RTR with the same mask (what rdma_cm asks before a
+ * connection) -> accepted, still INIT; RTS without a connection -> EINVAL
+ * and still INIT;
  * ERR -> query ERR; RESET -> query RESET; INIT again; an out-of-range state
  * -> EINVAL. A second QP goes straight from creation to ERR.
  */
@@ -87,6 +89,9 @@ static void walk(struct ibv_qp *qp)
 	if (access != vt_access)
 		vt_fail("after -> INIT: access flags 0x%x, expected 0x%x",
 			access, vt_access);
+
+	must_modify(qp, IBV_QPS_RTR, init_mask, "INIT -> RTR (rdma_cm)");
+	expect_state(qp, IBV_QPS_INIT, "after RTR without a connection");
 
 	rc = modify(qp, IBV_QPS_RTS, IBV_QP_STATE);
 	vt_expect_errno("INIT -> RTS without a connection", rc != 0, rc,
