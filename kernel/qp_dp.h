@@ -148,8 +148,9 @@ struct kiwi_tx_msg {
  * @term_len: octets in @term (qp->lock)
  * @term: the Terminate ULPDU (qp->lock)
  * @gated: responder: wait for the first valid FPDU (qp->lock)
- * @close_req: modify_qp asked for a graceful close: TX closes the stream
- *             once the SQ (or the Terminate) went out (qp->lock)
+ * @close_req: modify_qp (SQD) or a local error (SQE) asked for a graceful
+ *             close: TX closes the stream once the SQ (or the Terminate)
+ *             went out (qp->lock)
  * @rtr: initiator: the RTR message of this KIWI_MPA_RTR_* type is still
  *       to be sent, 0 if none (TX)
  * @orq: outstanding Reads, @ord entries (qp->lock)

@@ -4,10 +4,11 @@
  *
  * A locally detected error (a bad incoming segment, an MPA error, an IRD
  * overrun) moves the QP to TERMINATE (IB SQE), reports an async event and
- * queues one Terminate, the last message TX sends. The stream stays open
- * (DDP-055/064, MPA-083): the ULP closes it, or the peer does when the
- * Terminate arrives. A received Terminate moves the QP to error and closes
- * the stream gracefully.
+ * queues one Terminate, the last message TX sends. Once TCP took it, TX
+ * closes the stream gracefully (FIN after the Terminate): that is RDMAP's
+ * abortive teardown (RFC 5040 section 6.2.1). DDP and MPA themselves never
+ * close the stream (DDP-055, MPA-083). A received Terminate moves the QP
+ * to error and closes the stream gracefully, too.
  */
 #include "kiwi.h"
 #include "conn.h"
@@ -59,6 +60,7 @@ void kiwi_qp_fail(struct kiwi_qp *qp, enum kiwi_term_err err,
 	first = kiwi_qp_connected(qp);
 	if (first) {
 		qp->state = IB_QPS_SQE;
+		tx->close_req = true;
 		if (len > 0) {
 			memcpy(tx->term, msg, len);
 			tx->term_len = len;
@@ -68,8 +70,8 @@ void kiwi_qp_fail(struct kiwi_qp *qp, enum kiwi_term_err err,
 	spin_unlock_irqrestore(&qp->lock, flags);
 	if (!first)
 		return;
-	pr_debug("kiwi: QP %u: %s, sending Terminate\n", qp->ibqp.qp_num,
-		 kiwi_term_err_name(err));
+	pr_info_ratelimited("kiwi: QP %u: %s, sending Terminate\n",
+			    qp->ibqp.qp_num, kiwi_term_err_name(err));
 	kiwi_qp_event(qp, kiwi_term_event(&t));
 	kiwi_tx_kick(qp);
 }
