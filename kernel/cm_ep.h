@@ -145,6 +145,7 @@ int kiwi_cm_event(struct kiwi_ep *ep, struct iw_cm_id *cm_id,
 
 /* cm_param.c: module parameters */
 unsigned int kiwi_cm_mpa_timeout(void);
+bool kiwi_cm_responder_waits(void);
 void kiwi_cm_policy(struct kiwi_mpa_policy *pol, u32 ird, u32 ord);
 
 /* cm_sock.c: socket helpers */

@@ -15,6 +15,7 @@ static unsigned int mpa_rev = KIWI_MPA_REV_2;
 static bool mpa_crc_off;
 static bool mpa_markers;
 static bool mpa_p2p = true;
+static bool mpa_responder_waits = true;
 
 static int kiwi_param_set_range(const char *val, const struct kernel_param *kp,
 				unsigned int lo, unsigned int hi)
@@ -68,9 +69,19 @@ module_param(mpa_p2p, bool, 0644);
 MODULE_PARM_DESC(mpa_p2p,
 		 "Initiator asks for RFC 6581 peer-to-peer mode with an RTR message (revision 2 only, default Y)");
 
+module_param(mpa_responder_waits, bool, 0644);
+MODULE_PARM_DESC(mpa_responder_waits,
+		 "Responder sends no FPDU before the initiator's first (RFC 5044 7.1.2, default Y); N lets servers that send first work with initiators that send no RTR");
+
 unsigned int kiwi_cm_mpa_timeout(void)
 {
 	return READ_ONCE(mpa_timeout);
+}
+
+/* Does a responder outside peer-to-peer mode wait for the first FPDU? */
+bool kiwi_cm_responder_waits(void)
+{
+	return READ_ONCE(mpa_responder_waits);
 }
 
 /**

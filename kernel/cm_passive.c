@@ -5,7 +5,8 @@
  * mpa_timeout seconds), then reports IW_CM_EVENT_CONNECT_REQUEST to the
  * listener's cm_id and waits for accept or reject. The responder sends
  * nothing before the Reply, and after it no FPDU before the initiator's
- * first valid FPDU (tx_gated, enforced by the QP engine).
+ * first valid FPDU (tx_gated, enforced by the QP engine) unless the admin
+ * lifted that rule outside peer-to-peer mode (mpa_responder_waits=N).
  */
 #include <net/sock.h>
 
@@ -255,6 +256,9 @@ static int kiwi_cm_accept_locked(struct kiwi_ep *ep, struct iw_cm_id *cm_id,
 	rv = kiwi_cm_send(ep->sock, &rep);
 	if (rv)
 		return rv;
+	/* In peer-to-peer mode the RTR opens the gate, as RFC 6581 wants. */
+	if (!ep->llp.mpa.p2p && !kiwi_cm_responder_waits())
+		kiwi_qp_llp_ungate(ep->qp);
 	kiwi_ep_set_cm_id(ep, cm_id);
 	ep->state = KIWI_EP_CONNECTED;
 	kiwi_cm_event(ep, cm_id, IW_CM_EVENT_ESTABLISHED, 0, NULL);

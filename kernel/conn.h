@@ -68,6 +68,15 @@ int kiwi_qp_llp_attach(struct kiwi_qp *qp, struct kiwi_ep *ep,
  */
 void kiwi_qp_llp_detach(struct kiwi_qp *qp);
 
+/**
+ * kiwi_qp_llp_ungate - a responder may send before the first FPDU arrived
+ * @qp: an attached QP whose MPA Reply has been sent
+ *
+ * Any context. Outside peer-to-peer mode, when the admin lets a responder
+ * send first (module parameter mpa_responder_waits=N).
+ */
+void kiwi_qp_llp_ungate(struct kiwi_qp *qp);
+
 /* Socket callbacks, forwarded by the CM's sk_data_ready / sk_write_space
  * (softirq or process context, sk_callback_lock held for reading).
  */

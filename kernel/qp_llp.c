@@ -201,6 +201,16 @@ void kiwi_qp_llp_detach(struct kiwi_qp *qp)
 	kiwi_ep_put(ep);
 }
 
+void kiwi_qp_llp_ungate(struct kiwi_qp *qp)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	qp->tx.gated = false;
+	spin_unlock_irqrestore(&qp->lock, flags);
+	kiwi_tx_kick(qp);
+}
+
 /* sk_write_space, forwarded by the CM: TX may continue. */
 void kiwi_qp_tx_space(struct kiwi_qp *qp)
 {

@@ -330,13 +330,8 @@ static void kiwi_rx_send_done(struct kiwi_qp *qp)
 /* The first valid FPDU opens a gated responder's transmit side. */
 static void kiwi_rx_first(struct kiwi_qp *qp)
 {
-	unsigned long flags;
-
 	qp->rx.seen_first = true;
-	spin_lock_irqsave(&qp->lock, flags);
-	qp->tx.gated = false;
-	spin_unlock_irqrestore(&qp->lock, flags);
-	kiwi_tx_kick(qp);
+	kiwi_qp_llp_ungate(qp);
 }
 
 /* A valid FPDU ended: deliver what it completes. */
