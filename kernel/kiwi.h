@@ -454,6 +454,12 @@ bool kiwi_tx_start_sqe(struct kiwi_qp *qp);
 /* rx.c */
 void kiwi_rx_release(struct kiwi_qp *qp);
 void kiwi_rx_read(struct kiwi_qp *qp, struct sock *sk);
+void kiwi_rx_fail_mpa(struct kiwi_qp *qp, u8 err);
+
+/* rx_ahead.c */
+void kiwi_rx_ahead_init(struct kiwi_qp *qp, struct sock *sk);
+u32 kiwi_rx_ahead_checked(struct kiwi_qp *qp, struct sock *sk,
+			  struct sk_buff *skb, u32 off, u32 len);
 
 /* rx_rqe.c */
 enum kiwi_term_err kiwi_rx_take_rqe(struct kiwi_qp *qp);

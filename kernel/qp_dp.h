@@ -220,6 +220,24 @@ enum kiwi_rx_kind {
 };
 
 /**
+ * struct kiwi_rx_ahead - MPA checks ahead of delivery (RX; rx_ahead.c)
+ * @on: the stream carries CRCs to check
+ * @mpa: a copy of the FPDU decoder that runs ahead of it over the octets
+ *       queued on the socket, checking CRCs and markers only
+ * @seq: TCP sequence number of the next octet @mpa reads
+ * @good: the octets before this sequence number form whole FPDUs whose CRC
+ *        and markers were found good
+ * @err: the MPA error of the FPDU that starts at @good, 0 if none found
+ */
+struct kiwi_rx_ahead {
+	bool on;
+	struct kiwi_mpa_rx mpa;
+	u32 seq;
+	u32 good;
+	u8 err;
+};
+
+/**
  * struct kiwi_qp_rx - receive side of an attached QP (RX unless noted)
  * @active: RX may run: set at attach, cleared at detach under
  *          sk_callback_lock (written for writing, read under it)
@@ -228,6 +246,7 @@ enum kiwi_rx_kind {
  * @expect_rtr: responder in peer-to-peer mode: the first FPDU is the RTR
  * @rtr_types: KIWI_MPA_RTR_* types the responder accepts
  * @mpa: the FPDU decoder
+ * @ahead: with CRC on, the decoder is fed only octets @ahead checked
  * @kind: enum kiwi_rx_kind of the current FPDU
  * @h: DDP header of the current FPDU
  * @hdr: copy of the first ULPDU octets of the current FPDU
@@ -253,6 +272,7 @@ struct kiwi_qp_rx {
 	bool expect_rtr;
 	u8 rtr_types;
 	struct kiwi_mpa_rx mpa;
+	struct kiwi_rx_ahead ahead;
 	u8 kind;
 	struct kiwi_ddp_hdr h;
 	u8 hdr[KIWI_MPA_RX_HDR_MAX];

@@ -95,6 +95,7 @@ static int kiwi_llp_setup(struct kiwi_qp *qp, struct socket *sock,
 		kiwi_tx_release(qp);
 		return -EINVAL;
 	}
+	kiwi_rx_ahead_init(qp, sock->sk);
 	tx->mulpdu = kiwi_mpa_mulpdu(READ_ONCE(tcp_sk(sock->sk)->mss_cache),
 				     p->mpa.tx_markers);
 	tx->gated = p->tx_gated;

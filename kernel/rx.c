@@ -7,8 +7,10 @@
  * the first KIWI_MPA_RX_HDR_MAX ULPDU octets; the DDP and RDMAP headers
  * are checked and the target is resolved (STag with kiwi_mr_check(), or
  * the receive WR) before a single octet is placed; payload is placed
- * straight into the target's pages as it arrives; only the end event (CRC
- * good) delivers. After the first error nothing more is placed or
+ * straight into the target's pages; only the end event delivers. With CRC
+ * on, the decoder sees an FPDU only once the whole of it is on the socket
+ * and its CRC was found good (rx_ahead.c), so nothing of a bad FPDU is
+ * ever placed. After the first error nothing more is placed or
  * delivered: the error becomes a Terminate (qp_term.c).
  */
 #include <linux/skbuff.h>
@@ -387,6 +389,12 @@ static enum kiwi_term_err kiwi_rx_mpa_err(u8 err)
 	}
 }
 
+/* An MPA error (enum kiwi_mpa_err) ends the stream. */
+void kiwi_rx_fail_mpa(struct kiwi_qp *qp, u8 err)
+{
+	kiwi_rx_fail(qp, kiwi_rx_mpa_err(err), false);
+}
+
 /* Run the decoder over @len received octets. */
 static void kiwi_rx_feed(struct kiwi_qp *qp, const u8 *data, size_t len)
 {
@@ -409,24 +417,26 @@ static void kiwi_rx_feed(struct kiwi_qp *qp, const u8 *data, size_t len)
 			kiwi_rx_end(qp);
 			break;
 		case KIWI_MPA_EV_ERROR:
-			kiwi_rx_fail(qp, kiwi_rx_mpa_err(ev.err), false);
+			kiwi_rx_fail_mpa(qp, ev.err);
 			break;
 		}
 	} while (ev.type != KIWI_MPA_EV_NONE && !rx->failed);
 }
 
-static int kiwi_rx_actor(read_descriptor_t *desc, struct sk_buff *skb,
-			 unsigned int off, size_t len)
+/* Feed octets [@off, @off + @len) of @skb to the decoder. */
+static void kiwi_rx_feed_skb(struct kiwi_qp *qp, struct sk_buff *skb,
+			     unsigned int off, unsigned int len)
 {
-	struct kiwi_qp *qp = desc->arg.data;
 	struct skb_seq_state st;
 	unsigned int done = 0, n;
 	const u8 *data;
 
-	if (qp->rx.failed)
-		return len;
+	if (!len)
+		return;
 	skb_prepare_seq_read(skb, off, off + len, &st);
 	while ((n = skb_seq_read(done, &data, &st)) != 0) {
+		/* The block returned may run past the end given above. */
+		n = min(n, len - done);
 		kiwi_rx_feed(qp, data, n);
 		done += n;
 		if (qp->rx.failed) {
@@ -434,7 +444,31 @@ static int kiwi_rx_actor(read_descriptor_t *desc, struct sk_buff *skb,
 			break;
 		}
 	}
-	return len;
+}
+
+/* What kiwi_rx_read() hands tcp_read_sock()'s actor. */
+struct kiwi_rx_ctx {
+	struct kiwi_qp *qp;
+	struct sock *sk;
+};
+
+/*
+ * Returning fewer octets than offered (0 included) leaves the rest on the
+ * socket: an FPDU not yet whole waits there for its last octets.
+ */
+static int kiwi_rx_actor(read_descriptor_t *desc, struct sk_buff *skb,
+			 unsigned int off, size_t len)
+{
+	struct kiwi_rx_ctx *ctx = desc->arg.data;
+	struct kiwi_qp *qp = ctx->qp;
+	u32 n = len;
+
+	if (qp->rx.failed)
+		return len;
+	if (qp->rx.ahead.on)
+		n = kiwi_rx_ahead_checked(qp, ctx->sk, skb, off, len);
+	kiwi_rx_feed_skb(qp, skb, off, n);
+	return qp->rx.failed ? len : n;
 }
 
 /**
@@ -447,8 +481,9 @@ static int kiwi_rx_actor(read_descriptor_t *desc, struct sk_buff *skb,
  */
 void kiwi_rx_read(struct kiwi_qp *qp, struct sock *sk)
 {
+	struct kiwi_rx_ctx ctx = { .qp = qp, .sk = sk };
 	read_descriptor_t desc = {
-		.arg.data = qp,
+		.arg.data = &ctx,
 		.count = 1,
 	};
 

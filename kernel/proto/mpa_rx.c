@@ -11,11 +11,13 @@
  * (MPA-042/087). Markers are stripped and their FPDUPTR compared with the
  * position the length fields give (MPA-016/019/025).
  *
- * Placement versus delivery: payload events come before the CRC is known, so
- * the caller may place payload as it arrives (DDP allows placement of data
- * that later proves bad) but MUST NOT deliver or complete anything for the
- * FPDU before KIWI_MPA_EV_END (MPA-044/046). After KIWI_MPA_EV_ERROR nothing
- * more is passed on this half-connection (MPA-082).
+ * Placement versus delivery: payload events come before the CRC is known.
+ * Nothing may be delivered or completed for the FPDU before KIWI_MPA_EV_END,
+ * and a receiver that passes ULPDUs to DDP only after verifying them
+ * (MPA-044/046, as kiwi.ko does with CRC on) runs a copy of the decoder (a
+ * plain struct) over the whole FPDU first and feeds the real one only once
+ * the copy reported KIWI_MPA_EV_END. After KIWI_MPA_EV_ERROR nothing more
+ * is passed on this half-connection (MPA-082).
  */
 #include "mpa.h"
 #include "ulpf.h"
@@ -49,11 +51,11 @@ static size_t rx_room(const struct kiwi_mpa_rx *rx, size_t avail)
 		     rx->off % KIWI_MPA_MARKER_INTERVAL);
 }
 
-/* Account for n consumed octets; covered ones go into the CRC. */
+/* Account for n consumed octets; covered ones go into a checked CRC. */
 static void rx_take(struct kiwi_mpa_rx *rx, const u8 *p, size_t n,
 		    bool covered)
 {
-	if (covered && rx_is_mpa(rx))
+	if (covered && rx_is_mpa(rx) && rx->cfg.crc)
 		rx->crc = kiwi_crc32c(rx->crc, p, n);
 	rx->off += (u32)n;
 }

@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * kiwi: MPA checks ahead of delivery.
+ *
+ * An MPA receiver must verify an FPDU, its CRC included, before it passes
+ * the ULPDU to DDP (RFC 5044 section 6; MPA-044/046): not one octet of an
+ * FPDU with a bad CRC may be placed. With CRC on, a copy of the FPDU
+ * decoder therefore runs ahead of the real one over the octets queued on
+ * the socket, without consuming them, and the real decoder (rx.c) is fed
+ * only octets that belong to whole FPDUs the copy found good. An FPDU not
+ * yet whole stays on the socket until the rest arrives; the receive buffer
+ * is made large enough that TCP's window always admits the largest FPDU a
+ * peer may send. Without CRC there is nothing to verify ahead: the decoder
+ * reads the stream as it comes.
+ *
+ * skb_seq_read() may return a block that runs past the end given to
+ * skb_prepare_seq_read(): rx.c clamps what it feeds to the end it asked for.
+ */
+#include <linux/skbuff.h>
+#include <net/tcp.h>
+
+#include "kiwi.h"
+#include "conn.h"
+
+/*
+ * Receive buffer for CRC streams: twice the largest FPDU (65535 octets of
+ * ULPDU plus framing and markers) in payload, and room for skb overhead.
+ */
+#define KIWI_RX_AHEAD_RCVBUF	(512 * 1024)
+
+/**
+ * kiwi_rx_ahead_init - start checking ahead on a newly attached stream
+ * @qp: the QP; RX does not run yet
+ * @sk: its socket, positioned at the first FPDU octet
+ *
+ * Process context, before RX may run. The receive buffer and the window
+ * clamp grow as tcp_set_rcvlowat() grows them, unless the socket's buffer
+ * size was fixed.
+ */
+void kiwi_rx_ahead_init(struct kiwi_qp *qp, struct sock *sk)
+{
+	struct kiwi_rx_ahead *a = &qp->rx.ahead;
+
+	memset(a, 0, sizeof(*a));
+	a->on = qp->rx.mpa.cfg.crc;
+	if (!a->on)
+		return;
+	lock_sock(sk);
+	a->mpa = qp->rx.mpa;
+	/* The copy checks every CRC; the decoder need not compute it again. */
+	qp->rx.mpa.cfg.crc = false;
+	a->seq = tcp_sk(sk)->copied_seq;
+	a->good = a->seq;
+	if (!(sk->sk_userlocks & SOCK_RCVBUF_LOCK) &&
+	    sk->sk_rcvbuf < KIWI_RX_AHEAD_RCVBUF) {
+		WRITE_ONCE(sk->sk_rcvbuf, KIWI_RX_AHEAD_RCVBUF);
+		tcp_sk(sk)->window_clamp =
+			max_t(u32, tcp_sk(sk)->window_clamp,
+			      tcp_win_from_space(sk, KIWI_RX_AHEAD_RCVBUF));
+	}
+	release_sock(sk);
+}
+
+/* Run the decoder copy over @skb from offset @off on; false on an error. */
+static bool kiwi_rx_ahead_skb(struct kiwi_rx_ahead *a, struct sk_buff *skb,
+			      u32 off)
+{
+	struct skb_seq_state st;
+	struct kiwi_mpa_ev ev;
+	unsigned int done = 0, n;
+	const u8 *data;
+	size_t used;
+
+	skb_prepare_seq_read(skb, off, skb->len, &st);
+	while ((n = skb_seq_read(done, &data, &st)) != 0) {
+		done += n;
+		while (n) {
+			used = kiwi_mpa_rx_feed(&a->mpa, data, n, &ev);
+			data += used;
+			n -= used;
+			a->seq += used;
+			if (ev.type == KIWI_MPA_EV_END) {
+				a->good = a->seq;
+			} else if (ev.type == KIWI_MPA_EV_ERROR) {
+				a->err = ev.err;
+				skb_abort_seq_read(&st);
+				return false;
+			}
+		}
+	}
+	return true;
+}
+
+/* Check the octets queued from @skb on that the copy has not read yet. */
+static void kiwi_rx_ahead_run(struct kiwi_rx_ahead *a, struct sock *sk,
+			      struct sk_buff *skb)
+{
+	u32 start, off;
+
+	skb_queue_walk_from(&sk->sk_receive_queue, skb) {
+		start = TCP_SKB_CB(skb)->seq;
+		off = a->seq - start;
+		if (before(a->seq, start) || off >= skb->len)
+			continue;
+		if (!kiwi_rx_ahead_skb(a, skb, off))
+			return;
+	}
+}
+
+/**
+ * kiwi_rx_ahead_checked - how much of a chunk the decoder may have
+ * @qp: an attached QP with CRC checking on
+ * @sk: its socket, locked
+ * @skb: the queued skb tcp_read_sock() offers
+ * @off: offset of the offered octets in @skb
+ * @len: octets offered
+ *
+ * Return: how many of the offered octets belong to FPDUs found good
+ * (0 to @len). 0 with rx.failed unset means: wait for more octets; with
+ * rx.failed set, the FPDU at the offered position was bad and its MPA
+ * error has been reported.
+ */
+u32 kiwi_rx_ahead_checked(struct kiwi_qp *qp, struct sock *sk,
+			  struct sk_buff *skb, u32 off, u32 len)
+{
+	struct kiwi_rx_ahead *a = &qp->rx.ahead;
+	u32 pos = TCP_SKB_CB(skb)->seq + off;
+
+	if (!after(a->good, pos) && !a->err)
+		kiwi_rx_ahead_run(a, sk, skb);
+	if (after(a->good, pos))
+		return min(len, a->good - pos);
+	if (a->err) {
+		kiwi_rx_fail_mpa(qp, a->err);
+	}
+	return 0;
+}
