@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kiwi_kunit.ko: KUnit suites over kiwi's wire code (kernel/proto/).
+ * kiwi_kunit.ko: KUnit suites over kiwi's wire code (kernel/proto/) and
+ * the data path's memory access (kernel/mem_access.c).
  *
  * Every tests/kunit/<name>_kunit.c registers its suites with
  * kunit_test_suites(); KUnit runs them all when this module is loaded and
@@ -10,4 +11,4 @@
 #include <linux/module.h>
 
 MODULE_LICENSE("GPL");
-MODULE_DESCRIPTION("KUnit suites for the kiwi iWARP wire code");
+MODULE_DESCRIPTION("KUnit suites for the kiwi iWARP wire code and memory access");

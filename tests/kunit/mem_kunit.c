@@ -1,0 +1,440 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit suite "kiwi_mem": the data path's memory access (kernel/mem_access.c)
+ * on hand-built MRs: the order of the STag checks, overflow-safe bounds,
+ * address to page resolution for fast-reg, user and DMA MRs (linear map and
+ * vmalloc), copies across page boundaries, lookups, invalidation rules and
+ * the fast-register work request. The MRs here never lose their last
+ * reference, so the tests own their memory.
+ */
+#include <kunit/test.h>
+#include <linux/mm.h>
+#include <linux/vmalloc.h>
+
+#include "kiwi.h"
+#include "conn.h"
+
+#define NPAGES 3
+
+struct mem_env {
+	struct kiwi_device *kdev;
+	struct ib_pd pd[2];
+	struct page *page[NPAGES];
+};
+
+static int kiwi_mem_test_init(struct kunit *test)
+{
+	struct mem_env *env = kunit_kzalloc(test, sizeof(*env), GFP_KERNEL);
+	int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, env);
+	env->kdev = kunit_kzalloc(test, sizeof(*env->kdev), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, env->kdev);
+	xa_init_flags(&env->kdev->mr_xa, XA_FLAGS_ALLOC1);
+	for (i = 0; i < NPAGES; i++) {
+		env->page[i] = alloc_page(GFP_KERNEL | __GFP_ZERO);
+		KUNIT_ASSERT_NOT_NULL(test, env->page[i]);
+	}
+	test->priv = env;
+	return 0;
+}
+
+static void kiwi_mem_test_exit(struct kunit *test)
+{
+	struct mem_env *env = test->priv;
+	int i;
+
+	xa_destroy(&env->kdev->mr_xa);
+	for (i = 0; i < NPAGES; i++)
+		__free_page(env->page[i]);
+}
+
+/* A valid MR of @kind at STag index @idx, key 0x5a, in pd[0]. */
+static struct kiwi_mr *mk_mr(struct kunit *test, enum kiwi_mr_kind kind,
+			     u32 idx, int access, u64 iova, u64 length)
+{
+	struct mem_env *env = test->priv;
+	struct kiwi_mr *mr = kunit_kzalloc(test, sizeof(*mr), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, mr);
+	mr->kind = kind;
+	mr->pd = &env->pd[0];
+	refcount_set(&mr->ref, 1);
+	atomic_set(&mr->state, KIWI_MR_VALID);
+	mr->stag = idx << KIWI_STAG_KEY_BITS | 0x5a;
+	mr->access = access;
+	mr->iova = iova;
+	mr->length = length;
+	return mr;
+}
+
+/* A fast-reg MR over the env's pages (not contiguous), 4 KiB blocks. */
+static struct kiwi_mr *mk_frmr(struct kunit *test, int access, u64 iova,
+			       u64 length)
+{
+	struct mem_env *env = test->priv;
+	struct kiwi_mr *mr = mk_mr(test, KIWI_MR_FAST_REG, 7, access, iova,
+				   length);
+	int i;
+
+	mr->pages = kunit_kcalloc(test, NPAGES, sizeof(u64), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, mr->pages);
+	for (i = 0; i < NPAGES; i++)
+		mr->pages[i] = (unsigned long)page_address(env->page[i]);
+	mr->max_pages = NPAGES;
+	mr->npages = NPAGES;
+	mr->nreg = NPAGES;
+	mr->page_shift = PAGE_SHIFT;
+	return mr;
+}
+
+static void check_order(struct kunit *test)
+{
+	struct mem_env *env = test->priv;
+	const struct ib_pd *pd = &env->pd[0];
+	struct kiwi_mr *mr = mk_frmr(test, IB_ACCESS_LOCAL_WRITE, 0x1000,
+				     0x2000);
+	u32 stag = mr->stag;
+
+	KUNIT_EXPECT_EQ(test, kiwi_mr_check(mr, stag, pd, 0, 0x1000, 0x2000),
+			KIWI_MEM_OK);
+	KUNIT_EXPECT_EQ(test, kiwi_mr_check(mr, stag ^ 1, pd, 0, 0x1000, 1),
+			KIWI_MEM_STAG);
+	KUNIT_EXPECT_EQ(test, kiwi_mr_check(mr, stag, &env->pd[1], 0, 0x1000,
+					    1), KIWI_MEM_PD);
+	KUNIT_EXPECT_EQ(test, kiwi_mr_check(mr, stag, pd,
+					    IB_ACCESS_REMOTE_WRITE, 0x1000, 1),
+			KIWI_MEM_ACCESS);
+	KUNIT_EXPECT_EQ(test, kiwi_mr_check(mr, stag, pd, 0, 0x1000, 0x2001),
+			KIWI_MEM_BOUNDS);
+	/* The STag first, then PD, then rights, then bounds. */
+	KUNIT_EXPECT_EQ(test, kiwi_mr_check(mr, stag, &env->pd[1],
+					    IB_ACCESS_REMOTE_WRITE, 0, 1),
+			KIWI_MEM_PD);
+	KUNIT_EXPECT_EQ(test, kiwi_mr_check(mr, stag, pd,
+					    IB_ACCESS_REMOTE_READ, 0, 1),
+			KIWI_MEM_ACCESS);
+	atomic_set(&mr->state, KIWI_MR_INVALID);
+	KUNIT_EXPECT_EQ(test, kiwi_mr_check(mr, stag, &env->pd[1], 0, 0x1000,
+					    1), KIWI_MEM_STAG);
+}
+
+static void check_bounds(struct kunit *test)
+{
+	struct mem_env *env = test->priv;
+	const struct ib_pd *pd = &env->pd[0];
+	struct kiwi_mr *top = mk_mr(test, KIWI_MR_USER, 1, 0, U64_MAX - 4095,
+				    4096);
+	struct kiwi_mr *all = mk_mr(test, KIWI_MR_DMA, 2, 0, 0, U64_MAX);
+	u32 st = top->stag, sa = all->stag;
+
+	KUNIT_EXPECT_EQ(test, kiwi_mr_check(top, st, pd, 0, U64_MAX, 1),
+			KIWI_MEM_OK);
+	KUNIT_EXPECT_EQ(test, kiwi_mr_check(top, st, pd, 0, U64_MAX, 2),
+			KIWI_MEM_BOUNDS);
+	KUNIT_EXPECT_EQ(test, kiwi_mr_check(top, st, pd, 0, U64_MAX - 4096, 1),
+			KIWI_MEM_BOUNDS);
+	KUNIT_EXPECT_EQ(test, kiwi_mr_check(top, st, pd, 0, U64_MAX - 4095,
+					    4096), KIWI_MEM_OK);
+	KUNIT_EXPECT_EQ(test, kiwi_mr_check(top, st, pd, 0, U64_MAX - 4095,
+					    4097), KIWI_MEM_BOUNDS);
+	KUNIT_EXPECT_EQ(test, kiwi_mr_check(top, st, pd, 0, U64_MAX - 10,
+					    U64_MAX), KIWI_MEM_BOUNDS);
+	/* Zero octets: inside or at the end of the registration. */
+	KUNIT_EXPECT_EQ(test, kiwi_mr_check(all, sa, pd, 0, U64_MAX, 0),
+			KIWI_MEM_OK);
+	KUNIT_EXPECT_EQ(test, kiwi_mr_check(all, sa, pd, 0, 0, U64_MAX),
+			KIWI_MEM_OK);
+	KUNIT_EXPECT_EQ(test, kiwi_mr_check(all, sa, pd, 0, 1, U64_MAX),
+			KIWI_MEM_BOUNDS);
+}
+
+/* Fast-reg: the iova's offset in the first block, then block by block. */
+static void frmr_pages(struct kunit *test)
+{
+	struct mem_env *env = test->priv;
+	u64 iova = 0x7000000ULL + 0x100;
+	struct kiwi_mr *mr = mk_frmr(test, IB_ACCESS_LOCAL_WRITE, iova,
+				     NPAGES * PAGE_SIZE - 0x100);
+	struct page *page;
+	u32 off, chunk;
+
+	rcu_read_lock();
+	KUNIT_EXPECT_EQ(test, kiwi_mr_page(mr, iova, 8192, &page, &off,
+					   &chunk), 0);
+	KUNIT_EXPECT_PTR_EQ(test, page, env->page[0]);
+	KUNIT_EXPECT_EQ(test, off, 0x100U);
+	KUNIT_EXPECT_EQ(test, chunk, (u32)PAGE_SIZE - 0x100);
+	KUNIT_EXPECT_EQ(test, kiwi_mr_page(mr, iova + PAGE_SIZE - 0x100 + 5,
+					   10, &page, &off, &chunk), 0);
+	KUNIT_EXPECT_PTR_EQ(test, page, env->page[1]);
+	KUNIT_EXPECT_EQ(test, off, 5U);
+	KUNIT_EXPECT_EQ(test, chunk, 10U);
+	KUNIT_EXPECT_EQ(test, kiwi_mr_page(mr, iova + mr->length - 1, 1, &page,
+					   &off, &chunk), 0);
+	KUNIT_EXPECT_PTR_EQ(test, page, env->page[2]);
+	KUNIT_EXPECT_EQ(test, off, (u32)PAGE_SIZE - 1);
+	KUNIT_EXPECT_EQ(test, kiwi_mr_page(mr, iova + mr->length, 1, &page,
+					   &off, &chunk), -EFAULT);
+	KUNIT_EXPECT_EQ(test, kiwi_mr_page(mr, iova, 0, &page, &off, &chunk),
+			-EFAULT);
+	/* A page list shorter than the registration claims. */
+	mr->nreg = 1;
+	KUNIT_EXPECT_EQ(test, kiwi_mr_page(mr, iova + PAGE_SIZE, 1, &page,
+					   &off, &chunk), -EFAULT);
+	rcu_read_unlock();
+}
+
+/* A write across three separate pages lands where the list says. */
+static void frmr_copy(struct kunit *test)
+{
+	struct mem_env *env = test->priv;
+	u32 len = NPAGES * PAGE_SIZE - 0x100;
+	struct kiwi_mr *mr = mk_frmr(test, IB_ACCESS_LOCAL_WRITE, 0x100, len);
+	u8 *src = kunit_kmalloc(test, len, GFP_KERNEL);
+	u8 *back = kunit_kzalloc(test, len, GFP_KERNEL);
+	u32 i;
+
+	KUNIT_ASSERT_NOT_NULL(test, src);
+	KUNIT_ASSERT_NOT_NULL(test, back);
+	for (i = 0; i < len; i++)
+		src[i] = i * 7 + 3;
+	KUNIT_ASSERT_EQ(test, kiwi_mr_write(mr, 0x100, src, len), 0);
+	KUNIT_EXPECT_EQ(test, *(u8 *)page_address(env->page[0]), 0);
+	KUNIT_EXPECT_EQ(test, memcmp(page_address(env->page[0]) + 0x100, src,
+				     PAGE_SIZE - 0x100), 0);
+	KUNIT_EXPECT_EQ(test, memcmp(page_address(env->page[1]),
+				     src + PAGE_SIZE - 0x100, PAGE_SIZE), 0);
+	KUNIT_EXPECT_EQ(test, memcmp(page_address(env->page[2]),
+				     src + 2 * PAGE_SIZE - 0x100, PAGE_SIZE),
+			0);
+	KUNIT_ASSERT_EQ(test, kiwi_mr_read(mr, 0x100, back, len), 0);
+	KUNIT_EXPECT_EQ(test, memcmp(back, src, len), 0);
+	KUNIT_EXPECT_EQ(test, kiwi_mr_write(mr, 0x100 + len - 1, src, 2),
+			-EFAULT);
+	/* Invalidated: no more copies either way. */
+	atomic_set(&mr->state, KIWI_MR_INVALID);
+	KUNIT_EXPECT_EQ(test, kiwi_mr_write(mr, 0x100, src, 1), -EFAULT);
+	KUNIT_EXPECT_EQ(test, kiwi_mr_read(mr, 0x100, back, 1), -EFAULT);
+}
+
+/* User MRs: the iova is the address, the umem's page offset is kept. */
+static void user_pages(struct kunit *test)
+{
+	struct mem_env *env = test->priv;
+	u64 iova = 0xdead0000ULL + 0x234;
+	struct kiwi_mr *mr = mk_mr(test, KIWI_MR_USER, 3, IB_ACCESS_LOCAL_WRITE,
+				   iova, 2 * PAGE_SIZE - 0x234);
+	struct ib_umem *umem = kunit_kzalloc(test, sizeof(*umem), GFP_KERNEL);
+	struct page *page;
+	u32 off, chunk;
+
+	KUNIT_ASSERT_NOT_NULL(test, umem);
+	umem->address = 0x7f0000000000UL + 0x234;
+	struct page *page1;
+	u32 off1, chunk1;
+	int rv[3];
+
+	mr->umem = umem;
+	mr->upages = env->page;
+	/* Resolve under RCU; judge outside (a failed expectation allocates). */
+	rcu_read_lock();
+	rv[0] = kiwi_mr_page(mr, iova, mr->length, &page, &off, &chunk);
+	rv[1] = kiwi_mr_page(mr, iova + PAGE_SIZE - 0x234, 1, &page1, &off1,
+			     &chunk1);
+	rv[2] = kiwi_mr_page(mr, iova + 2 * PAGE_SIZE - 0x234, 1, &page1,
+			     &off1, &chunk1);
+	rcu_read_unlock();
+	KUNIT_EXPECT_EQ(test, rv[0], 0);
+	KUNIT_EXPECT_PTR_EQ(test, page, env->page[0]);
+	KUNIT_EXPECT_EQ(test, off, 0x234U);
+	KUNIT_EXPECT_EQ(test, chunk, (u32)PAGE_SIZE - 0x234);
+	KUNIT_EXPECT_EQ(test, rv[1], 0);
+	KUNIT_EXPECT_PTR_EQ(test, page1, env->page[1]);
+	KUNIT_EXPECT_EQ(test, off1, 0U);
+	KUNIT_EXPECT_EQ(test, rv[2], -EFAULT);
+}
+
+/* The DMA MR takes kernel virtual addresses: linear map and vmalloc. */
+static void dma_kva(struct kunit *test)
+{
+	struct kiwi_mr *mr = mk_mr(test, KIWI_MR_DMA, 4, IB_ACCESS_LOCAL_WRITE,
+				   0, U64_MAX);
+	size_t len = 3 * PAGE_SIZE;
+	u8 *vbuf = vzalloc(len);
+	u8 *src = kunit_kmalloc(test, len, GFP_KERNEL);
+	u8 *kbuf = kunit_kzalloc(test, 64, GFP_KERNEL);
+	size_t i;
+
+	KUNIT_ASSERT_NOT_NULL(test, vbuf);
+	KUNIT_ASSERT_NOT_NULL(test, src);
+	KUNIT_ASSERT_NOT_NULL(test, kbuf);
+	for (i = 0; i < len; i++)
+		src[i] = i ^ 0xa5;
+	KUNIT_EXPECT_EQ(test, kiwi_mr_write(mr, (unsigned long)vbuf + 100,
+					    src, len - 200), 0);
+	KUNIT_EXPECT_EQ(test, memcmp(vbuf + 100, src, len - 200), 0);
+	KUNIT_EXPECT_EQ(test, vbuf[99], 0);
+	KUNIT_EXPECT_EQ(test, vbuf[len - 100], 0);
+	KUNIT_EXPECT_EQ(test, kiwi_mr_write(mr, (unsigned long)kbuf + 1, src,
+					    62), 0);
+	KUNIT_EXPECT_EQ(test, memcmp(kbuf + 1, src, 62), 0);
+	KUNIT_EXPECT_EQ(test, kbuf[63], 0);
+	/* Not a kernel address: refused, not dereferenced. */
+	KUNIT_EXPECT_EQ(test, kiwi_mr_write(mr, 0x1000, src, 1), -EFAULT);
+	vfree(vbuf);
+}
+
+static void write_needs_local_write(struct kunit *test)
+{
+	struct kiwi_mr *mr = mk_frmr(test, IB_ACCESS_REMOTE_READ, 0,
+				     PAGE_SIZE);
+	u8 buf[4] = { 1, 2, 3, 4 };
+
+	KUNIT_EXPECT_EQ(test, kiwi_mr_write(mr, 0, buf, sizeof(buf)), -EFAULT);
+	KUNIT_EXPECT_EQ(test, kiwi_mr_read(mr, 0, buf, sizeof(buf)), 0);
+	KUNIT_EXPECT_EQ(test, buf[0], 0);
+}
+
+static void get_rules(struct kunit *test)
+{
+	struct mem_env *env = test->priv;
+	struct kiwi_mr *mr = mk_frmr(test, IB_ACCESS_LOCAL_WRITE, 0, PAGE_SIZE);
+	u32 stag = mr->stag;
+
+	KUNIT_ASSERT_EQ(test, xa_err(xa_store(&env->kdev->mr_xa,
+					      kiwi_stag_index(stag), mr,
+					      GFP_KERNEL)), 0);
+	KUNIT_EXPECT_PTR_EQ(test, kiwi_mr_get(env->kdev, stag), mr);
+	KUNIT_EXPECT_EQ(test, refcount_read(&mr->ref), 2U);
+	kiwi_mr_put(mr);
+	KUNIT_EXPECT_EQ(test, refcount_read(&mr->ref), 1U);
+	KUNIT_EXPECT_NULL(test, kiwi_mr_get(env->kdev, stag ^ 0x01));
+	KUNIT_EXPECT_NULL(test, kiwi_mr_get(env->kdev, stag + 0x100));
+	KUNIT_EXPECT_NULL(test, kiwi_mr_get(env->kdev, 0));
+	atomic_set(&mr->state, KIWI_MR_INVALID);
+	KUNIT_EXPECT_NULL(test, kiwi_mr_get(env->kdev, stag));
+	atomic_set(&mr->state, KIWI_MR_VALID);
+	refcount_set(&mr->ref, 0);
+	KUNIT_EXPECT_NULL(test, kiwi_mr_get(env->kdev, stag));
+	refcount_set(&mr->ref, 1);
+	KUNIT_EXPECT_EQ(test, refcount_read(&mr->ref), 1U);
+}
+
+static void invalidate_rules(struct kunit *test)
+{
+	struct mem_env *env = test->priv;
+	struct kiwi_device *kdev = env->kdev;
+	const struct ib_pd *pd = &env->pd[0];
+	struct kiwi_mr *fr = mk_frmr(test, IB_ACCESS_LOCAL_WRITE |
+				     IB_ACCESS_REMOTE_WRITE, 0, PAGE_SIZE);
+	struct kiwi_mr *loc = mk_mr(test, KIWI_MR_FAST_REG, 8,
+				    IB_ACCESS_LOCAL_WRITE, 0, 0);
+	struct kiwi_mr *usr = mk_mr(test, KIWI_MR_USER, 9,
+				    IB_ACCESS_REMOTE_WRITE |
+				    IB_ACCESS_LOCAL_WRITE, 0, 0);
+	struct kiwi_mr *mrs[] = { fr, loc, usr };
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(mrs); i++)
+		KUNIT_ASSERT_EQ(test, xa_err(xa_store(&kdev->mr_xa,
+				kiwi_stag_index(mrs[i]->stag), mrs[i],
+				GFP_KERNEL)), 0);
+	KUNIT_EXPECT_EQ(test, kiwi_mr_invalidate(kdev, 0x4200, pd, true),
+			KIWI_MEM_STAG);
+	KUNIT_EXPECT_EQ(test, kiwi_mr_invalidate(kdev, fr->stag ^ 1, pd, true),
+			KIWI_MEM_STAG);
+	KUNIT_EXPECT_EQ(test, kiwi_mr_invalidate(kdev, fr->stag, &env->pd[1],
+						 true), KIWI_MEM_PD);
+	KUNIT_EXPECT_EQ(test, kiwi_mr_invalidate(kdev, usr->stag, pd, false),
+			KIWI_MEM_ACCESS);
+	KUNIT_EXPECT_EQ(test, kiwi_mr_invalidate(kdev, loc->stag, pd, true),
+			KIWI_MEM_ACCESS);
+	KUNIT_EXPECT_EQ(test, kiwi_mr_invalidate(kdev, loc->stag, pd, false),
+			KIWI_MEM_OK);
+	KUNIT_EXPECT_EQ(test, atomic_read(&fr->state), KIWI_MR_VALID);
+	KUNIT_EXPECT_EQ(test, kiwi_mr_invalidate(kdev, fr->stag, pd, true),
+			KIWI_MEM_OK);
+	KUNIT_EXPECT_EQ(test, atomic_read(&fr->state), KIWI_MR_INVALID);
+	KUNIT_EXPECT_EQ(test, kiwi_mr_check(fr, fr->stag, pd, 0, 0, 1),
+			KIWI_MEM_STAG);
+	/* Again: a peer must name a valid STag, locally it is harmless. */
+	KUNIT_EXPECT_EQ(test, kiwi_mr_invalidate(kdev, fr->stag, pd, true),
+			KIWI_MEM_STAG);
+	KUNIT_EXPECT_EQ(test, kiwi_mr_invalidate(kdev, fr->stag, pd, false),
+			KIWI_MEM_OK);
+	KUNIT_EXPECT_EQ(test, atomic_read(&usr->state), KIWI_MR_VALID);
+}
+
+/* An invalid fast-reg MR with map_mr_sg's geometry in its ib_mr. */
+static struct kiwi_mr *mk_mapped(struct kunit *test)
+{
+	struct kiwi_mr *mr = mk_frmr(test, 0, 0, 0);
+
+	atomic_set(&mr->state, KIWI_MR_INVALID);
+	mr->ibmr.page_size = PAGE_SIZE;
+	mr->ibmr.iova = 0xffff888000000000ULL + 0x80;
+	mr->ibmr.length = NPAGES * PAGE_SIZE - 0x80;
+	return mr;
+}
+
+static void fast_reg_rules(struct kunit *test)
+{
+	struct mem_env *env = test->priv;
+	struct kiwi_mr *mr = mk_mapped(test);
+	int rw = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE;
+	u32 old = mr->stag, key = (old & ~0xffU) | 0xc3;
+
+	KUNIT_EXPECT_EQ(test, kiwi_mr_fast_reg(mr, key + 0x100, rw), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kiwi_mr_fast_reg(mr, key, IB_ACCESS_REMOTE_WRITE),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, kiwi_mr_fast_reg(mr, key, IB_ACCESS_MW_BIND),
+			-EOPNOTSUPP);
+	mr->ibmr.length++;
+	KUNIT_EXPECT_EQ(test, kiwi_mr_fast_reg(mr, key, rw), -EINVAL);
+	mr->ibmr.length--;
+	mr->npages = 0;
+	KUNIT_EXPECT_EQ(test, kiwi_mr_fast_reg(mr, key, rw), -EINVAL);
+	mr->npages = NPAGES;
+	mr->ibmr.page_size = 3000;
+	KUNIT_EXPECT_EQ(test, kiwi_mr_fast_reg(mr, key, rw), -EINVAL);
+	mr->ibmr.page_size = PAGE_SIZE;
+	/* A holder from the old registration blocks a new one. */
+	refcount_inc(&mr->ref);
+	KUNIT_EXPECT_EQ(test, kiwi_mr_fast_reg(mr, key, rw), -EBUSY);
+	KUNIT_EXPECT_EQ(test, atomic_read(&mr->state), KIWI_MR_INVALID);
+	kiwi_mr_put(mr);
+	KUNIT_ASSERT_EQ(test, kiwi_mr_fast_reg(mr, key, rw), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&mr->state), KIWI_MR_VALID);
+	KUNIT_EXPECT_EQ(test, kiwi_mr_check(mr, key, &env->pd[0],
+					    IB_ACCESS_REMOTE_WRITE,
+					    mr->ibmr.iova, mr->ibmr.length),
+			KIWI_MEM_OK);
+	KUNIT_EXPECT_EQ(test, kiwi_mr_check(mr, old, &env->pd[0], 0,
+					    mr->ibmr.iova, 1), KIWI_MEM_STAG);
+	/* Still valid: no second registration on top. */
+	KUNIT_EXPECT_EQ(test, kiwi_mr_fast_reg(mr, key, rw), -EINVAL);
+}
+
+static struct kunit_case mem_cases[] = {
+	KUNIT_CASE(check_order),
+	KUNIT_CASE(check_bounds),
+	KUNIT_CASE(frmr_pages),
+	KUNIT_CASE(frmr_copy),
+	KUNIT_CASE(user_pages),
+	KUNIT_CASE(dma_kva),
+	KUNIT_CASE(write_needs_local_write),
+	KUNIT_CASE(get_rules),
+	KUNIT_CASE(invalidate_rules),
+	KUNIT_CASE(fast_reg_rules),
+	{}
+};
+
+static struct kunit_suite mem_suite = {
+	.name = "kiwi_mem",
+	.init = kiwi_mem_test_init,
+	.exit = kiwi_mem_test_exit,
+	.test_cases = mem_cases,
+};
+
+kunit_test_suites(&mem_suite);
