@@ -1,0 +1,884 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""A hostile iWARP peer: raw TCP against an RNIC's rdma_cm listener.
+
+peer.py speaks MPA (RFC 5044, RFC 6581), DDP (RFC 5041) and RDMAP
+(RFC 5040, RFC 7306) by hand, sends one malformed thing per case and checks
+that the target answers the way the RFCs require: an MPA startup error is
+answered by closing the connection; an error in Full Operation by a
+Terminate message with the right Layer/EType/ECode, then a close. The
+target is tests/vm/progs/vt_target, whose info file (-i) names the STags
+and addresses to attack. See README.md here for the cases and references.
+
+  peer.py --list
+  peer.py --selftest
+  peer.py -i INFO -c CASE [--mpa-timeout S] [--layout rfc|auto]
+
+Exit status: 0 the outcome was the expected one, 1 it was not, 2 usage or
+setup error. Python 3 standard library only.
+"""
+
+import argparse
+import socket
+import struct
+import sys
+import time
+
+# --- CRC32c (Castagnoli, reflected 0x82F63B78), RFC 5044 section 4.4 -----
+
+_CRC_TABLE = []
+for _n in range(256):
+    _c = _n
+    for _ in range(8):
+        _c = (_c >> 1) ^ 0x82F63B78 if _c & 1 else _c >> 1
+    _CRC_TABLE.append(_c)
+
+
+def crc32c(data):
+    crc = 0xFFFFFFFF
+    for b in data:
+        crc = _CRC_TABLE[(crc ^ b) & 0xFF] ^ (crc >> 8)
+    return crc ^ 0xFFFFFFFF
+
+
+# RFC 5044 Figure 5 (marker, 42-octet Send, CRC), as in tests/vectors.
+_FIG5 = (bytes.fromhex("00000000002a4143") + bytes(8) +
+         bytes.fromhex("00000001") + bytes(28) + bytes.fromhex("52239983"))
+
+
+def selftest():
+    ok = crc32c(b"123456789") == 0xE3069283
+    ok &= crc32c(_FIG5[:48]) == struct.unpack("<I", _FIG5[48:])[0]
+    # Without the leading marker (seeds-digest 2.5): what fpdu() frames.
+    ok &= fpdu(_FIG5[6:48])[-4:] == struct.pack("<I", 0xC33E24B7)
+    print("selftest:", "ok" if ok else "FAIL")
+    return 0 if ok else 1
+
+
+# --- wire formats -----------------------------------------------------------
+
+REQ_KEY = b"MPA ID Req Frame"
+REP_KEY = b"MPA ID Rep Frame"
+
+OP_WRITE, OP_RREQ, OP_RRESP, OP_SEND = 0x0, 0x1, 0x2, 0x3
+OP_TERM, OP_ATOMIC_REQ = 0x7, 0xA
+QN_SEND, QN_RREQ, QN_TERM = 0, 1, 2
+
+
+def mpa_frame(key, rev=1, crc=1, markers=0, enhanced=None, pd=b"",
+              pd_len=None):
+    """MPA Request/Reply (RFC 5044 7.1.1; S bit and field: RFC 6581 6, 9)."""
+    s_bit = 1 if enhanced is not None else 0
+    flags = (markers << 7) | (crc << 6) | (s_bit << 4)
+    data = (enhanced or b"") + pd
+    n = len(data) if pd_len is None else pd_len
+    return key + bytes([flags, rev]) + struct.pack(">H", n) + data
+
+
+def enhanced_field(ird, ord_, p2p=0, send_rtr=0, write_rtr=0, read_rtr=0):
+    return struct.pack(">HH", (p2p << 15) | (send_rtr << 14) | ird,
+                       (write_rtr << 15) | (read_rtr << 14) | ord_)
+
+
+def pad_len(n):
+    return (4 - (n + 2) % 4) % 4
+
+
+def fpdu(ulpdu, crc=True, bad_crc=False, len_field=None):
+    """One FPDU, markers off: ULPDU_Length, ULPDU, PAD, CRC (le32)."""
+    n = len(ulpdu)
+    body = struct.pack(">H", n if len_field is None else len_field)
+    body += ulpdu + b"\0" * pad_len(n)
+    v = crc32c(body) if crc else 0
+    if bad_crc:
+        v ^= 0xDEADBEEF
+    return body + struct.pack("<I", v)
+
+
+def tagged(op, stag, to, payload=b"", last=1, dv=1, rv=1):
+    """Tagged DDP header (RFC 5041 4.2) with the RDMAP control octet."""
+    return (bytes([0x80 | (last << 6) | dv, (rv << 6) | op]) +
+            struct.pack(">IQ", stag, to & 0xFFFFFFFFFFFFFFFF) + payload)
+
+
+def untagged(op, qn, msn, payload=b"", mo=0, inv=0, last=1, dv=1, rv=1):
+    """Untagged DDP header (RFC 5041 4.3) with the RDMAP control octet."""
+    return (bytes([(last << 6) | dv, (rv << 6) | op]) +
+            struct.pack(">IIII", inv, qn, msn, mo) + payload)
+
+
+def rreq_hdr(sink_stag, sink_to, size, src_stag, src_to):
+    """RDMA Read Request header (RFC 5040 4.4), 28 octets."""
+    return struct.pack(">IQIIQ", sink_stag, sink_to, size, src_stag, src_to)
+
+
+def atomic_hdr(aop, req_id, stag, to, data, mask, cmp_data, cmp_mask):
+    """RFC 7306 Atomic Request header (section 5.2.1), 52 octets."""
+    return struct.pack(">IIIQQQQQ", aop & 0xF, req_id, stag, to, data, mask,
+                       cmp_data, cmp_mask)
+
+
+LAYER_NAMES = {0: "RDMAP", 1: "DDP", 2: "LLP"}
+# (layer, etype, ecode) -> name, RFC 5040 4.8, RFC 5041 7.2, RFC 5044 8,
+# RFC 6581 8 (see /work/shared/spec/rdmap-digest.md 1.7).
+CODE_NAMES = {
+    (0, 1, 0x00): "RDMAP remote protection: invalid STag",
+    (0, 1, 0x01): "RDMAP remote protection: base or bounds violation",
+    (0, 1, 0x02): "RDMAP remote protection: access rights violation",
+    (0, 1, 0x03): "RDMAP remote protection: STag not associated with stream",
+    (0, 1, 0x04): "RDMAP remote protection: TO wrap",
+    (0, 1, 0x09): "RDMAP remote protection: STag cannot be invalidated",
+    (0, 2, 0x05): "RDMAP remote operation: invalid RDMAP version",
+    (0, 2, 0x06): "RDMAP remote operation: unexpected opcode",
+    (0, 2, 0x07): "RDMAP remote operation: catastrophic, localized to stream",
+    (0, 2, 0x08): "RDMAP remote operation: catastrophic, global",
+    (1, 0, 0x00): "DDP local catastrophic",
+    (1, 1, 0x00): "DDP tagged: invalid STag",
+    (1, 1, 0x01): "DDP tagged: base or bounds violation",
+    (1, 1, 0x02): "DDP tagged: STag not associated with DDP stream",
+    (1, 1, 0x03): "DDP tagged: TO wrap",
+    (1, 1, 0x04): "DDP tagged: invalid DDP version",
+    (1, 2, 0x01): "DDP untagged: invalid QN",
+    (1, 2, 0x02): "DDP untagged: invalid MSN, no buffer available",
+    (1, 2, 0x03): "DDP untagged: invalid MSN, MSN range not valid",
+    (1, 2, 0x04): "DDP untagged: invalid MO",
+    (1, 2, 0x05): "DDP untagged: message too long for available buffer",
+    (1, 2, 0x06): "DDP untagged: invalid DDP version",
+    (2, 0, 0x01): "MPA: TCP connection closed",
+    (2, 0, 0x02): "MPA: CRC error",
+    (2, 0, 0x03): "MPA: marker and ULPDU length mismatch",
+    (2, 0, 0x04): "MPA: invalid Request or Reply frame",
+}
+
+
+def code_str(c):
+    name = CODE_NAMES.get(c)
+    if name is None:
+        name = LAYER_NAMES.get(c[0], "layer %d" % c[0]) + " (unnamed code)"
+    return "%d/%d/0x%02x (%s)" % (c[0], c[1], c[2], name)
+
+
+class Terminate:
+    """A decoded Terminate body (RFC 5040 4.8)."""
+
+    def __init__(self, body, layout):
+        b0, b1, b2 = body[0], body[1], body[2]
+        self.layout = layout
+        if layout == "rfc":
+            self.code = (b0 >> 4, b0 & 0xF, b1)
+            self.m, self.d, self.r = b2 & 0x80, b2 & 0x40, b2 & 0x20
+        else:
+            # siw on little-endian hosts: C bitfields swap the nibbles and
+            # put M/D/R at 0x01/0x02/0x04 (research/anchors.md section 10).
+            self.code = (b0 & 0xF, b0 >> 4, b1)
+            self.m, self.d, self.r = b2 & 0x01, b2 & 0x02, b2 & 0x04
+        self.seg_len = None
+        self.ddp_hdr = b""
+        self.rdma_hdr = b""
+        rest = body[4:]
+        # Presence follows from the length, never from D/R alone (siw sets
+        # R without a header; RFC 5040 7.1 allows the short form).
+        if self.d and len(rest) >= 2 + 14:
+            self.seg_len = struct.unpack(">H", rest[:2])[0]
+            n = 14 if rest[2] & 0x80 else 18
+            self.ddp_hdr = rest[2:2 + n]
+            self.rdma_hdr = rest[2 + n:2 + n + 28]
+
+    def __str__(self):
+        flags = "".join(f for f, v in (("M", self.m), ("D", self.d),
+                                       ("R", self.r)) if v) or "-"
+        s = "Terminate %s hdrct=%s" % (code_str(self.code), flags)
+        if self.seg_len is not None:
+            s += " seg_len=%d ddp_hdr=%s" % (self.seg_len, self.ddp_hdr.hex())
+        if self.rdma_hdr:
+            s += " rdma_hdr=%d octets" % len(self.rdma_hdr)
+        if self.layout != "rfc":
+            s += " [decoded with siw's swapped bit layout]"
+        return s
+
+
+def decode_terminate(body, layout, expect):
+    """Decode; in auto mode prefer the layout that yields an expected code."""
+    if layout == "rfc" or len(body) < 4:
+        return Terminate(body, "rfc")
+    rfc, swapped = Terminate(body, "rfc"), Terminate(body, "siw")
+    if rfc.code in expect:
+        return rfc
+    if swapped.code in expect:
+        return swapped
+    # Neither expected: guess from the flag bits siw uses.
+    if body[2] & 0x07 and not body[2] & 0xE0:
+        return swapped
+    return rfc
+
+
+# --- the connection ---------------------------------------------------------
+
+class Closed(Exception):
+    pass
+
+
+class Conn:
+    """A TCP connection to the target and an FPDU reader on it."""
+
+    def __init__(self, info, rcvbuf=None):
+        self.info = info
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        if rcvbuf:
+            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.sock.settimeout(10)
+        self.sock.connect((info["addr"], int(info["port"])))
+        self.buf = b""
+        self.crc = True
+        self.eof = None          # None (open), "fin" or "rst"
+        self.ird = None
+        self.msn = {QN_SEND: 1, QN_RREQ: 1}
+
+    def send(self, data):
+        try:
+            self.sock.sendall(data)
+        except (BrokenPipeError, ConnectionResetError):
+            self.eof = self.eof or "rst"
+            raise Closed()
+
+    def fill(self, deadline):
+        """Read more octets; False once closed or at the deadline."""
+        if self.eof:
+            return False
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return False
+        self.sock.settimeout(left)
+        try:
+            data = self.sock.recv(65536)
+        except socket.timeout:
+            return False
+        except ConnectionResetError:
+            self.eof = "rst"
+            return False
+        if not data:
+            self.eof = "fin"
+            return False
+        self.buf += data
+        return True
+
+    def read_exact(self, n, deadline):
+        while len(self.buf) < n:
+            if not self.fill(deadline):
+                return None
+        out, self.buf = self.buf[:n], self.buf[n:]
+        return out
+
+    def wait_close(self, seconds):
+        """Discard what arrives until the target closes; the time taken."""
+        start = time.monotonic()
+        deadline = start + seconds
+        while self.fill(deadline):
+            pass
+        return time.monotonic() - start if self.eof else None
+
+    def read_fpdu(self, deadline):
+        """The next ULPDU, or None when closed/timed out."""
+        hdr = self.read_exact(2, deadline)
+        if hdr is None:
+            return None
+        n = struct.unpack(">H", hdr)[0]
+        rest = self.read_exact(n + pad_len(n) + 4, deadline)
+        if rest is None:
+            return None
+        ulpdu = rest[:n]
+        got = struct.unpack("<I", rest[-4:])[0]
+        # Pure-Python CRC is slow in a TCG guest: bulk Read Response data
+        # is not verified, every other FPDU is.
+        bulk = n > 1024 and ulpdu[0] & 0x80 and ulpdu[1] & 0xF == OP_RRESP
+        if self.crc and not bulk and got != crc32c(hdr + rest[:-4]):
+            raise Closed("the target sent an FPDU with a bad CRC")
+        return ulpdu
+
+    def close(self):
+        self.sock.close()
+
+
+def read_reply(c, seconds=10):
+    """Read an MPA Reply: (key, flags, rev, private data) or None."""
+    deadline = time.monotonic() + seconds
+    hdr = c.read_exact(20, deadline)
+    if hdr is None:
+        return None
+    n = struct.unpack(">H", hdr[18:20])[0]
+    pd = c.read_exact(n, deadline) if n else b""
+    return hdr[:16], hdr[16], hdr[17], pd or b""
+
+
+# --- outcomes -----------------------------------------------------------------
+
+class Result:
+    def __init__(self, name):
+        self.name = name
+        self.lines = []
+        self.fails = []
+
+    def seen(self, msg):
+        self.lines.append(msg)
+        print("  seen: " + msg)
+
+    def fail(self, msg):
+        self.fails.append(msg)
+        print("  FAIL: " + msg)
+
+    def note(self, msg):
+        print("  note: " + msg)
+
+
+def handshake(info, res, rev=2, rcvbuf=None, ird=8, ord_=8):
+    """Connect, MPA Request (C=1), validated Reply; the opener FPDU."""
+    c = Conn(info, rcvbuf)
+    enh = enhanced_field(ird, ord_) if rev == 2 else None
+    c.send(mpa_frame(REQ_KEY, rev=rev, crc=1, enhanced=enh))
+    rep = read_reply(c)
+    if rep is None:
+        raise Closed("no MPA Reply (closed: %s)" % c.eof)
+    key, flags, rrev, pd = rep
+    if key != REP_KEY or flags & 0x20:
+        raise Closed("bad or rejecting Reply: key=%r flags=0x%02x" %
+                     (key, flags))
+    if flags & 0x80:
+        raise Closed("the target asks for markers; peer.py sends none")
+    c.crc = True     # we asked for CRC: both directions use it
+    if rev == 2 and flags & 0x10 and len(pd) >= 4:
+        v_ird, v_ord = struct.unpack(">HH", pd[:4])
+        c.ird = v_ird & 0x3FFF
+        res.seen("MPA Reply rev %d, responder IRD %d ORD %d" %
+                 (rrev, c.ird, v_ord & 0x3FFF))
+    else:
+        res.seen("MPA Reply rev %d flags 0x%02x" % (rrev, flags))
+    # RFC 5044 7.1.2 rule 4: the responder sends nothing before a valid
+    # FPDU arrived, so every case starts with a harmless one: a
+    # zero-length RDMA Write, whose STag and TO are not checked (RFC 5041
+    # 5.2), naming a non-zero STag (hardware refuses STag 0).
+    c.send(fpdu(tagged(OP_WRITE, int(info["target_stag"], 0),
+                       int(info["target_addr"], 0))))
+    return c
+
+
+def collect(c, res, expect, layout, want_rresp=0, seconds=10):
+    """Read FPDUs until a Terminate, a close or the time limit.
+
+    Returns (terminate or None, list of Read Response payloads)."""
+    deadline = time.monotonic() + seconds
+    rresp = []
+    while True:
+        try:
+            u = c.read_fpdu(deadline)
+        except Closed as e:
+            res.fail(str(e))
+            return None, rresp
+        if u is None:
+            return None, rresp
+        if len(u) < 14:
+            res.fail("runt ULPDU of %d octets from the target" % len(u))
+            continue
+        op = u[1] & 0xF
+        if u[0] & 0x80 and op == OP_RRESP:
+            rresp.append(u)
+            if want_rresp and len(rresp) == want_rresp:
+                return None, rresp
+            continue
+        if not u[0] & 0x80 and op == OP_TERM and len(u) >= 22:
+            t = decode_terminate(u[18:], layout, expect)
+            res.seen(str(t))
+            return t, rresp
+        res.seen("FPDU ctrl %02x%02x len %d" % (u[0], u[1], len(u)))
+
+
+def expect_terminate(c, res, expect, layout, bad_hdr=None, want_d=True,
+                     seconds=10):
+    """The target must answer with a Terminate in @expect, then close."""
+    t, rresp = collect(c, res, expect, layout, seconds=seconds)
+    for u in rresp:
+        res.seen("Read Response: STag 0x%08x TO 0x%x, %d octets" %
+                 (struct.unpack(">I", u[2:6])[0],
+                  struct.unpack(">Q", u[6:14])[0], len(u) - 14))
+    if t is None:
+        res.fail("expected a Terminate %s, seen none (connection %s)" %
+                 (" or ".join(code_str(e) for e in expect),
+                  c.eof or "still open"))
+    else:
+        if t.code not in expect:
+            res.fail("expected Terminate %s, seen %s" %
+                     (" or ".join(code_str(e) for e in expect),
+                      code_str(t.code)))
+        if t.layout != "rfc":
+            res.note("the Terminate uses siw's swapped bit layout")
+        if bad_hdr is not None and want_d and t.code in expect:
+            if not t.ddp_hdr:
+                res.fail("the Terminate carries no copy of the failed DDP "
+                         "header (RFC 5040 4.8 Figure 10)")
+            elif t.ddp_hdr != bad_hdr[:len(t.ddp_hdr)]:
+                res.fail("copied DDP header %s differs from the one sent %s"
+                         % (t.ddp_hdr.hex(), bad_hdr[:len(t.ddp_hdr)].hex()))
+    took = c.wait_close(seconds)
+    if took is None:
+        res.fail("the target did not close the connection within %d s "
+                 "after the error" % seconds)
+    else:
+        res.seen("connection closed by the target (%s) after %.2f s" %
+                 (c.eof, took))
+    return t
+
+
+def expect_mpa_close(c, res, seconds, no_reply=True):
+    """MPA startup error: the target closes, sending no Reply."""
+    start = time.monotonic()
+    deadline = start + seconds
+    got = b""
+    while c.fill(deadline):
+        got += c.buf
+        c.buf = b""
+    took = time.monotonic() - start
+    if got:
+        res.seen("the target sent %d octets: %s" % (len(got), got[:24].hex()))
+        if no_reply and got[:16] == REP_KEY:
+            res.fail("the target answered with an MPA Reply (flags 0x%02x) "
+                     "instead of closing (RFC 5044 7.1.2 rule 2)" % got[16])
+    if not c.eof:
+        res.fail("the connection is still open after %.1f s" % took)
+        return None
+    res.seen("connection closed by the target (%s) after %.2f s" %
+             (c.eof, took))
+    return took
+
+
+# --- the cases ------------------------------------------------------------------
+
+CASES = {}
+
+
+def case(name, doc):
+    def reg(fn):
+        CASES[name] = (fn, doc)
+        return fn
+    return reg
+
+
+def ival(info, key):
+    return int(info[key], 0)
+
+
+@case("mpa-good-rev1", "control: rev 1 handshake, Write, Send, graceful close")
+def c_good_rev1(info, res, a):
+    return good(info, res, a, rev=1, read=False)
+
+
+@case("mpa-good-rev2", "control: rev 2 handshake, Write, Send, Read, "
+      "graceful close")
+def c_good_rev2(info, res, a):
+    return good(info, res, a, rev=2, read=True)
+
+
+@case("mpa-good-split", "control: rev 2, every FPDU sent in three pieces "
+      "0.3 s apart (the target waits for whole FPDUs), graceful close")
+def c_good_split(info, res, a):
+    return good(info, res, a, rev=2, read=True, split=True)
+
+
+def control_pattern(n):
+    return bytes((i * 7 + 1) & 0xFF for i in range(n))
+
+
+def send_split(c, data):
+    """Send in three pieces (the first ends inside ULPDU_Length)."""
+    for piece in (data[:1], data[1:len(data) // 2], data[len(data) // 2:]):
+        c.send(piece)
+        time.sleep(0.3)
+
+
+def good(info, res, a, rev, read, split=False):
+    c = handshake(info, res, rev=rev)
+    send = (lambda d: send_split(c, d)) if split else c.send
+    n = ival(info, "control_len")
+    pat = control_pattern(n)
+    stag, addr = ival(info, "target_stag"), ival(info, "target_addr")
+    send(fpdu(tagged(OP_WRITE, stag, addr, pat)))
+    send(fpdu(untagged(OP_SEND, QN_SEND, 1, b"hostile-peer control")))
+    if read:
+        send(fpdu(untagged(OP_RREQ, QN_RREQ, 1,
+                           rreq_hdr(0x11223344, 0x1000, n, stag, addr))))
+        t, rresp = collect(c, res, set(), a.layout, want_rresp=1)
+        if t is not None:
+            res.fail("unexpected Terminate")
+        elif len(rresp) != 1:
+            res.fail("no Read Response (connection %s)" % (c.eof or "open"))
+        else:
+            u = rresp[0]
+            s, to = struct.unpack(">IQ", u[2:14])
+            res.seen("Read Response STag 0x%08x TO 0x%x, %d octets" %
+                     (s, to, len(u) - 14))
+            if (s, to, u[14:]) != (0x11223344, 0x1000, pat) or \
+                    not u[0] & 0x40:
+                res.fail("the Read Response does not return the written "
+                         "data to the requested sink STag/TO")
+    # Graceful close: FIN; the target must close as well.
+    c.sock.shutdown(socket.SHUT_WR)
+    t, rresp = collect(c, res, set(), a.layout, seconds=10)
+    if t is not None:
+        res.fail("unexpected Terminate on a graceful close")
+    if not c.eof:
+        res.fail("the target did not close after our FIN within 10 s")
+    else:
+        res.seen("connection closed by the target (%s)" % c.eof)
+
+
+# MPA startup errors (RFC 5044 7.1.2; rdmap-digest 2.2 for rev 2).
+
+@case("mpa-wrong-key", "Request with the Reply key (one octet off): close")
+def c_wrong_key(info, res, a):
+    c = Conn(info)
+    c.send(mpa_frame(REP_KEY, rev=1))
+    expect_mpa_close(c, res, a.mpa_timeout + 5)
+
+
+@case("mpa-rev9", "Request with revision 9: close")
+def c_rev9(info, res, a):
+    c = Conn(info)
+    c.send(mpa_frame(REQ_KEY, rev=9))
+    expect_mpa_close(c, res, a.mpa_timeout + 5)
+
+
+@case("mpa-pdlen-513", "Request with PD_Length 513 (and 513 octets): close")
+def c_pdlen(info, res, a):
+    c = Conn(info)
+    try:
+        c.send(mpa_frame(REQ_KEY, rev=1, pd=bytes(513)))
+    except Closed:
+        pass
+    expect_mpa_close(c, res, a.mpa_timeout + 5)
+
+
+@case("mpa-truncated", "12 octets of a Request, then FIN: close")
+def c_truncated(info, res, a):
+    c = Conn(info)
+    c.send(mpa_frame(REQ_KEY, rev=1)[:12])
+    c.sock.shutdown(socket.SHUT_WR)
+    took = expect_mpa_close(c, res, a.mpa_timeout + 5)
+    if took is not None and took > a.mpa_timeout + 2:
+        res.fail("the close took %.1f s, longer than the MPA timeout (%d s): "
+                 "the FIN was ignored" % (took, a.mpa_timeout))
+
+
+@case("mpa-silent", "no Request at all: close at the MPA timeout")
+def c_silent(info, res, a):
+    c = Conn(info)
+    expect_mpa_close(c, res, a.mpa_timeout + 5)
+
+
+@case("mpa-slowloris", "a valid Request at one octet per second: close at "
+      "the MPA timeout, before it completes")
+def c_slowloris(info, res, a):
+    c = Conn(info)
+    req = mpa_frame(REQ_KEY, rev=1)
+    start = time.monotonic()
+    for i in range(len(req)):
+        try:
+            c.send(req[i:i + 1])
+        except Closed:
+            break
+        if c.fill(time.monotonic() + 1.0):
+            break
+        if c.eof:
+            break
+    if not c.eof:
+        expect_mpa_close(c, res, a.mpa_timeout + 5)
+    took = time.monotonic() - start
+    if c.buf[:16] == REP_KEY:
+        res.fail("the target completed the handshake with a slowloris")
+    if not c.eof:
+        return
+    res.seen("connection closed by the target (%s) after %.2f s, %d octets "
+             "sent" % (c.eof, took, min(len(req), int(took) + 1)))
+    if took > a.mpa_timeout + 5:
+        res.fail("closed only after %.1f s (MPA timeout %d s)" %
+                 (took, a.mpa_timeout))
+
+
+# FPDU errors after a good handshake.
+
+def one_bad(info, res, a, seg, expect, want_d=True, **fk):
+    c = handshake(info, res)
+    c.send(fpdu(seg, **fk))
+    expect_terminate(c, res, expect, a.layout, bad_hdr=seg[:18 if not
+                     seg[0] & 0x80 else 14], want_d=want_d)
+
+
+@case("mpa-bad-crc", "a Write into target with a wrong CRC: Terminate "
+      "2/0/02, nothing placed")
+def c_bad_crc(info, res, a):
+    seg = tagged(OP_WRITE, ival(info, "target_stag"),
+                 ival(info, "target_addr") + 4096, bytes(range(64)))
+    one_bad(info, res, a, seg, {(2, 0, 2)}, want_d=False, bad_crc=True)
+
+
+@case("mpa-ulpdu-len-mismatch", "ULPDU_Length 8 more than the Send it "
+      "frames (a valid FPDU follows): framing lost, Terminate 2/0/02")
+def c_len_mismatch(info, res, a):
+    c = handshake(info, res)
+    seg = untagged(OP_SEND, QN_SEND, 1, b"0123456789abcdef")
+    c.send(fpdu(seg, len_field=len(seg) + 8) +
+           fpdu(untagged(OP_SEND, QN_SEND, 2, b"after")))
+    expect_terminate(c, res, {(2, 0, 2)}, a.layout)
+
+
+@case("mpa-ulpdu-too-big", "one FPDU of ULPDU_Length 65535 (> 64768) "
+      "holding a Send: Terminate 1/2/05, or an MPA error")
+def c_too_big(info, res, a):
+    seg = untagged(OP_SEND, QN_SEND, 1, bytes(65535 - 18))
+    expect = {(1, 2, 5)} | {(2, 0, e) for e in range(1, 8)}
+    one_bad(info, res, a, seg, expect, want_d=False)
+
+
+@case("mpa-ulpdu-runt", "a 4-octet ULPDU (shorter than any DDP header), "
+      "valid CRC: a Terminate, then close")
+def c_runt(info, res, a):
+    c = handshake(info, res)
+    c.send(fpdu(b"\x41\x43\x00\x00"))
+    expect = set(CODE_NAMES)
+    expect_terminate(c, res, expect, a.layout)
+
+
+@case("rdmap-opcode-unknown", "untagged opcode 0xC: Terminate 0/2/06")
+def c_opcode(info, res, a):
+    one_bad(info, res, a, untagged(0xC, QN_SEND, 1, b"12345678"),
+            {(0, 2, 6)}, want_d=False)
+
+
+@case("rdmap-atomic", "RFC 7306 FetchAdd (opcode 0xA) on target: "
+      "Terminate 0/2/06 (atomics unsupported), target unchanged")
+def c_atomic(info, res, a):
+    to = ival(info, "target_addr") + 133     # 64-bit aligned, not control
+    hdr = atomic_hdr(0, 1, ival(info, "target_stag"), to, 1, 0, 0,
+                     0xFFFFFFFFFFFFFFFF)
+    one_bad(info, res, a, untagged(OP_ATOMIC_REQ, QN_RREQ, 1, hdr),
+            {(0, 2, 6)}, want_d=False)
+
+
+@case("rdmap-version", "Send with RDMAP version 2: Terminate 0/2/05")
+def c_rv(info, res, a):
+    one_bad(info, res, a, untagged(OP_SEND, QN_SEND, 1, b"12345678", rv=2),
+            {(0, 2, 5)}, want_d=False)
+
+
+@case("ddp-version-tagged", "Write with DDP version 2: Terminate 1/1/04")
+def c_dv_t(info, res, a):
+    seg = tagged(OP_WRITE, ival(info, "target_stag"),
+                 ival(info, "target_addr") + 4096, b"x" * 16, dv=2)
+    one_bad(info, res, a, seg, {(1, 1, 4)}, want_d=False)
+
+
+@case("ddp-version-untagged", "Send with DDP version 2: Terminate 1/2/06")
+def c_dv_u(info, res, a):
+    one_bad(info, res, a, untagged(OP_SEND, QN_SEND, 1, b"12345678", dv=2),
+            {(1, 2, 6)}, want_d=False)
+
+
+def unknown_stag(info):
+    known = {ival(info, k) for k in info if k.endswith("_stag")}
+    s = 0x00DEAD00 | ((ival(info, "target_stag") + 0x55) & 0xFF)
+    while s in known:
+        s += 0x100
+    return s
+
+
+@case("ddp-stag-invalid", "Write to an STag never registered: "
+      "Terminate 1/1/00")
+def c_stag_invalid(info, res, a):
+    seg = tagged(OP_WRITE, unknown_stag(info), ival(info, "target_addr"),
+                 b"x" * 16)
+    one_bad(info, res, a, seg, {(1, 1, 0)})
+
+
+@case("ddp-stag-wrong-key", "Write to target's STag index with another "
+      "key octet: Terminate 1/1/00")
+def c_stag_key(info, res, a):
+    seg = tagged(OP_WRITE, ival(info, "target_stag") ^ 0x80,
+                 ival(info, "target_addr") + 4096, b"x" * 16)
+    one_bad(info, res, a, seg, {(1, 1, 0)})
+
+
+@case("ddp-stag-other-pd", "Write to a valid STag of another PD: "
+      "Terminate 1/1/02")
+def c_stag_pd(info, res, a):
+    seg = tagged(OP_WRITE, ival(info, "otherpd_stag"),
+                 ival(info, "otherpd_addr"), b"x" * 16)
+    one_bad(info, res, a, seg, {(1, 1, 2)})
+
+
+@case("ddp-to-beyond-end", "Write whose last 8 octets leave target: "
+      "Terminate 1/1/01, nothing placed")
+def c_to_end(info, res, a):
+    seg = tagged(OP_WRITE, ival(info, "target_stag"),
+                 ival(info, "target_addr") + ival(info, "target_len") - 8,
+                 b"x" * 16)
+    one_bad(info, res, a, seg, {(1, 1, 1)})
+
+
+@case("ddp-to-below-base", "Write starting one octet before target: "
+      "Terminate 1/1/01")
+def c_to_below(info, res, a):
+    seg = tagged(OP_WRITE, ival(info, "target_stag"),
+                 ival(info, "target_addr") - 1, b"x" * 16)
+    one_bad(info, res, a, seg, {(1, 1, 1)})
+
+
+@case("ddp-to-wrap", "Write at TO 2^64-8, 16 octets (TO + len wraps): "
+      "Terminate 1/1/03 (or 1/1/01: TO is out of range too)")
+def c_to_wrap(info, res, a):
+    seg = tagged(OP_WRITE, ival(info, "target_stag"), (1 << 64) - 8,
+                 b"x" * 16)
+    one_bad(info, res, a, seg, {(1, 1, 3), (1, 1, 1)})
+
+
+@case("ddp-wrong-qn", "Send on QN 5: Terminate 1/2/01")
+def c_qn(info, res, a):
+    one_bad(info, res, a, untagged(OP_SEND, 5, 1, b"12345678"), {(1, 2, 1)})
+
+
+@case("ddp-msn-out-of-window", "Send with MSN 1001 as the first message: "
+      "Terminate 1/2/03")
+def c_msn(info, res, a):
+    one_bad(info, res, a, untagged(OP_SEND, QN_SEND, 1001, b"12345678"),
+            {(1, 2, 3)})
+
+
+@case("ddp-send-no-recv", "Sends that use up every posted receive, then "
+      "one more: Terminate 1/2/02")
+def c_no_recv(info, res, a):
+    c = handshake(info, res)
+    n = ival(info, "recv_count")
+    for i in range(n):
+        c.send(fpdu(untagged(OP_SEND, QN_SEND, 1 + i, b"fill%04d" % i)))
+    seg = untagged(OP_SEND, QN_SEND, 1 + n, b"one-too-many")
+    c.send(fpdu(seg))
+    expect_terminate(c, res, {(1, 2, 2)}, a.layout, bad_hdr=seg[:18])
+
+
+@case("ddp-send-too-long", "Send longer than the receive buffer: "
+      "Terminate 1/2/05, nothing beyond the buffer")
+def c_send_long(info, res, a):
+    n = ival(info, "recv_len") + 36
+    one_bad(info, res, a, untagged(OP_SEND, QN_SEND, 1, b"L" * n),
+            {(1, 2, 5)})
+
+
+def one_rreq(info, res, a, src_stag, src_to, size, expect):
+    seg = untagged(OP_RREQ, QN_RREQ, 1,
+                   rreq_hdr(0x11223344, 0, size, src_stag, src_to))
+    c = handshake(info, res)
+    c.send(fpdu(seg))
+    t = expect_terminate(c, res, expect, a.layout, bad_hdr=seg[:18])
+    if t is not None and t.code in expect and t.rdma_hdr and \
+            t.rdma_hdr != seg[18:46]:
+        res.fail("copied Read Request header differs from the one sent")
+    if t is not None and t.code in expect and not t.rdma_hdr:
+        res.fail("the Terminate carries no copy of the Read Request header "
+                 "(RFC 5040 4.8: R for a Read Request)")
+
+
+@case("rdmap-read-noread", "Read Request on an MR without remote read: "
+      "Terminate 0/1/02")
+def c_read_noread(info, res, a):
+    one_rreq(info, res, a, ival(info, "noread_stag"),
+             ival(info, "noread_addr"), 16, {(0, 1, 2)})
+
+
+@case("rdmap-read-stag-invalid", "Read Request from an unknown STag: "
+      "Terminate 0/1/00")
+def c_read_stag(info, res, a):
+    one_rreq(info, res, a, unknown_stag(info), ival(info, "target_addr"), 16,
+             {(0, 1, 0)})
+
+
+@case("rdmap-read-bounds", "Read Request 8 octets past the end of target: "
+      "Terminate 0/1/01")
+def c_read_bounds(info, res, a):
+    one_rreq(info, res, a, ival(info, "target_stag"),
+             ival(info, "target_addr") + ival(info, "target_len") - 8, 16,
+             {(0, 1, 1)})
+
+
+@case("rdmap-read-beyond-ird", "IRD + 2 Read Requests of 32 KiB while "
+      "not reading: Terminate 0/2/07")
+def c_ird(info, res, a):
+    c = handshake(info, res, rcvbuf=4096, ird=1, ord_=1)
+    ird = c.ird if c.ird is not None else ival(info, "ird")
+    size = 32 * 1024
+    data = b""
+    for i in range(ird + 2):
+        data += fpdu(untagged(OP_RREQ, QN_RREQ, 1 + i, rreq_hdr(
+            0x11223344, i * size, size, ival(info, "target_stag"),
+            ival(info, "target_addr"))))
+    c.send(data)
+    time.sleep(1)
+    expect_terminate(c, res, {(0, 2, 7)}, a.layout, want_d=False,
+                     seconds=20)
+
+
+# --- main -----------------------------------------------------------------------
+
+def read_info(path):
+    info = {}
+    with open(path) as f:
+        for line in f:
+            if "=" in line:
+                k, v = line.strip().split("=", 1)
+                info[k] = v
+    for k in ("addr", "port", "target_stag", "target_addr", "target_len",
+              "noread_stag", "otherpd_stag", "recv_count", "recv_len"):
+        if k not in info:
+            raise SystemExit("peer.py: %s lacks %s" % (path, k))
+    return info
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("-i", "--info", help="vt_target's info file")
+    ap.add_argument("-c", "--case", action="append", help="case to run")
+    ap.add_argument("--mpa-timeout", type=int, default=5,
+                    help="the target's MPA startup timeout in s")
+    ap.add_argument("--layout", choices=("rfc", "auto"), default="rfc",
+                    help="Terminate bit layout: rfc only, or also siw's")
+    ap.add_argument("--list", action="store_true")
+    ap.add_argument("--selftest", action="store_true")
+    a = ap.parse_args()
+    if a.selftest:
+        return selftest()
+    if a.list:
+        for name, (_, doc) in CASES.items():
+            print("%-24s %s" % (name, doc))
+        return 0
+    if not a.info or not a.case:
+        ap.error("need --info and --case (or --list)")
+    info = read_info(a.info)
+    fails = 0
+    for name in a.case:
+        if name not in CASES:
+            ap.error("unknown case %s (see --list)" % name)
+        fn, doc = CASES[name]
+        print("case %s: %s" % (name, doc))
+        res = Result(name)
+        try:
+            fn(info, res, a)
+        except Closed as e:
+            res.fail("connection: %s" % (e or "closed by the target"))
+        except OSError as e:
+            res.fail("socket error: %s" % e)
+        if res.fails:
+            fails += 1
+            print("FAIL %s: %s" % (name, "; ".join(res.fails)))
+        else:
+            print("PASS %s" % name)
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,208 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# kiwi-lab: timeout=420
+#
+# Hostile peer (tests/vm/hostile/README.md): vt_target listens on eth0's
+# address through the RNIC; peer.py, in the same guest, speaks raw TCP to
+# it and runs every case: malformed MPA Requests must be answered by a
+# close (silent and slowloris peers at the MPA timeout), bad FPDUs by a
+# Terminate with the right Layer/EType/ECode and a close. After each case:
+# vt_target's memory verdict (guards, foreign MRs, the target beyond what
+# the control case writes), `rdma resource show` back to the held set and
+# no TCP connection left on the port except TIME-WAIT. The lab watches the
+# console for oopses and WARNings.
+#
+# HOSTILE_DEV=siw runs the same cases against Linux siw (scripts/siw.sh)
+# to prove the harness; tests/vm/hostile/siw-scenario.sh sets it. siw's
+# known deviations are reported as XFAIL there and do not fail the run.
+# HOSTILE_CASES limits the run to some cases (names as peer.py --list).
+
+. "$(dirname "$0")/lib/common.bash"
+
+DEV_KIND=${HOSTILE_DEV:-kiwi}
+PORT=7470
+PEER=$KIWI_SRC/tests/vm/hostile/peer.py
+IP=${KIWI_MY_IP:-10.77.0.1}
+# kiwi is loaded with a short MPA startup timeout (seconds) for this test.
+KIWI_MPA_TIMEOUT=3
+
+# Cases whose malformed MPA Request must never reach the ULP.
+MPA_CASES="mpa-wrong-key mpa-rev9 mpa-pdlen-513 mpa-truncated mpa-silent
+	mpa-slowloris"
+
+# siw 6.1 deviations (see the README's table); XFAIL under HOSTILE_DEV=siw.
+SIW_XFAIL=""
+
+setup_kiwi() {
+	local p
+	modinfo kiwi >/dev/null 2>&1 || vt_die "no kiwi.ko for $(uname -r)"
+	vt_clean_links
+	modprobe -r kiwi 2>/dev/null
+	p=$(modinfo -F parm kiwi | sed -n 's/^\(mpa[a-z_]*timeout[a-z_]*\):.*/\1/p' |
+		head -n 1)
+	if [ -n "$p" ]; then
+		modprobe kiwi "$p=$KIWI_MPA_TIMEOUT" || vt_die "modprobe kiwi $p"
+		MPA_TIMEOUT=$KIWI_MPA_TIMEOUT
+		vt_log "kiwi loaded with $p=$KIWI_MPA_TIMEOUT"
+	else
+		vt_fail "kiwi has no MPA timeout module parameter"
+		modprobe kiwi || vt_die "modprobe kiwi"
+		MPA_TIMEOUT=10
+	fi
+	vt_link_add kiwi0 eth0 || vt_die "cannot create kiwi0"
+	DEV=kiwi0
+	LAYOUT=rfc
+}
+
+setup_siw() {
+	local ko
+
+	ko=$("$KIWI_SRC/scripts/siw.sh" --quiet) || vt_die "cannot build siw"
+	modprobe -a ib_core libcrc32c
+	insmod "$ko" || vt_die "insmod $ko"
+	rdma link add siw0 type siw netdev eth0 || vt_die "rdma link add siw0"
+	DEV=siw0
+	LAYOUT=auto
+	MPA_TIMEOUT=5		# siw_cm.h MPAREP_TIMEOUT
+}
+
+teardown_dev() {
+	if [ "$DEV_KIND" = siw ]; then
+		rdma link delete siw0
+		rmmod siw
+	else
+		vt_link_del kiwi0
+	fi
+}
+
+# Connections on PORT other than the listener and TIME-WAIT.
+lingering() {
+	ss -tanH state all "( sport = :$PORT or dport = :$PORT )" |
+		awk '$1 != "LISTEN" && $1 != "TIME-WAIT"'
+}
+
+ends() {
+	grep -c '^conn [0-9]* end' "$VT_TMP/target.log"
+}
+
+is_mpa_case() {
+	case " $(echo $MPA_CASES) " in *" $1 "*) return 0 ;; esac
+	return 1
+}
+
+# wait_for SECONDS CMD...: poll CMD until it succeeds.
+wait_for() {
+	local i limit=$(($1 * 5))
+	shift
+	for ((i = 0; i < limit; i++)); do
+		"$@" && return 0
+		sleep 0.2
+	done
+	return 1
+}
+
+res_is_held() {
+	[ "$(vt_res "$DEV")" = "$held" ]
+}
+
+no_lingering() {
+	[ -z "$(lingering)" ]
+}
+
+# run_case NAME: one case, its outcome and the target's state afterwards.
+run_case() {
+	local name=$1 before k line bad=() rc t0 t1
+
+	before=$(ends)
+	k=$((before + 1))
+	t0=$(date +%s)
+	timeout 120 python3 "$PEER" -i "$VT_TMP/info" -c "$name" \
+		--mpa-timeout "$MPA_TIMEOUT" --layout "$LAYOUT" \
+		>"$VT_TMP/case.log" 2>&1
+	rc=$?
+	sed 's/^/    /' "$VT_TMP/case.log"
+	[ "$rc" = 0 ] || bad+=("$(sed -n "s/^FAIL $name: //p" "$VT_TMP/case.log" |
+		head -c 400)")
+	[ "$rc" = 0 ] || [ -n "${bad[0]}" ] || bad=("peer.py exit status $rc")
+
+	if is_mpa_case "$name"; then
+		sleep 0.5
+		if [ "$(ends)" != "$before" ] ||
+		   grep -q "^conn $k " "$VT_TMP/target.log"; then
+			bad+=("the malformed Request reached the ULP as a connection")
+		fi
+	elif wait_for 20 grep -q "^conn $k end" "$VT_TMP/target.log"; then
+		line=$(grep "^conn $k end" "$VT_TMP/target.log")
+		case "$line" in *mem=ok*) ;; *) bad+=("target memory changed") ;; esac
+		case "$name:$line" in
+		mpa-good-*:*control=written*) ;;
+		mpa-good-*) bad+=("the control Write did not land") ;;
+		*:*control=untouched*) ;;
+		*) bad+=("the control window was written") ;;
+		esac
+	else
+		bad+=("vt_target saw no end of connection $k within 20 s")
+	fi
+	grep "^conn $k " "$VT_TMP/target.log" | sed 's/^/    target: /'
+
+	wait_for 15 res_is_held ||
+		bad+=("rdma resource show: $(vt_res "$DEV"), held set $held")
+	wait_for 15 no_lingering ||
+		bad+=("connections left on port $PORT: $(lingering | tr '\n' ' ')")
+	t1=$(date +%s)
+
+	if [ ${#bad[@]} = 0 ]; then
+		vt_pass "$name ($((t1 - t0)) s)"
+		SUMMARY+="PASS  $name"$'\n'
+	elif [ "$DEV_KIND" = siw ] && [[ " $(echo $SIW_XFAIL) " = *" $name "* ]]; then
+		vt_log "XFAIL (known siw deviation) $name: ${bad[*]}"
+		SUMMARY+="XFAIL $name: ${bad[*]}"$'\n'
+	else
+		vt_fail "$name: ${bad[*]}"
+		SUMMARY+="FAIL  $name: ${bad[*]}"$'\n'
+	fi
+}
+
+python3 "$PEER" --selftest >/dev/null || vt_die "peer.py CRC32c self-test"
+[ -x "$VT_PROGS/vt_target" ] ||
+	make -s -C "$KIWI_SRC/tests/vm/progs" KIWI_BUILD="$KIWI_BUILD" ||
+	vt_die "cannot build tests/vm/progs"
+
+case "$DEV_KIND" in
+kiwi) setup_kiwi ;;
+siw) setup_siw ;;
+*) vt_die "HOSTILE_DEV must be kiwi or siw, not $DEV_KIND" ;;
+esac
+base=$(vt_res "$DEV")
+
+"$VT_PROGS/vt_target" -a "$IP" -p "$PORT" -o "$VT_TMP/info" -d "$DEV" \
+	>"$VT_TMP/target.log" 2>&1 &
+target_pid=$!
+vt_wait_file "$VT_TMP/info" 30 "$target_pid" || {
+	cat "$VT_TMP/target.log"
+	vt_die "vt_target did not start"
+}
+held=$(vt_res "$DEV")
+# vt_target's two PDs plus the one librdmacm allocates for each device it
+# binds an id to (its default PD).
+vt_eq "vt_target's held set" "$held" \
+	"$(vt_res_add "$base" pd=3 cq=1 mr=4 ctx=1 cm_id=1)"
+sed 's/^/    info: /' "$VT_TMP/info"
+
+SUMMARY=""
+for name in ${HOSTILE_CASES:-$(python3 "$PEER" --list | awk '{print $1}')}; do
+	vt_log "case $name"
+	run_case "$name"
+done
+
+kill -TERM "$target_pid"
+wait "$target_pid"
+vt_eq "vt_target exit status (every memory verdict)" "$?" 0
+tail -n 3 "$VT_TMP/target.log" | sed 's/^/    target: /'
+vt_eq "resources after vt_target" "$(vt_res "$DEV")" "$base"
+teardown_dev
+
+vt_log "summary ($DEV_KIND):"
+printf '%s' "$SUMMARY" | sed 's/^/    /'
+cp "$VT_TMP/target.log" "${KIWI_RESULTS:-$VT_TMP}/hostile-target-$DEV_KIND.log" 2>/dev/null
+vt_finish
