@@ -14,11 +14,15 @@
 #   rxe                      Debian's rdma_rxe (RoCEv2; not iWARP)
 # and optional suffixes '!refused': the connection must fail cleanly (reject
 # or close within the time limit, no hang), e.g. kiwi:markers=1-siw!refused;
-# '@quick': this combo runs short (as with --quick), e.g. siw-kiwi@quick.
+# '@quick': this combo runs short (as with --quick), e.g. siw-kiwi@quick;
+# and last '/CASE+CASE...': only these cases for this combo, e.g.
+# siw:p2p-kiwi/perftest+integrity (one boot can run different sets).
 # Default COMBOs: $PAIR_COMBOS or "siw-siw rxe-rxe kiwi-kiwi kiwi-siw siw-kiwi".
 #
 # Options:
 #   --cases "A B"   cases to run (default: every cases/*.sh; PAIR_CASES)
+#   --cases-dir D   take the cases from D instead of tests/vm/pair/cases
+#                   (tests/bench/pair.sh runs its own case this way)
 #   --full          long sweeps (perftest -a over every size with more
 #                   iterations, rping -C 10000); make check-pair-full
 #   --quick         short runs (what make bench and smoke runs use)
@@ -37,6 +41,7 @@ LAB=$REPO/scripts/lab/run-scenario
 
 lab_opts=()
 cases=${PAIR_CASES:-}
+cases_dir=$PAIR/cases
 mode=normal
 siw_kdir=
 results=
@@ -44,6 +49,7 @@ combos=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--cases) cases=${2:?}; shift ;;
+	--cases-dir) cases_dir=$(cd "${2:?}" && pwd) || exit 2; shift ;;
 	--full) mode=full ;;
 	--quick) mode=quick ;;
 	--siw-kdir) siw_kdir=${2:?}; shift ;;
@@ -55,7 +61,7 @@ while [ $# -gt 0 ]; do
 		;;
 	-v | --verbose | --print-logs) lab_opts+=("$1") ;;
 	-h | --help)
-		sed -n '3,29s/^# \{0,1\}//p' "$0"
+		sed -n '3,34s/^# \{0,1\}//p' "$0"
 		exit 0
 		;;
 	-*)
@@ -70,7 +76,7 @@ if [ ${#combos[@]} -eq 0 ]; then
 	read -r -a combos <<< "${PAIR_COMBOS:-siw-siw rxe-rxe kiwi-kiwi kiwi-siw siw-kiwi}"
 fi
 if [ -z "$cases" ]; then
-	cases=$(cd "$PAIR/cases" && ls -- *.sh | sed 's/\.sh$//' | tr '\n' ' ')
+	cases=$(cd "$cases_dir" && ls -- *.sh | sed 's/\.sh$//' | tr '\n' ' ')
 fi
 
 fail_setup() {
@@ -122,6 +128,12 @@ for combo in "${combos[@]}"; do
 	expect=ok
 	cmode=$mode
 	spec=$combo
+	combo_cases=$cases
+	if [[ "$spec" = */* ]]; then
+		combo_cases=${spec#*/}
+		combo_cases=${combo_cases//+/ }
+		spec=${spec%%/*}
+	fi
 	case "$spec" in *@quick) cmode=quick; spec=${spec%@quick} ;; esac
 	case "$spec" in *'!refused') expect=refused; spec=${spec%!refused} ;; esac
 	a=${spec%%-*}
@@ -131,8 +143,8 @@ for combo in "${combos[@]}"; do
 	IFS='|' read -r pb kob kb <<< "$(side "$b")" || fail_setup "combo '$combo': bad client side"
 	[ -n "$pa" ] && [ -n "$pb" ] || fail_setup "combo '$combo': cannot prepare"
 	label=$(tr ':=' '_' <<< "$spec")
-	for c in $cases; do
-		[ -f "$PAIR/cases/$c.sh" ] || fail_setup "no case $c in $PAIR/cases"
+	for c in $combo_cases; do
+		[ -f "$cases_dir/$c.sh" ] || fail_setup "no case $c in $cases_dir"
 		id=$label.$c
 		port=$((port + 100))
 		cat > "$wrappers/$id.sh" <<EOF
@@ -144,7 +156,7 @@ export PAIR_ID='$id' PAIR_COMBO='$combo' PAIR_EXPECT='$expect' PAIR_MODE='$cmode
 export PAIR_QUICK=$([ "$cmode" = quick ] && echo 1 || echo 0) PAIR_PORT_BASE=$port
 export PAIR_SERVER='$pa' PAIR_SIW_KO_SERVER='$koa' PAIR_KIWI_PARAMS_SERVER='$ka'
 export PAIR_CLIENT='$pb' PAIR_SIW_KO_CLIENT='$kob' PAIR_KIWI_PARAMS_CLIENT='$kb'
-exec bash "\$KIWI_SRC/tests/vm/pair/cases/$c.sh"
+exec bash "$cases_dir/$c.sh"
 EOF
 		chmod +x "$wrappers/$id.sh"
 		scenarios+=("$wrappers/$id.sh")
