@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Guest part of `make demo` (one guest): create a kiwi link on eth0, show it
+# Guest part of `scripts/demo.sh --one`: create a kiwi link on eth0, show it
 # through the rdma tool and through libibverbs/libkiwi, then remove it and
 # unload kiwi.ko. Fails at the first step that fails.
 

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Guest part of `make demo` with two guests (scripts/demo.sh --two): each
+# Guest part of `make demo` (two guests, scripts/demo.sh): each
 # guest creates kiwi0 on eth0, then rping and ib_write_bw (over rdma_cm)
 # run from the client to the server. Every step is time-limited, so a
 # failing side cannot hold the other one for long.
