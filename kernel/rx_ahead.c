@@ -130,8 +130,7 @@ u32 kiwi_rx_ahead_checked(struct kiwi_qp *qp, struct sock *sk,
 		kiwi_rx_ahead_run(a, sk, skb);
 	if (after(a->good, pos))
 		return min(len, a->good - pos);
-	if (a->err) {
+	if (a->err)
 		kiwi_rx_fail_mpa(qp, a->err);
-	}
 	return 0;
 }
