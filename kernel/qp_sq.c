@@ -59,16 +59,21 @@ int kiwi_sq_retire(struct kiwi_qp *qp)
 		w = &qp->tx.swq[qp->sq.cons & (qp->sq.num - 1)];
 		if (!w->done)
 			break;
-		if (kiwi_swqe_signalled(qp, w)) {
-			cqe.wr_id = w->sqe.wr_id;
-			cqe.status = w->status;
-			cqe.opcode = kiwi_sq_wc_opcode(w->sqe.opcode);
-			cqe.byte_len = w->len;
-			res = kiwi_cq_push(cq, &cqe, &qp->ibqp);
-			acc = acc < 0 || res < 0 ? -ENOSPC : max(acc, res);
-		}
 		w->done = false;
+		/*
+		 * Free the slot before the completion is visible: a poster
+		 * that reuses the slot the moment it polls the CQE (perftest
+		 * keeps exactly SQ-depth WRs in flight) must find it free.
+		 */
 		kiwi_ring_consumed(&qp->sq);
+		if (!kiwi_swqe_signalled(qp, w))
+			continue;
+		cqe.wr_id = w->sqe.wr_id;
+		cqe.status = w->status;
+		cqe.opcode = kiwi_sq_wc_opcode(w->sqe.opcode);
+		cqe.byte_len = w->len;
+		res = kiwi_cq_push(cq, &cqe, &qp->ibqp);
+		acc = acc < 0 || res < 0 ? -ENOSPC : max(acc, res);
 	}
 	return acc;
 }
