@@ -440,6 +440,7 @@ void kiwi_tx_init(struct kiwi_qp *qp);
 int kiwi_tx_attach(struct kiwi_qp *qp, u32 ord, u32 ird);
 void kiwi_tx_release(struct kiwi_qp *qp);
 void kiwi_tx_kick(struct kiwi_qp *qp);
+void kiwi_tx_kick_now(struct kiwi_qp *qp);
 bool kiwi_irq_push(struct kiwi_qp *qp, struct kiwi_mr *mr,
 		   const struct kiwi_rdmap_rreq *rreq);
 int kiwi_tx_msg_begin(struct kiwi_tx_msg *m, struct kiwi_qp_tx *tx,

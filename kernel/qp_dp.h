@@ -122,6 +122,9 @@ struct kiwi_tx_msg {
 /**
  * struct kiwi_qp_tx - transmit side of an attached QP
  * @work: the TX work item
+ * @run_lock: held while TX runs, in @work or in a user QP's doorbell, so
+ *            TX never runs twice at once; detach takes it once to wait for
+ *            a run in progress
  * @llp_mutex: serialises attach, detach and the LLP close of modify_qp, so
  *             @ep stays valid for modify_qp; TX and RX read @ep without it
  *             (detach stops them before it clears @ep)
@@ -164,6 +167,7 @@ struct kiwi_tx_msg {
  */
 struct kiwi_qp_tx {
 	struct work_struct work;
+	struct mutex run_lock;	/* see kernel-doc above */
 	struct mutex llp_mutex;	/* see kernel-doc above */
 	struct socket *sock;
 	struct kiwi_ep *ep;

@@ -193,6 +193,8 @@ void kiwi_qp_llp_detach(struct kiwi_qp *qp)
 	write_unlock_bh(&sock->sk->sk_callback_lock);
 	/* No TX after this: a later run finds no socket. */
 	cancel_work_sync(&tx->work);
+	mutex_lock(&tx->run_lock);	/* a doorbell's run may still hold it */
+	mutex_unlock(&tx->run_lock);
 	ep = tx->ep;
 	WRITE_ONCE(tx->ep, NULL);
 	mutex_unlock(&tx->llp_mutex);

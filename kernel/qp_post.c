@@ -261,7 +261,7 @@ static int kiwi_doorbell(struct kiwi_qp *qp)
 		kiwi_ring_discard(&qp->sq);
 	spin_unlock_irqrestore(&qp->lock, flags);
 	if (conn) {
-		kiwi_tx_kick(qp);
+		kiwi_tx_kick_now(qp);
 		return 0;
 	}
 	if (!err)

@@ -26,6 +26,7 @@ static void kiwi_tx_work(struct work_struct *work);
 void kiwi_tx_init(struct kiwi_qp *qp)
 {
 	INIT_WORK(&qp->tx.work, kiwi_tx_work);
+	mutex_init(&qp->tx.run_lock);
 	mutex_init(&qp->tx.llp_mutex);
 }
 
@@ -541,9 +542,9 @@ static void kiwi_tx_run(struct kiwi_qp *qp, struct socket *sock)
 	}
 }
 
-static void kiwi_tx_work(struct work_struct *work)
+/* With tx.run_lock held: run TX if the QP is attached. */
+static void kiwi_tx_run_locked(struct kiwi_qp *qp)
 {
-	struct kiwi_qp *qp = container_of(work, struct kiwi_qp, tx.work);
 	struct socket *sock;
 	unsigned long flags;
 
@@ -552,4 +553,32 @@ static void kiwi_tx_work(struct work_struct *work)
 	spin_unlock_irqrestore(&qp->lock, flags);
 	if (sock)
 		kiwi_tx_run(qp, sock);
+}
+
+/**
+ * kiwi_tx_kick_now - run TX in the caller's context
+ * @qp: the QP
+ *
+ * Process context that may sleep (a user QP's doorbell). Sending from the
+ * poster's own context saves a wakeup of the TX worker per message, which
+ * is most of a small message's latency. If TX is running elsewhere, it is
+ * kicked instead, so the new work requests are not missed.
+ */
+void kiwi_tx_kick_now(struct kiwi_qp *qp)
+{
+	if (!mutex_trylock(&qp->tx.run_lock)) {
+		kiwi_tx_kick(qp);
+		return;
+	}
+	kiwi_tx_run_locked(qp);
+	mutex_unlock(&qp->tx.run_lock);
+}
+
+static void kiwi_tx_work(struct work_struct *work)
+{
+	struct kiwi_qp *qp = container_of(work, struct kiwi_qp, tx.work);
+
+	mutex_lock(&qp->tx.run_lock);
+	kiwi_tx_run_locked(qp);
+	mutex_unlock(&qp->tx.run_lock);
 }
