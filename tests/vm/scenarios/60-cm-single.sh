@@ -3,9 +3,10 @@
 #
 # Connection management in one guest: rping client and server on kiwi0
 # (eth0), loopback through the guest's own address, in every MPA flavour
-# the module parameters select; connect to a port without listener; a
-# silent peer on either side (mpa_timeout); a bad Request; a listener
-# destroyed with a pending child; parameter validation; unload at the end.
+# the module parameters select, over IPv4 and IPv6, with specific and
+# wildcard listeners; connect to a port without listener; a silent peer on
+# either side (mpa_timeout); a bad Request; a listener destroyed with a
+# pending child; parameter validation; unload at the end.
 # kiwi-lab: timeout=600
 
 . "$(dirname "$0")/lib/common.bash"
@@ -58,14 +59,15 @@ except socket.timeout:
 print("%s %.1f" % (how, time.time() - t0), flush=True)
 PY
 
-# rping server + client, COUNT pings; $1 names the case.
+# rping server + client, 10 pings: NAME PORT [LISTEN_ADDR [CONNECT_ADDR]]
+# (both default to eth0's IPv4 address).
 rping_pair() {
-	local name=$1 port=$2 srv rc out
+	local name=$1 port=$2 la=${3:-$IP} ca=${4:-$IP} srv rc out
 
-	rping -s -a "$IP" -p "$port" -C 10 -v > "$VT_TMP/srv.$port" 2>&1 &
+	rping -s -a "$la" -p "$port" -C 10 -v > "$VT_TMP/srv.$port" 2>&1 &
 	srv=$!
 	sleep 2
-	out=$(timeout 120 rping -c -a "$IP" -p "$port" -C 10 -v 2>&1)
+	out=$(timeout 120 rping -c -a "$ca" -p "$port" -C 10 -v 2>&1)
 	rc=$?
 	wait $srv
 	if [ $rc = 0 ] && [ "$(grep -c 'ping data' <<<"$out")" = 10 ]; then
@@ -102,6 +104,11 @@ echo Y > $P/mpa_markers
 rping_pair "markers" 7105
 echo N > $P/mpa_markers
 echo Y > $P/mpa_p2p
+rping_pair "wildcard listener" 7106 0.0.0.0
+ip -6 addr add fd77::1/64 dev eth0 nodad
+rping_pair "IPv6" 7107 fd77::1 fd77::1
+rping_pair "IPv6 wildcard listener" 7108 :: fd77::1
+ip -6 addr del fd77::1/64 dev eth0
 
 # 3. No listener: refused at once.
 t0=$(date +%s)
