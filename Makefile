@@ -28,7 +28,7 @@ help:
 	@echo "make check-unit | check-kunit | check-fuzz | check-vm   one tier"
 	@echo "make check-pair two guests: kiwi<->kiwi, kiwi<->siw (short runs; in make test)"
 	@echo "make check-pair-full  every combination and flavour, long sweeps (not in CI)"
-	@echo "make bench      benchmarks (numbers, not pass/fail)"
+	@echo "make bench      benchmarks: wire library, then kiwi/siw/rxe/TCP in two guests"
 	@echo "make demo       boot QEMU guests and show kiwi working"
 	@echo "make lint       checkpatch --strict, sparse, W=1 on the kernel code"
 
@@ -80,6 +80,7 @@ check-pair-full: all
 
 bench: all
 	bash tests/bench/run.sh
+	bash tests/bench/pair.sh
 
 demo: all
 	bash scripts/demo.sh

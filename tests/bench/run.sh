@@ -105,5 +105,3 @@ for m in ("0", "1"):
         print("ratio decode+CRC(64KiB, markers %s) / memcpy(64KiB): %.2f hot, %.2f cold (target >= 0.5)"
               % ("on" if m == "1" else "off", dec / hot, dec / cold))
 PY
-echo "note: the perftest comparison (kiwi vs siw vs rxe vs plain TCP in QEMU guests)"
-echo "      arrives with the data path; these are wire-library numbers only."
