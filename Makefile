@@ -30,7 +30,7 @@ help:
 	@echo "make check-pair-full  every combination and flavour, long sweeps (not in CI)"
 	@echo "make bench      benchmarks: wire library, then kiwi/siw/rxe/TCP in two guests"
 	@echo "make demo       boot QEMU guests and show kiwi working"
-	@echo "make lint       checkpatch --strict, sparse, W=1 on the kernel code"
+	@echo "make lint       checkpatch --strict, sparse, W=1; clang-format, clang-tidy"
 
 kernel:
 	@test -n "$(KDIR)" || { echo "no kernel build tree: run 'make deps' or set KDIR" >&2; exit 1; }

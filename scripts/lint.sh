@@ -1,14 +1,18 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# make lint: static checks of kiwi's kernel code.
+# make lint: static checks of kiwi's code.
 #
 #   1. checkpatch.pl --strict (from Debian's linux-source-6.1, cached in
 #      /var/cache/kiwi/checkpatch/ with spelling.txt and
 #      const_structs.checkpatch) on every kernel C file and header of kiwi;
 #   2. a W=1 build of kiwi.ko with sparse on every file (C=2), in a private
 #      copy of the tree so the shared tree's objects are not touched and
-#      every file really is compiled.
+#      every file really is compiled;
+#   3. clang-format (.clang-format) on the C++ of userlib/, tests/unit/ and
+#      tests/bench/, and
+#      clang-tidy (userlib/.clang-tidy, findings are errors) on libkiwi's
+#      sources, from a private CMake configure for compile_commands.json.
 #
 # Exits non-zero on any finding in kiwi's files or if the build fails.
 # Environment: KDIR (kernel build tree), KIWI_CACHE (default /var/cache/kiwi),
@@ -106,8 +110,42 @@ run_build() {
 	echo "lint: W=1 build + sparse (C=2): clean"
 }
 
+# C++: formatting of all C++ sources, clang-tidy on the provider itself.
+run_cxx() {
+	local tmp files rc=0
+
+	command -v clang-format >/dev/null && command -v clang-tidy >/dev/null ||
+		die "clang-format/clang-tidy not installed (make deps)"
+	mapfile -t files < <(cd "$ROOT" && find userlib tests/unit tests/bench \
+		\( -name '*.cc' -o -name '*.h' \) | sort)
+	if ! (cd "$ROOT" && clang-format --style=file \
+		--dry-run -Werror "${files[@]}"); then
+		echo "lint: clang-format: findings above" >&2
+		rc=1
+	else
+		echo "lint: clang-format: ${#files[@]} files clean"
+	fi
+	tmp=$(mktemp -d /tmp/kiwi-tidy.XXXXXX) || die "mktemp failed"
+	# shellcheck disable=SC2064
+	trap "rm -rf '$tmp'" RETURN
+	cmake -S "$ROOT" -B "$tmp" -DCMAKE_EXPORT_COMPILE_COMMANDS=ON \
+		>"$tmp/cmake.log" 2>&1 || {
+		tail -n 20 "$tmp/cmake.log"
+		die "cmake configure failed"
+	}
+	if ! (cd "$ROOT" && clang-tidy -p "$tmp" --quiet --warnings-as-errors='*' \
+		userlib/src/*.cc 2>"$tmp/tidy.err"); then
+		grep -v 'warnings generated' "$tmp/tidy.err" >&2
+		echo "lint: clang-tidy: findings above" >&2
+		return 1
+	fi
+	echo "lint: clang-tidy: libkiwi clean"
+	return $rc
+}
+
 ensure_checkpatch
 status=0
 run_checkpatch || status=1
 run_build || status=1
+run_cxx || status=1
 exit $status

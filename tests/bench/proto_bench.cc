@@ -43,8 +43,9 @@ kiwi_mpa_cfg cfg_for(bool markers)
 struct Framer {
 	kiwi_mpa_tx tx{};
 	kiwi_mpa_plan plan{};
-	std::vector<kiwi_mpa_piece> pieces = std::vector<kiwi_mpa_piece>(KIWI_MPA_PLAN_PIECES(2));
-	uint8_t hdr[kDdpHdr] = { 0x41, 0x43 };
+	std::vector<kiwi_mpa_piece> pieces =
+		std::vector<kiwi_mpa_piece>(KIWI_MPA_PLAN_PIECES(2));
+	uint8_t hdr[kDdpHdr] = {0x41, 0x43};
 
 	explicit Framer(bool markers)
 	{
@@ -60,8 +61,9 @@ struct Framer {
 	{
 		size_t pos = 0;
 		while (pos < size) {
-			uint32_t n = uint32_t(std::min<size_t>(size - pos, ulpdu - kDdpHdr));
-			kiwi_mpa_frag f[2] = { { hdr, kDdpHdr }, { p + pos, n } };
+			uint32_t n = uint32_t(
+				std::min<size_t>(size - pos, ulpdu - kDdpHdr));
+			kiwi_mpa_frag f[2] = {{hdr, kDdpHdr}, {p + pos, n}};
 			if (kiwi_mpa_tx_plan(&tx, &plan, f, 2))
 				abort();
 			fn(plan);
@@ -137,14 +139,14 @@ void BM_BuildCrc(benchmark::State &st)
 	std::vector<uint8_t> payload(size, 3);
 	Framer fr(markers);
 	for (auto _ : st)
-		fr.frame(payload.data(), size, ulpdu, [](const kiwi_mpa_plan &pl) {
-			benchmark::DoNotOptimize(pl.crc);
-		});
+		fr.frame(payload.data(), size, ulpdu,
+			 [](const kiwi_mpa_plan &pl) {
+				 benchmark::DoNotOptimize(pl.crc);
+			 });
 	set_counters(st, size);
 }
 
-template <bool Place>
-void decode_loop(benchmark::State &st)
+template <bool Place> void decode_loop(benchmark::State &st)
 {
 	size_t size = size_t(st.range(0));
 	Wire w = make_wire(size, uint32_t(st.range(1)), st.range(2));
@@ -161,7 +163,8 @@ void decode_loop(benchmark::State &st)
 			size_t n = kiwi_mpa_rx_feed(&rx, p, left, &ev);
 			if (ev.type == KIWI_MPA_EV_PAYLOAD) {
 				if (Place)
-					memcpy(dst.data() + placed, ev.data, ev.len);
+					memcpy(dst.data() + placed, ev.data,
+					       ev.len);
 				placed += ev.len;
 			} else if (ev.type == KIWI_MPA_EV_END) {
 				ends++;
@@ -191,12 +194,12 @@ void BM_DecodeCrcPlace(benchmark::State &st)
 
 void framing_args(benchmark::internal::Benchmark *b)
 {
-	b->ArgNames({ "bytes", "ulpdu", "markers" });
-	for (int64_t size : { 4096, 65536 })
-		for (int64_t m : { 0, 1 })
-			b->Args({ size, KIWI_MPA_MULPDU_MAX, m });
-	b->Args({ 65536, 1442, 0 });
-	b->Args({ 65536, 1430, 1 });
+	b->ArgNames({"bytes", "ulpdu", "markers"});
+	for (int64_t size : {4096, 65536})
+		for (int64_t m : {0, 1})
+			b->Args({size, KIWI_MPA_MULPDU_MAX, m});
+	b->Args({65536, 1442, 0});
+	b->Args({65536, 1430, 1});
 }
 
 BENCHMARK(BM_Memcpy)->ArgName("bytes")->Arg(4096)->Arg(65536);

@@ -27,9 +27,11 @@ class Crc32cImpl : public ::testing::TestWithParam<Named> {
 protected:
 	void SetUp() override
 	{
-		if (GetParam().fn == kiwi_crc32c_hw && !kiwi_crc32c_hw_available())
+		if (GetParam().fn == kiwi_crc32c_hw &&
+		    !kiwi_crc32c_hw_available())
 			GTEST_SKIP() << "no SSE4.2 on this CPU";
-		if (GetParam().fn == kiwi_crc32c_fold && !kiwi_crc32c_fold_available())
+		if (GetParam().fn == kiwi_crc32c_fold &&
+		    !kiwi_crc32c_fold_available())
 			GTEST_SKIP() << "no AVX-512 VPCLMULQDQ on this CPU";
 	}
 	u32 final_crc(const void *p, size_t n)
@@ -91,9 +93,9 @@ TEST_P(Crc32cImpl, MatchesBitwiseAllLengthsAndAlignments)
 
 TEST_P(Crc32cImpl, LargeBuffers)
 {
-	for (size_t len : { 3 * 256, 511, 512, 513, 767, 768, 1024 + 63, 3 * 1024,
-			    3 * 4096, 3 * 4096 + 3 * 1024 + 769, 65536, 65536 + 17,
-			    200000 }) {
+	for (size_t len :
+	     {3 * 256, 511, 512, 513, 767, 768, 1024 + 63, 3 * 1024, 3 * 4096,
+	      3 * 4096 + 3 * 1024 + 769, 65536, 65536 + 17, 200000}) {
 		auto data = mpatest::pattern(len + 1, uint32_t(len));
 		ASSERT_EQ(mpatest::bitwise_crc32c(data.data() + 1, len),
 			  GetParam().fn(~0U, data.data() + 1, len))
@@ -102,11 +104,13 @@ TEST_P(Crc32cImpl, LargeBuffers)
 }
 
 INSTANTIATE_TEST_SUITE_P(Impls, Crc32cImpl,
-			 ::testing::Values(Named{ "fold", kiwi_crc32c_fold },
-					   Named{ "hw", kiwi_crc32c_hw },
-					   Named{ "sw", kiwi_crc32c_sw },
-					   Named{ "dispatch", kiwi_crc32c }),
-			 [](const auto &info) { return std::string(info.param.name); });
+			 ::testing::Values(Named{"fold", kiwi_crc32c_fold},
+					   Named{"hw", kiwi_crc32c_hw},
+					   Named{"sw", kiwi_crc32c_sw},
+					   Named{"dispatch", kiwi_crc32c}),
+			 [](const auto &info) {
+				 return std::string(info.param.name);
+			 });
 
 // MPA-032: golden FPDU CRCs (Figure 5 with its leading marker, Figure 6
 // with the marker inside; without the marker Figure 5 would differ).
@@ -114,7 +118,8 @@ TEST(Crc32c, GoldenFigureCrcs)
 {
 	EXPECT_EQ(MPA_FIG5_CRC, ~kiwi_crc32c(~0U, mpa_fig5_wire, 48));
 	EXPECT_EQ(MPA_FIG6_CRC, ~kiwi_crc32c(~0U, mpa_fig6_wire, 48));
-	EXPECT_EQ(MPA_FIG5_CRC_NO_MARKER, ~kiwi_crc32c(~0U, mpa_fig5_wire + 4, 44));
+	EXPECT_EQ(MPA_FIG5_CRC_NO_MARKER,
+		  ~kiwi_crc32c(~0U, mpa_fig5_wire + 4, 44));
 }
 
 } // namespace

@@ -9,7 +9,7 @@ using namespace ddptest;
 
 namespace {
 
-const kiwi_ddp_stream stream = { .pd = 3, .qp = 17 };
+const kiwi_ddp_stream stream = {.pd = 3, .qp = 17};
 
 kiwi_ddp_stag_info mr(uint64_t base, uint64_t len)
 {
@@ -57,9 +57,9 @@ TEST(DdpCheckTagged, StagNotOnStream)
 	st.pd = 4;
 	EXPECT_EQ(KIWI_TERM_ERR_DDP_T_STAG_STREAM, wr(0, 1, &st));
 	st = mr(0, 4096);
-	st.qp = 18;	// memory window bound to another QP
+	st.qp = 18; // memory window bound to another QP
 	EXPECT_EQ(KIWI_TERM_ERR_DDP_T_STAG_STREAM, wr(0, 1, &st));
-	st.qp = 17;	// bound to this QP
+	st.qp = 17; // bound to this QP
 	EXPECT_EQ(KIWI_TERM_ERR_NONE, wr(0, 1, &st));
 }
 
@@ -74,7 +74,8 @@ TEST(DdpCheckTagged, BoundsExactToTheOctet)
 	EXPECT_EQ(KIWI_TERM_ERR_DDP_T_BOUNDS, wr(0x1001, 0x100, &st));
 	EXPECT_EQ(KIWI_TERM_ERR_NONE, wr(0x10ff, 1, &st));
 	EXPECT_EQ(KIWI_TERM_ERR_DDP_T_BOUNDS, wr(0x1100, 1, &st));
-	EXPECT_EQ(KIWI_TERM_ERR_DDP_T_BOUNDS, wr(0xffffffff00001000ull, 1, &st));
+	EXPECT_EQ(KIWI_TERM_ERR_DDP_T_BOUNDS,
+		  wr(0xffffffff00001000ull, 1, &st));
 }
 
 // SEC-05: TO + length beyond 2^64 is a TO wrap (1, 1, 03), even when the
@@ -97,7 +98,7 @@ TEST(DdpCheckTagged, ToWrap)
 // length; the version is checked before the STag.
 TEST(DdpCheckTagged, Version)
 {
-	for (uint8_t dv : { 0, 2, 3 }) {
+	for (uint8_t dv : {0, 2, 3}) {
 		kiwi_ddp_hdr h = tagged(KIWI_RDMAP_WRITE, 1, 0);
 		h.dv = dv;
 		EXPECT_EQ(KIWI_TERM_ERR_DDP_T_VERSION,
@@ -129,7 +130,8 @@ TEST(DdpCheckTagged, AccessRights)
 	st.access = KIWI_DDP_ACC_LOCAL_WRITE;
 	EXPECT_EQ(KIWI_TERM_ERR_RDMAP_ACCESS, wr(0, 1, &st));
 	EXPECT_EQ(KIWI_TERM_ERR_NONE,
-		  kiwi_ddp_check_tagged(&h, 1, KIWI_DDP_ACC_LOCAL_WRITE, &stream, &st));
+		  kiwi_ddp_check_tagged(&h, 1, KIWI_DDP_ACC_LOCAL_WRITE,
+					&stream, &st));
 }
 
 // Order of checks: invalid STag beats association beats bounds.
@@ -187,7 +189,8 @@ TEST(DdpCheckUntagged, ErrorNumbers)
 	EXPECT_EQ(KIWI_TERM_ERR_DDP_U_TOO_LONG, send(5, 1000, 1, &q));
 	EXPECT_EQ(KIWI_TERM_ERR_DDP_U_TOO_LONG, send(5, 0, 1001, &q));
 	EXPECT_EQ(KIWI_TERM_ERR_NONE, send(5, 1000, 0, &q));
-	EXPECT_EQ(KIWI_TERM_ERR_DDP_U_MO, send(5, 0xffffffffu, 0xffffffffu, &q));
+	EXPECT_EQ(KIWI_TERM_ERR_DDP_U_MO,
+		  send(5, 0xffffffffu, 0xffffffffu, &q));
 	EXPECT_EQ(KIWI_TERM_ERR_DDP_U_TOO_LONG, send(5, 999, 0xffffffffu, &q));
 }
 
@@ -198,8 +201,10 @@ TEST(DdpCheckUntagged, Version)
 	kiwi_ddp_hdr h = untagged(KIWI_RDMAP_SEND, 0, 1, 0);
 
 	h.dv = 0;
-	EXPECT_EQ(KIWI_TERM_ERR_DDP_U_VERSION, kiwi_ddp_check_untagged(&h, 1, &q));
-	EXPECT_EQ(KIWI_TERM_ERR_DDP_U_VERSION, kiwi_ddp_check_untagged(&h, 1, nullptr));
+	EXPECT_EQ(KIWI_TERM_ERR_DDP_U_VERSION,
+		  kiwi_ddp_check_untagged(&h, 1, &q));
+	EXPECT_EQ(KIWI_TERM_ERR_DDP_U_VERSION,
+		  kiwi_ddp_check_untagged(&h, 1, nullptr));
 }
 
 // DDP-034: the MSN window is computed modulo 2^32 across the wrap.
@@ -236,7 +241,8 @@ TEST(DdpCheck, WrongHeaderTypeIsCatastrophic)
 	kiwi_ddp_hdr t = tagged(KIWI_RDMAP_WRITE, 1, 0);
 	kiwi_ddp_hdr u = untagged(KIWI_RDMAP_SEND, 0, 1, 0);
 
-	EXPECT_EQ(KIWI_TERM_ERR_DDP_CATASTROPHIC, kiwi_ddp_check_untagged(&t, 1, &q));
+	EXPECT_EQ(KIWI_TERM_ERR_DDP_CATASTROPHIC,
+		  kiwi_ddp_check_untagged(&t, 1, &q));
 	EXPECT_EQ(KIWI_TERM_ERR_DDP_CATASTROPHIC,
 		  kiwi_ddp_check_tagged(&u, 1, 0, &stream, &st));
 }

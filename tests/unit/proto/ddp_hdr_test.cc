@@ -14,8 +14,8 @@ namespace {
 // DDP-029/033: the Send header of RFC 5044 Figure 5 (offsets 0006..0017).
 TEST(DdpHdr, GoldenUntaggedFigure5)
 {
-	const Bytes wire = { 0x41, 0x43, 0, 0, 0, 0, 0, 0, 0, 0,
-			     0, 0, 0, 1, 0, 0, 0, 0 };
+	const Bytes wire = {0x41, 0x43, 0, 0, 0, 0, 0, 0, 0,
+			    0,	  0,	0, 0, 1, 0, 0, 0, 0};
 	kiwi_ddp_hdr h;
 
 	ASSERT_EQ(18, kiwi_ddp_hdr_decode(&h, wire.data(), wire.size()));
@@ -32,8 +32,8 @@ TEST(DdpHdr, GoldenUntaggedFigure5)
 // DDP-021: tagged layout, every field big-endian at its offset.
 TEST(DdpHdr, GoldenTagged)
 {
-	const Bytes wire = { 0xc1, 0x40, 0x12, 0x34, 0x56, 0x78, 0x01, 0x02,
-			     0x03, 0x04, 0x05, 0x06, 0x07, 0x08 };
+	const Bytes wire = {0xc1, 0x40, 0x12, 0x34, 0x56, 0x78, 0x01,
+			    0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08};
 	kiwi_ddp_hdr h;
 
 	ASSERT_EQ(14, kiwi_ddp_hdr_decode(&h, wire.data(), wire.size()));
@@ -54,9 +54,10 @@ TEST(DdpHdr, UntaggedUlpWord)
 
 	h.ulp_word = 0xdeadbeef;
 	Bytes b = encode(h);
-	EXPECT_EQ(0x01, b[0]);	// T=0, L=0, DV=1
+	EXPECT_EQ(0x01, b[0]); // T=0, L=0, DV=1
 	EXPECT_EQ(0x44, b[1]);
-	EXPECT_EQ(Bytes({ 0xde, 0xad, 0xbe, 0xef }), Bytes(b.begin() + 2, b.begin() + 6));
+	EXPECT_EQ(Bytes({0xde, 0xad, 0xbe, 0xef}),
+		  Bytes(b.begin() + 2, b.begin() + 6));
 	ASSERT_EQ(18, kiwi_ddp_hdr_decode(&d, b.data(), b.size()));
 	EXPECT_EQ(0xdeadbeefu, d.ulp_word);
 	EXPECT_EQ(1482u, d.mo);
@@ -86,10 +87,12 @@ TEST(DdpHdr, ShortSegmentRejected)
 	kiwi_ddp_hdr d;
 
 	for (uint32_t len = 0; len < 18; len++)
-		EXPECT_EQ(-EBADMSG, kiwi_ddp_hdr_decode(&d, b.data(), len)) << len;
+		EXPECT_EQ(-EBADMSG, kiwi_ddp_hdr_decode(&d, b.data(), len))
+			<< len;
 	b = encode(tagged(KIWI_RDMAP_WRITE, 1, 2));
 	for (uint32_t len = 0; len < 14; len++)
-		EXPECT_EQ(-EBADMSG, kiwi_ddp_hdr_decode(&d, b.data(), len)) << len;
+		EXPECT_EQ(-EBADMSG, kiwi_ddp_hdr_decode(&d, b.data(), len))
+			<< len;
 	EXPECT_EQ(14, kiwi_ddp_hdr_decode(&d, b.data(), 14));
 }
 
@@ -137,8 +140,9 @@ TEST(DdpHdr, MsnWrap)
 	EXPECT_EQ(0xffffffffu, kiwi_ddp_msn_next(0xfffffffeu));
 	EXPECT_EQ(0u, kiwi_ddp_msn_next(0xffffffffu));
 	EXPECT_EQ(1u, kiwi_ddp_msn_next(0u));
-	Bytes b = encode(untagged(KIWI_RDMAP_SEND, 0, kiwi_ddp_msn_next(0xffffffffu), 0));
-	EXPECT_EQ(Bytes({ 0, 0, 0, 0 }), Bytes(b.begin() + 10, b.begin() + 14));
+	Bytes b = encode(untagged(KIWI_RDMAP_SEND, 0,
+				  kiwi_ddp_msn_next(0xffffffffu), 0));
+	EXPECT_EQ(Bytes({0, 0, 0, 0}), Bytes(b.begin() + 10, b.begin() + 14));
 }
 
 } // namespace

@@ -25,7 +25,8 @@ std::vector<kiwi_ddp_seg> plan(bool tagged, uint32_t len, uint64_t to,
 	return v;
 }
 
-// DDP-036/042: 2048 octets untagged at MULPDU 1500 -> MO 0 (1482), MO 1482 (566).
+// DDP-036/042: 2048 octets untagged at MULPDU 1500 -> MO 0 (1482), MO 1482
+// (566).
 TEST(DdpSeg, SeedExampleUntagged)
 {
 	auto v = plan(false, 2048, 0, 1500);
@@ -58,7 +59,7 @@ TEST(DdpSeg, SeedExampleTagged)
 // DDP-045: a zero-length message is exactly one segment, with L = 1.
 TEST(DdpSeg, ZeroLengthIsOneSegment)
 {
-	for (bool t : { false, true }) {
+	for (bool t : {false, true}) {
 		auto v = plan(t, 0, 4096, 128);
 		ASSERT_EQ(1u, v.size());
 		EXPECT_EQ(0u, v[0].len);
@@ -112,10 +113,10 @@ TEST(DdpSeg, LargestMessageCount)
 	EXPECT_EQ(len / 64750 + 1, kiwi_ddp_seg_count(true, len, 64764));
 }
 
-// DDP-014/015/016/038/040/049/053, MPA-005/037: for random messages every segment fits
-// MULPDU, segments are contiguous and increasing, cover the message exactly
-// (so MO_last + len_last is the message length), and only the final
-// (highest-offset, last handed out) segment has L = 1.
+// DDP-014/015/016/038/040/049/053, MPA-005/037: for random messages every
+// segment fits MULPDU, segments are contiguous and increasing, cover the
+// message exactly (so MO_last + len_last is the message length), and only the
+// final (highest-offset, last handed out) segment has L = 1.
 TEST(DdpSeg, RandomProperties)
 {
 	std::mt19937 rng(5);
@@ -148,8 +149,9 @@ TEST(DdpSeg, RandomProperties)
 	}
 }
 
-// RDMAP-01/03 + DDP-019/022/024/026/028/031/035, MPA-088: the headers of every segment of a
-// multi-segment Write and Send carry constant STag / QN / MSN / RDMAP octet.
+// RDMAP-01/03 + DDP-019/022/024/026/028/031/035, MPA-088: the headers of every
+// segment of a multi-segment Write and Send carry constant STag / QN / MSN /
+// RDMAP octet.
 TEST(DdpSeg, SegmentHeadersFromRdmap)
 {
 	kiwi_ddp_seg_iter it;
@@ -159,12 +161,14 @@ TEST(DdpSeg, SegmentHeadersFromRdmap)
 
 	ASSERT_EQ(0, kiwi_ddp_seg_init(&it, true, 10000, 0x1000, 1500));
 	while (kiwi_ddp_seg_next(&it, &s)) {
-		ASSERT_EQ(0, kiwi_rdmap_seg_hdr(&h, KIWI_RDMAP_WRITE, 0xabcd, 0, &s));
+		ASSERT_EQ(0, kiwi_rdmap_seg_hdr(&h, KIWI_RDMAP_WRITE, 0xabcd, 0,
+						&s));
 		Bytes b = encode(h);
 		ASSERT_EQ(14u, b.size());
 		EXPECT_EQ(s.last ? 0xc1 : 0x81, b[0]);
 		EXPECT_EQ(0x40, b[1]);
-		EXPECT_EQ(Bytes({ 0, 0, 0xab, 0xcd }), Bytes(b.begin() + 2, b.begin() + 6));
+		EXPECT_EQ(Bytes({0, 0, 0xab, 0xcd}),
+			  Bytes(b.begin() + 2, b.begin() + 6));
 		EXPECT_EQ(0x1000u + s.off, h.to);
 		n++;
 	}
@@ -172,7 +176,8 @@ TEST(DdpSeg, SegmentHeadersFromRdmap)
 	n = 0;
 	ASSERT_EQ(0, kiwi_ddp_seg_init(&it, false, 3000, 0, 1500));
 	while (kiwi_ddp_seg_next(&it, &s)) {
-		ASSERT_EQ(0, kiwi_rdmap_seg_hdr(&h, KIWI_RDMAP_SEND_SE_INV, 0x77, 9, &s));
+		ASSERT_EQ(0, kiwi_rdmap_seg_hdr(&h, KIWI_RDMAP_SEND_SE_INV,
+						0x77, 9, &s));
 		Bytes b = encode(h);
 		EXPECT_EQ(s.last ? 0x41 : 0x01, b[0]);
 		EXPECT_EQ(0x46, b[1]);

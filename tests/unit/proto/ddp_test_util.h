@@ -23,8 +23,8 @@ inline Bytes encode(const kiwi_ddp_hdr &h)
 	return b;
 }
 
-inline kiwi_ddp_hdr untagged(uint8_t op, uint32_t qn, uint32_t msn,
-			     uint32_t mo, bool last = true)
+inline kiwi_ddp_hdr untagged(uint8_t op, uint32_t qn, uint32_t msn, uint32_t mo,
+			     bool last = true)
 {
 	kiwi_ddp_hdr h{};
 	h.last = last;

@@ -20,17 +20,34 @@ using namespace ddptest;
 namespace {
 
 const char *const fields[] = {
-	"frame.number", "iwarp_ddp.tagged_flag",
-	"iwarp_ddp.last_flag", "iwarp_ddp.dv", "iwarp_ddp.stag",
-	"iwarp_ddp.tagged_offset", "iwarp_ddp.qn", "iwarp_ddp.msn",
-	"iwarp_ddp.mo", "iwarp_rdma.version", "iwarp_rdma.opcode",
-	"iwarp_rdma.inval_stag", "iwarp_rdma.sinkstag", "iwarp_rdma.sinkto",
-	"iwarp_rdma.rdmardsz", "iwarp_rdma.srcstag", "iwarp_rdma.srcto",
-	"iwarp_rdma.term_layer", "iwarp_rdma.term_etype_rdma",
-	"iwarp_rdma.term_etype_ddp", "iwarp_rdma.term_etype_llp",
-	"iwarp_rdma.term_errcode_rdma", "iwarp_rdma.term_errcode_ddp_tagged",
-	"iwarp_rdma.term_errcode_ddp_untagged", "iwarp_rdma.term_errcode_llp",
-	"iwarp_rdma.term_hdrct_m", "iwarp_rdma.hdrct_d", "iwarp_rdma.hdrct_r",
+	"frame.number",
+	"iwarp_ddp.tagged_flag",
+	"iwarp_ddp.last_flag",
+	"iwarp_ddp.dv",
+	"iwarp_ddp.stag",
+	"iwarp_ddp.tagged_offset",
+	"iwarp_ddp.qn",
+	"iwarp_ddp.msn",
+	"iwarp_ddp.mo",
+	"iwarp_rdma.version",
+	"iwarp_rdma.opcode",
+	"iwarp_rdma.inval_stag",
+	"iwarp_rdma.sinkstag",
+	"iwarp_rdma.sinkto",
+	"iwarp_rdma.rdmardsz",
+	"iwarp_rdma.srcstag",
+	"iwarp_rdma.srcto",
+	"iwarp_rdma.term_layer",
+	"iwarp_rdma.term_etype_rdma",
+	"iwarp_rdma.term_etype_ddp",
+	"iwarp_rdma.term_etype_llp",
+	"iwarp_rdma.term_errcode_rdma",
+	"iwarp_rdma.term_errcode_ddp_tagged",
+	"iwarp_rdma.term_errcode_ddp_untagged",
+	"iwarp_rdma.term_errcode_llp",
+	"iwarp_rdma.term_hdrct_m",
+	"iwarp_rdma.hdrct_d",
+	"iwarp_rdma.hdrct_r",
 	"iwarp_rdma.term_ddp_seg_len",
 };
 
@@ -77,7 +94,7 @@ public:
 
 		p.push_back(0x08);
 		p.push_back(0x00);
-		ip = { 0x45, 0 };
+		ip = {0x45, 0};
 		put16(ip, uint16_t(40 + payload.size()));
 		put32(ip, 0x00010000);
 		put16(ip, 0x4006);
@@ -110,18 +127,18 @@ public:
 		if (!f)
 			return false;
 		le32(h, 0xa1b2c3d4);
-		h.insert(h.end(), { 2, 0, 4, 0 });
+		h.insert(h.end(), {2, 0, 4, 0});
 		le32(h, 0);
 		le32(h, 0);
 		le32(h, 65535);
-		le32(h, 1);	// Ethernet
+		le32(h, 1); // Ethernet
 		bool ok = fwrite(h.data(), 1, h.size(), f) == h.size() &&
 			  fwrite(rec.data(), 1, rec.size(), f) == rec.size();
 		return fclose(f) == 0 && ok;
 	}
 
 private:
-	uint32_t seq[2] = { 1000, 5000 };
+	uint32_t seq[2] = {1000, 5000};
 	int n = 0;
 	Bytes rec;
 };
@@ -182,11 +199,12 @@ Bytes mpa_frame(const char *key)
 {
 	Bytes b(key, key + 16);
 
-	b.insert(b.end(), { 0x40, 0x01, 0x00, 0x00 });	// C = 1, Rev 1, no PD
+	b.insert(b.end(), {0x40, 0x01, 0x00, 0x00}); // C = 1, Rev 1, no PD
 	return b;
 }
 
-Bytes untagged_msg(uint8_t op, uint32_t stag, uint32_t msn, const Bytes &payload)
+Bytes untagged_msg(uint8_t op, uint32_t stag, uint32_t msn,
+		   const Bytes &payload)
 {
 	kiwi_ddp_seg seg{};
 	kiwi_ddp_hdr h;
@@ -233,37 +251,45 @@ TEST_F(DdpTshark, WiresharkDecodesWhatKiwiBuilds)
 
 	pc.add(0, mpa_frame("MPA ID Req Frame"));
 	pc.add(1, mpa_frame("MPA ID Rep Frame"));
-	pc.add(0, fpdu(untagged_msg(KIWI_RDMAP_SEND, 0, 1, Bytes(24, 0))));	// frame 3
+	pc.add(0, fpdu(untagged_msg(KIWI_RDMAP_SEND, 0, 1,
+				    Bytes(24, 0)))); // frame 3
 	ASSERT_EQ(0, kiwi_ddp_seg_init(&it, true, 3000, 16384, 1500));
-	while (kiwi_ddp_seg_next(&it, &s)) {					// frames 4-6
-		ASSERT_EQ(0, kiwi_rdmap_seg_hdr(&h, KIWI_RDMAP_WRITE, 0xabcd01, 0, &s));
+	while (kiwi_ddp_seg_next(&it, &s)) { // frames 4-6
+		ASSERT_EQ(0, kiwi_rdmap_seg_hdr(&h, KIWI_RDMAP_WRITE, 0xabcd01,
+						0, &s));
 		Bytes u = encode(h);
-		u.insert(u.end(), data.begin() + s.off, data.begin() + s.off + s.len);
+		u.insert(u.end(), data.begin() + s.off,
+			 data.begin() + s.off + s.len);
 		pc.add(0, fpdu(u));
 	}
-	pc.add(0, fpdu(untagged_msg(KIWI_RDMAP_SEND_SE_INV, 0x1234567, 2, Bytes(8, 1))));
-	kiwi_rdmap_rreq rr = { 0x11, 0x4000, 0x800, 0x100, 0x7fff00001000ull };
+	pc.add(0, fpdu(untagged_msg(KIWI_RDMAP_SEND_SE_INV, 0x1234567, 2,
+				    Bytes(8, 1))));
+	kiwi_rdmap_rreq rr = {0x11, 0x4000, 0x800, 0x100, 0x7fff00001000ull};
 	Bytes rh(28);
 	kiwi_rdmap_rreq_encode(&rr, rh.data());
 	Bytes rreq = untagged_msg(KIWI_RDMAP_READ_REQ, 0, 1, rh);
-	pc.add(0, fpdu(rreq));							// frame 8
+	pc.add(0, fpdu(rreq)); // frame 8
 
 	struct {
 		kiwi_term_err err;
 		Bytes seg;
 	} terms[] = {
-		{ KIWI_TERM_ERR_DDP_U_MSN_NOBUF, untagged_msg(KIWI_RDMAP_SEND, 0, 3, Bytes(40, 0)) },
-		{ KIWI_TERM_ERR_DDP_T_BOUNDS, encode(tagged(KIWI_RDMAP_WRITE, 9, 0x10)) },
-		{ KIWI_TERM_ERR_RDMAP_ACCESS, rreq },
-		{ KIWI_TERM_ERR_RDMAP_OPCODE, {} },
-		{ KIWI_TERM_ERR_LLP_CRC, {} },
-		{ KIWI_TERM_ERR_LLP_NO_RTR, {} },
+		{KIWI_TERM_ERR_DDP_U_MSN_NOBUF,
+		 untagged_msg(KIWI_RDMAP_SEND, 0, 3, Bytes(40, 0))},
+		{KIWI_TERM_ERR_DDP_T_BOUNDS,
+		 encode(tagged(KIWI_RDMAP_WRITE, 9, 0x10))},
+		{KIWI_TERM_ERR_RDMAP_ACCESS, rreq},
+		{KIWI_TERM_ERR_RDMAP_OPCODE, {}},
+		{KIWI_TERM_ERR_LLP_CRC, {}},
+		{KIWI_TERM_ERR_LLP_NO_RTR, {}},
 	};
-	for (auto &t : terms) {							// frames 9-14
+	for (auto &t : terms) { // frames 9-14
 		kiwi_term term;
 		uint8_t msg[KIWI_TERM_MSG_MAX];
-		ASSERT_EQ(0, kiwi_term_from_err(&term, t.err, t.seg.empty() ? nullptr : t.seg.data(),
-						 uint32_t(t.seg.size())));
+		ASSERT_EQ(0, kiwi_term_from_err(&term, t.err,
+						t.seg.empty() ? nullptr
+							      : t.seg.data(),
+						uint32_t(t.seg.size())));
 		int n = kiwi_term_build_msg(&term, 1, msg, sizeof(msg));
 		ASSERT_GT(n, 0);
 		pc.add(1, fpdu(Bytes(msg, msg + n)));
@@ -284,7 +310,7 @@ TEST_F(DdpTshark, WiresharkDecodesWhatKiwiBuilds)
 	EXPECT_EQ(0u, num(send, "iwarp_ddp.qn"));
 	EXPECT_EQ(1u, num(send, "iwarp_ddp.msn"));
 	EXPECT_EQ(0u, num(send, "iwarp_ddp.mo"));
-	const uint64_t to[] = { 16384, 17870, 19356 };
+	const uint64_t to[] = {16384, 17870, 19356};
 	for (int k = 0; k < 3; k++) {
 		const Row &w = rows[3 + k];
 		EXPECT_EQ(1u, num(w, "iwarp_ddp.tagged_flag")) << k;
@@ -313,12 +339,18 @@ TEST_F(DdpTshark, WiresharkDecodesWhatKiwiBuilds)
 		bool d, r;
 		uint64_t seg_len;
 	} want[] = {
-		{ 1, "iwarp_rdma.term_etype_ddp", "iwarp_rdma.term_errcode_ddp_untagged", 2, 2, true, false, 58 },
-		{ 1, "iwarp_rdma.term_etype_ddp", "iwarp_rdma.term_errcode_ddp_tagged", 1, 1, true, false, 14 },
-		{ 0, "iwarp_rdma.term_etype_rdma", "iwarp_rdma.term_errcode_rdma", 1, 2, true, true, 46 },
-		{ 0, "iwarp_rdma.term_etype_rdma", "iwarp_rdma.term_errcode_rdma", 2, 6, false, false, 0 },
-		{ 2, "iwarp_rdma.term_etype_llp", "iwarp_rdma.term_errcode_llp", 0, 2, false, false, 0 },
-		{ 2, "iwarp_rdma.term_etype_llp", "iwarp_rdma.term_errcode_llp", 0, 7, false, false, 0 },
+		{1, "iwarp_rdma.term_etype_ddp",
+		 "iwarp_rdma.term_errcode_ddp_untagged", 2, 2, true, false, 58},
+		{1, "iwarp_rdma.term_etype_ddp",
+		 "iwarp_rdma.term_errcode_ddp_tagged", 1, 1, true, false, 14},
+		{0, "iwarp_rdma.term_etype_rdma",
+		 "iwarp_rdma.term_errcode_rdma", 1, 2, true, true, 46},
+		{0, "iwarp_rdma.term_etype_rdma",
+		 "iwarp_rdma.term_errcode_rdma", 2, 6, false, false, 0},
+		{2, "iwarp_rdma.term_etype_llp", "iwarp_rdma.term_errcode_llp",
+		 0, 2, false, false, 0},
+		{2, "iwarp_rdma.term_etype_llp", "iwarp_rdma.term_errcode_llp",
+		 0, 7, false, false, 0},
 	};
 	for (int k = 0; k < 6; k++) {
 		const Row &t = rows[8 + k];
@@ -327,12 +359,16 @@ TEST_F(DdpTshark, WiresharkDecodesWhatKiwiBuilds)
 		EXPECT_EQ(want[k].layer, num(t, "iwarp_rdma.term_layer")) << k;
 		EXPECT_EQ(want[k].et, num(t, want[k].etype)) << k;
 		EXPECT_EQ(want[k].ec, num(t, want[k].ecode)) << k;
-		EXPECT_EQ(want[k].d, num(t, "iwarp_rdma.term_hdrct_m") == 1) << k;
+		EXPECT_EQ(want[k].d, num(t, "iwarp_rdma.term_hdrct_m") == 1)
+			<< k;
 		EXPECT_EQ(want[k].d, num(t, "iwarp_rdma.hdrct_d") == 1) << k;
 		EXPECT_EQ(want[k].r, num(t, "iwarp_rdma.hdrct_r") == 1) << k;
 		if (want[k].d) {
 			EXPECT_EQ(want[k].seg_len,
-				  strtoull(t.at("iwarp_rdma.term_ddp_seg_len").c_str(), nullptr, 16)) << k;
+				  strtoull(t.at("iwarp_rdma.term_ddp_seg_len")
+						   .c_str(),
+					   nullptr, 16))
+				<< k;
 		}
 	}
 }

@@ -25,7 +25,8 @@ kiwi_mpa_policy pol_v1()
 	return p;
 }
 
-kiwi_mpa_policy pol_v2(bool p2p, uint8_t rtr = KIWI_MPA_RTR_WRITE | KIWI_MPA_RTR_READ)
+kiwi_mpa_policy pol_v2(bool p2p,
+		       uint8_t rtr = KIWI_MPA_RTR_WRITE | KIWI_MPA_RTR_READ)
 {
 	kiwi_mpa_policy p = pol_v1();
 	p.rev = 2;
@@ -48,7 +49,8 @@ kiwi_mpa_frame parse_ok(const Bytes &b, bool reply)
 {
 	kiwi_mpa_frame f;
 	size_t n = 0;
-	EXPECT_EQ(KIWI_MPA_ST_OK, kiwi_mpa_frame_parse(b.data(), b.size(), reply, &f, &n));
+	EXPECT_EQ(KIWI_MPA_ST_OK,
+		  kiwi_mpa_frame_parse(b.data(), b.size(), reply, &f, &n));
 	EXPECT_EQ(b.size(), n);
 	return f;
 }
@@ -58,7 +60,7 @@ TEST(MpaFrame, GoldenRequestV1)
 {
 	kiwi_mpa_policy p = pol_v1();
 	kiwi_mpa_frame req;
-	const uint8_t pd[4] = { 'k', 'i', 'w', 'i' };
+	const uint8_t pd[4] = {'k', 'i', 'w', 'i'};
 	ASSERT_EQ(0, kiwi_mpa_make_request(&p, pd, 4, &req));
 	Bytes golden(mpa_req_v1, mpa_req_v1 + 24);
 	EXPECT_EQ(golden, build(req));
@@ -91,7 +93,7 @@ TEST(MpaFrame, RoundTrip)
 {
 	Bytes pd = pattern(512, 3);
 	for (int bits = 0; bits < 64; bits++) {
-		for (uint16_t pdl : { 0, 1, 252, 508 }) {
+		for (uint16_t pdl : {0, 1, 252, 508}) {
 			kiwi_mpa_frame f{};
 			f.reply = bits & 1;
 			f.markers = bits & 2;
@@ -134,7 +136,8 @@ TEST(MpaFrame, NeedMoreEveryPrefix)
 		kiwi_mpa_frame f;
 		size_t need = 0;
 		ASSERT_EQ(KIWI_MPA_ST_NEED_MORE,
-			  kiwi_mpa_frame_parse(b.data(), n, false, &f, &need)) << n;
+			  kiwi_mpa_frame_parse(b.data(), n, false, &f, &need))
+			<< n;
 		EXPECT_EQ(n < 20 ? 20u : 24u, need);
 		EXPECT_GT(need, n);
 	}
@@ -142,49 +145,61 @@ TEST(MpaFrame, NeedMoreEveryPrefix)
 	b.push_back(0);
 	kiwi_mpa_frame f;
 	size_t need = 0;
-	EXPECT_EQ(KIWI_MPA_ST_OK, kiwi_mpa_frame_parse(b.data(), b.size(), false, &f, &need));
+	EXPECT_EQ(KIWI_MPA_ST_OK,
+		  kiwi_mpa_frame_parse(b.data(), b.size(), false, &f, &need));
 	EXPECT_EQ(24u, need);
 }
 
 // MPA-050/052/062/070/072/081, SEC-14 and error 4: keys.
 TEST(MpaFrame, Keys)
 {
-	Bytes req(mpa_req_v1, mpa_req_v1 + 24), rep(mpa_rep_v2, mpa_rep_v2 + 24);
+	Bytes req(mpa_req_v1, mpa_req_v1 + 24),
+		rep(mpa_rep_v2, mpa_rep_v2 + 24);
 	kiwi_mpa_frame f;
 	size_t n;
-	EXPECT_EQ(KIWI_MPA_ST_INIT_INIT, kiwi_mpa_frame_parse(req.data(), 24, true, &f, &n));
-	EXPECT_EQ(KIWI_MPA_ST_RESP_RESP, kiwi_mpa_frame_parse(rep.data(), 24, false, &f, &n));
-	req[15] = '3';	// "MPA ID Req Fram3"
-	EXPECT_EQ(KIWI_MPA_ST_BAD_KEY, kiwi_mpa_frame_parse(req.data(), 24, false, &f, &n));
+	EXPECT_EQ(KIWI_MPA_ST_INIT_INIT,
+		  kiwi_mpa_frame_parse(req.data(), 24, true, &f, &n));
+	EXPECT_EQ(KIWI_MPA_ST_RESP_RESP,
+		  kiwi_mpa_frame_parse(rep.data(), 24, false, &f, &n));
+	req[15] = '3'; // "MPA ID Req Fram3"
+	EXPECT_EQ(KIWI_MPA_ST_BAD_KEY,
+		  kiwi_mpa_frame_parse(req.data(), 24, false, &f, &n));
 	// A bad key is seen as soon as 16 octets are in.
-	EXPECT_EQ(KIWI_MPA_ST_BAD_KEY, kiwi_mpa_frame_parse(req.data(), 16, false, &f, &n));
+	EXPECT_EQ(KIWI_MPA_ST_BAD_KEY,
+		  kiwi_mpa_frame_parse(req.data(), 16, false, &f, &n));
 	// An FPDU where a Request belongs (MPA-061).
 	EXPECT_EQ(KIWI_MPA_ST_BAD_KEY,
 		  kiwi_mpa_frame_parse(mpa_fig5_wire, 52, false, &f, &n));
-	for (auto st : { KIWI_MPA_ST_BAD_KEY, KIWI_MPA_ST_INIT_INIT, KIWI_MPA_ST_RESP_RESP,
-			 KIWI_MPA_ST_BAD_PDLEN, KIWI_MPA_ST_BAD_REV, KIWI_MPA_ST_BAD_ENH }) {
+	for (auto st : {KIWI_MPA_ST_BAD_KEY, KIWI_MPA_ST_INIT_INIT,
+			KIWI_MPA_ST_RESP_RESP, KIWI_MPA_ST_BAD_PDLEN,
+			KIWI_MPA_ST_BAD_REV, KIWI_MPA_ST_BAD_ENH}) {
 		EXPECT_EQ(KIWI_MPA_ERR_BAD_FRAME, kiwi_mpa_status_ecode(st));
 		EXPECT_EQ(KIWI_MPA_ACT_CLOSE, kiwi_mpa_status_action(st));
 	}
 }
 
-// MPA-058/059/074, SEC-13: PD_Length above 512 is a bad frame; building refuses it.
+// MPA-058/059/074, SEC-13: PD_Length above 512 is a bad frame; building refuses
+// it.
 TEST(MpaFrame, PdLength)
 {
 	Bytes b(mpa_req_v1, mpa_req_v1 + 24);
 	kiwi_mpa_frame f;
 	size_t n;
 	put_unaligned_be16(513, &b[18]);
-	EXPECT_EQ(KIWI_MPA_ST_BAD_PDLEN, kiwi_mpa_frame_parse(b.data(), 20, false, &f, &n));
+	EXPECT_EQ(KIWI_MPA_ST_BAD_PDLEN,
+		  kiwi_mpa_frame_parse(b.data(), 20, false, &f, &n));
 	put_unaligned_be16(0xffff, &b[18]);
-	EXPECT_EQ(KIWI_MPA_ST_BAD_PDLEN, kiwi_mpa_frame_parse(b.data(), 24, false, &f, &n));
+	EXPECT_EQ(KIWI_MPA_ST_BAD_PDLEN,
+		  kiwi_mpa_frame_parse(b.data(), 24, false, &f, &n));
 	put_unaligned_be16(512, &b[18]);
-	EXPECT_EQ(KIWI_MPA_ST_NEED_MORE, kiwi_mpa_frame_parse(b.data(), 24, false, &f, &n));
+	EXPECT_EQ(KIWI_MPA_ST_NEED_MORE,
+		  kiwi_mpa_frame_parse(b.data(), 24, false, &f, &n));
 	EXPECT_EQ(532u, n);
 	// S=1 needs the 4-octet enhanced field.
 	b[16] |= KIWI_MPA_FLAG_S;
 	put_unaligned_be16(3, &b[18]);
-	EXPECT_EQ(KIWI_MPA_ST_BAD_PDLEN, kiwi_mpa_frame_parse(b.data(), 24, false, &f, &n));
+	EXPECT_EQ(KIWI_MPA_ST_BAD_PDLEN,
+		  kiwi_mpa_frame_parse(b.data(), 24, false, &f, &n));
 
 	Bytes pd(513);
 	kiwi_mpa_frame g{};
@@ -192,15 +207,18 @@ TEST(MpaFrame, PdLength)
 	g.pdata = pd.data();
 	g.pdata_len = 513;
 	Bytes out(600);
-	EXPECT_EQ(-EMSGSIZE, kiwi_mpa_frame_build(&g, out.data(), out.size(), &n));
+	EXPECT_EQ(-EMSGSIZE,
+		  kiwi_mpa_frame_build(&g, out.data(), out.size(), &n));
 	g.pdata_len = 512;
 	EXPECT_EQ(0, kiwi_mpa_frame_build(&g, out.data(), out.size(), &n));
 	g.enhanced = true;
-	EXPECT_EQ(-EMSGSIZE, kiwi_mpa_frame_build(&g, out.data(), out.size(), &n));
+	EXPECT_EQ(-EMSGSIZE,
+		  kiwi_mpa_frame_build(&g, out.data(), out.size(), &n));
 	g.enhanced = false;
 	EXPECT_EQ(-ENOSPC, kiwi_mpa_frame_build(&g, out.data(), 100, &n));
 	g.ird = 0x4000;
-	EXPECT_EQ(-EINVAL, kiwi_mpa_frame_build(&g, out.data(), out.size(), &n));
+	EXPECT_EQ(-EINVAL,
+		  kiwi_mpa_frame_build(&g, out.data(), out.size(), &n));
 	kiwi_mpa_policy p = pol_v2(false);
 	kiwi_mpa_frame req;
 	EXPECT_EQ(-EMSGSIZE, kiwi_mpa_make_request(&p, pd.data(), 509, &req));
@@ -216,12 +234,13 @@ TEST(MpaFrame, BadReplyCloses)
 	size_t n;
 
 	put_unaligned_be16(513, &b[18]);
-	kiwi_mpa_status st = kiwi_mpa_frame_parse(b.data(), b.size(), true, &f, &n);
+	kiwi_mpa_status st =
+		kiwi_mpa_frame_parse(b.data(), b.size(), true, &f, &n);
 	EXPECT_EQ(KIWI_MPA_ST_BAD_PDLEN, st);
 	EXPECT_EQ(KIWI_MPA_ACT_CLOSE, kiwi_mpa_status_action(st));
 	EXPECT_EQ(KIWI_MPA_ERR_BAD_FRAME, kiwi_mpa_status_ecode(st));
 	b.assign(mpa_rep_v2, mpa_rep_v2 + 24);
-	b[11] = 'f';	// "MPA ID Rep frame"
+	b[11] = 'f'; // "MPA ID Rep frame"
 	st = kiwi_mpa_frame_parse(b.data(), b.size(), true, &f, &n);
 	EXPECT_EQ(KIWI_MPA_ST_BAD_KEY, st);
 	EXPECT_EQ(KIWI_MPA_ACT_CLOSE, kiwi_mpa_status_action(st));
@@ -293,12 +312,13 @@ TEST(MpaNego, MarkersAndCrcMatrix)
 TEST(MpaNego, Revisions)
 {
 	kiwi_mpa_policy v1 = pol_v1(), v2 = pol_v2(false);
-	Pair r = run(v1, v2);	// ECE-02: a Rev 1 Request is accepted by a v2 side
+	Pair r =
+		run(v1, v2); // ECE-02: a Rev 1 Request is accepted by a v2 side
 	EXPECT_EQ(KIWI_MPA_ST_OK, r.rs);
 	EXPECT_EQ(1, r.rep.rev);
 	EXPECT_FALSE(r.rep.enhanced);
 	EXPECT_EQ(KIWI_MPA_ST_OK, r.is);
-	r = run(v2, v1);	// a v1-only responder refuses Rev 2
+	r = run(v2, v1); // a v1-only responder refuses Rev 2
 	EXPECT_EQ(KIWI_MPA_ST_BAD_REV, r.rs);
 
 	kiwi_mpa_frame req{}, rep;
@@ -306,7 +326,7 @@ TEST(MpaNego, Revisions)
 	req.rev = 0;
 	req.markers = req.crc = true;
 	EXPECT_EQ(KIWI_MPA_ST_BAD_REV, kiwi_mpa_respond(&v2, &req, &rep, &out));
-	EXPECT_EQ(1, rep.rev);	// the optional appendix C.2.1 Reply
+	EXPECT_EQ(1, rep.rev); // the optional appendix C.2.1 Reply
 	req.rev = 3;
 	EXPECT_EQ(KIWI_MPA_ST_BAD_REV, kiwi_mpa_respond(&v2, &req, &rep, &out));
 	req.rev = 1;
@@ -318,9 +338,11 @@ TEST(MpaNego, Revisions)
 	kiwi_mpa_frame got{};
 	got.reply = true;
 	got.rev = 0;
-	EXPECT_EQ(KIWI_MPA_ST_BAD_REV, kiwi_mpa_check_reply(&v1, &sent, &got, &out));
+	EXPECT_EQ(KIWI_MPA_ST_BAD_REV,
+		  kiwi_mpa_check_reply(&v1, &sent, &got, &out));
 	got.rev = 2;
-	EXPECT_EQ(KIWI_MPA_ST_BAD_REV, kiwi_mpa_check_reply(&v1, &sent, &got, &out));
+	EXPECT_EQ(KIWI_MPA_ST_BAD_REV,
+		  kiwi_mpa_check_reply(&v1, &sent, &got, &out));
 }
 
 // MPA-063/067/071: a Reply with R=1 is a reject: leave TCP open.
@@ -334,7 +356,7 @@ TEST(MpaNego, Reject)
 	kiwi_mpa_frame preq = parse_ok(rq, false);
 	ASSERT_EQ(KIWI_MPA_ST_OK, kiwi_mpa_respond(&p, &preq, &rep, &out));
 	rep.reject = true;
-	const uint8_t why[3] = { 'n', 'o', '!' };
+	const uint8_t why[3] = {'n', 'o', '!'};
 	rep.pdata = why;
 	rep.pdata_len = 3;
 	Bytes rb = build(rep);
@@ -361,8 +383,8 @@ TEST(MpaNego, IrdOrd)
 	Pair r = run(ip, rp);
 	ASSERT_EQ(KIWI_MPA_ST_OK, r.rs);
 	ASSERT_EQ(KIWI_MPA_ST_OK, r.is);
-	EXPECT_EQ(4, r.resp.ord);	// responder ORD <= initiator IRD
-	EXPECT_EQ(8, r.resp.ird);	// raised to the initiator's ORD
+	EXPECT_EQ(4, r.resp.ord); // responder ORD <= initiator IRD
+	EXPECT_EQ(8, r.resp.ird); // raised to the initiator's ORD
 	EXPECT_EQ(4, r.resp.peer_ird);
 	EXPECT_EQ(8, r.resp.peer_ord);
 	EXPECT_LE(r.init.ord, r.rep.ird);
@@ -426,7 +448,7 @@ TEST(MpaNego, PeerToPeerRtr)
 	Pair r = run(pol_v2(true), pol_v2(false));
 	ASSERT_EQ(KIWI_MPA_ST_OK, r.rs);
 	ASSERT_EQ(KIWI_MPA_ST_OK, r.is);
-	EXPECT_TRUE(r.rep.p2p);		// A copied
+	EXPECT_TRUE(r.rep.p2p); // A copied
 	EXPECT_EQ(KIWI_MPA_RTR_WRITE | KIWI_MPA_RTR_READ, r.rep.rtr);
 	EXPECT_TRUE(r.init.p2p);
 	EXPECT_EQ(KIWI_MPA_RTR_WRITE, r.init.rtr);
@@ -440,7 +462,7 @@ TEST(MpaNego, PeerToPeerRtr)
 	r = run(ip, rp);
 	ASSERT_EQ(KIWI_MPA_ST_OK, r.rs);
 	EXPECT_EQ(KIWI_MPA_RTR_READ, r.rep.rtr);
-	EXPECT_EQ(1, r.rep.ird);	// a Read RTR needs one IRD slot
+	EXPECT_EQ(1, r.rep.ird); // a Read RTR needs one IRD slot
 	EXPECT_EQ(KIWI_MPA_ST_NO_RTR, r.is);
 	EXPECT_EQ(KIWI_MPA_ERR_NO_RTR, kiwi_mpa_status_ecode(r.is));
 	EXPECT_EQ(KIWI_MPA_ACT_TERM_CLOSE, kiwi_mpa_status_action(r.is));
@@ -453,7 +475,7 @@ TEST(MpaNego, PeerToPeerRtr)
 
 	// A = 0: B/C/D on the wire are ignored.
 	Bytes b(mpa_rep_v2, mpa_rep_v2 + 24);
-	b[20] = 0x40;	// B without A
+	b[20] = 0x40; // B without A
 	kiwi_mpa_frame f = parse_ok(b, true);
 	EXPECT_FALSE(f.p2p);
 	EXPECT_EQ(0, f.rtr);
@@ -465,7 +487,8 @@ TEST(MpaNego, PeerToPeerRtr)
 	ASSERT_EQ(0, kiwi_mpa_make_request(&ip, nullptr, 0, &req));
 	rep.reply = rep.enhanced = true;
 	rep.rev = 2;
-	EXPECT_EQ(KIWI_MPA_ST_BAD_ENH, kiwi_mpa_check_reply(&ip, &req, &rep, &out));
+	EXPECT_EQ(KIWI_MPA_ST_BAD_ENH,
+		  kiwi_mpa_check_reply(&ip, &req, &rep, &out));
 }
 
 // ECE-15: S=0 Request -> S=0 Reply; an enhanced Reply to a plain Request is
@@ -483,7 +506,8 @@ TEST(MpaNego, EnhancedOnlyWhenAsked)
 	EXPECT_FALSE(req.enhanced);
 	rep.reply = rep.enhanced = true;
 	rep.rev = 2;
-	EXPECT_EQ(KIWI_MPA_ST_BAD_ENH, kiwi_mpa_check_reply(&v2plain, &req, &rep, &out));
+	EXPECT_EQ(KIWI_MPA_ST_BAD_ENH,
+		  kiwi_mpa_check_reply(&v2plain, &req, &rep, &out));
 }
 
 TEST(MpaNego, PolicyCheck)

@@ -39,7 +39,8 @@ struct RefTx {
 
 	void fpdu(const Bytes &ulpdu, Bytes &wire)
 	{
-		Bytes body = { uint8_t(ulpdu.size() >> 8), uint8_t(ulpdu.size()) };
+		Bytes body = {uint8_t(ulpdu.size() >> 8),
+			      uint8_t(ulpdu.size())};
 		body.insert(body.end(), ulpdu.begin(), ulpdu.end());
 		while (body.size() % 4)
 			body.push_back(0);
@@ -49,7 +50,8 @@ struct RefTx {
 		for (size_t i = 0; i <= body.size(); i += 4) {
 			if (markers && off % 512 == 0) {
 				uint32_t ptr = have_hdr ? off - hdr_pos : 0;
-				uint8_t m[4] = { 0, 0, uint8_t(ptr >> 8), uint8_t(ptr) };
+				uint8_t m[4] = {0, 0, uint8_t(ptr >> 8),
+						uint8_t(ptr)};
 				crc = bitwise_crc32c(m, 4, crc);
 				wire.insert(wire.end(), m, m + 4);
 				off += 4;
@@ -105,11 +107,12 @@ struct LibTx {
 	{
 		std::vector<kiwi_mpa_frag> f;
 		for (const auto &b : frags)
-			f.push_back({ b.data(), uint32_t(b.size()) });
+			f.push_back({b.data(), uint32_t(b.size())});
 		pieces.assign(KIWI_MPA_PLAN_PIECES(f.size()), {});
 		plan.piece = pieces.data();
 		plan.cap = uint32_t(pieces.size());
-		int ret = kiwi_mpa_tx_plan(&tx, &plan, f.data(), uint32_t(f.size()));
+		int ret = kiwi_mpa_tx_plan(&tx, &plan, f.data(),
+					   uint32_t(f.size()));
 		EXPECT_EQ(0, ret);
 		return ret ? Bytes() : plan_bytes(plan);
 	}
@@ -122,10 +125,10 @@ struct RxFpdu {
 };
 
 struct RxResult {
-	std::vector<RxFpdu> fpdus;	// completed (END) FPDUs
-	int err = 0;			// error code, 0 if none
+	std::vector<RxFpdu> fpdus; // completed (END) FPDUs
+	int err = 0;		   // error code, 0 if none
 	size_t consumed = 0;
-	bool partial = false;		// an FPDU was started but not ended
+	bool partial = false; // an FPDU was started but not ended
 };
 
 // Feed `stream` cut at `cuts` (sorted offsets) and check the invariants:

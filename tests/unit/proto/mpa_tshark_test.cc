@@ -45,7 +45,7 @@ void le32(Bytes &b, uint32_t v)
 // A TCP connection 192.0.2.1:50000 <-> 192.0.2.2:38000 as a pcap file.
 struct Capture {
 	Bytes records;
-	uint32_t seq[2] = { 0xfffff000u, 77 };	// side 0 wraps its sequence
+	uint32_t seq[2] = {0xfffff000u, 77}; // side 0 wraps its sequence
 	uint32_t frames = 0;
 
 	void segment(int side, const Bytes &data)
@@ -54,9 +54,9 @@ struct Capture {
 		pkt[5] = uint8_t(1 + side);
 		pkt[11] = uint8_t(2 - side);
 		be16(pkt, 0x0800);
-		Bytes ip = { 0x45, 0 };
+		Bytes ip = {0x45, 0};
 		be16(ip, uint32_t(40 + data.size()));
-		be32(ip, 0x40000000u);	// DF
+		be32(ip, 0x40000000u); // DF
 		be16(ip, 0x4006);
 		be16(ip, 0);
 		be32(ip, side ? 0xc0000202u : 0xc0000201u);
@@ -82,7 +82,7 @@ struct Capture {
 	{
 		Bytes h;
 		le32(h, 0xa1b2c3d4u);
-		h.insert(h.end(), { 2, 0, 4, 0 });
+		h.insert(h.end(), {2, 0, 4, 0});
 		le32(h, 0);
 		le32(h, 0);
 		le32(h, 262144);
@@ -91,7 +91,8 @@ struct Capture {
 		if (!f)
 			return false;
 		bool ok = fwrite(h.data(), 1, h.size(), f) == h.size() &&
-			  fwrite(records.data(), 1, records.size(), f) == records.size();
+			  fwrite(records.data(), 1, records.size(), f) ==
+				  records.size();
 		return fclose(f) == 0 && ok;
 	}
 };
@@ -112,11 +113,12 @@ std::vector<std::string> lines(const std::string &cmd)
 }
 
 // One tshark row per frame: field -> comma-separated occurrences.
-std::vector<std::vector<std::string>> fields(const std::string &pcap,
-					     const std::vector<std::string> &names)
+std::vector<std::vector<std::string>>
+fields(const std::string &pcap, const std::vector<std::string> &names)
 {
-	std::string cmd = "tshark -o tcp.desegment_tcp_streams:FALSE -r " + pcap +
-			  " -T fields -E separator='|' -E occurrence=a -E aggregator=,";
+	std::string cmd =
+		"tshark -o tcp.desegment_tcp_streams:FALSE -r " + pcap +
+		" -T fields -E separator='|' -E occurrence=a -E aggregator=,";
 	for (const auto &n : names)
 		cmd += " -e " + n;
 	std::vector<std::vector<std::string>> rows;
@@ -159,7 +161,7 @@ std::vector<uint32_t> markers_in(uint32_t off, size_t len)
 
 Bytes send_ulpdu(uint32_t msn, size_t payload, uint32_t seed)
 {
-	Bytes b = { 0x41, 0x43, 0, 0, 0, 0, 0, 0, 0, 0 };
+	Bytes b = {0x41, 0x43, 0, 0, 0, 0, 0, 0, 0, 0};
 	be32(b, msn);
 	be32(b, 0);
 	Bytes p = pattern(payload, seed);
@@ -182,7 +184,8 @@ protected:
 	void TearDown() override
 	{
 		if (!path.empty())
-			if (!getenv("KIWI_KEEP_PCAP")) unlink(path.c_str());
+			if (!getenv("KIWI_KEEP_PCAP"))
+				unlink(path.c_str());
 	}
 	std::string path;
 };
@@ -197,7 +200,7 @@ TEST_F(MpaTshark, WiresharkAgreesWithKiwiFraming)
 	pol.ird_max = 8;
 	kiwi_mpa_frame req, rep;
 	kiwi_mpa_params rp;
-	const uint8_t pd[5] = { 'h', 'e', 'l', 'l', 'o' };
+	const uint8_t pd[5] = {'h', 'e', 'l', 'l', 'o'};
 	ASSERT_EQ(0, kiwi_mpa_make_request(&pol, pd, 5, &req));
 	ASSERT_EQ(KIWI_MPA_ST_OK, kiwi_mpa_respond(&pol, &req, &rep, &rp));
 	ASSERT_TRUE(rp.tx_markers && rp.rx_markers && rp.crc);
@@ -210,33 +213,35 @@ TEST_F(MpaTshark, WiresharkAgreesWithKiwiFraming)
 	cap.segment(1, Bytes(fb.begin(), fb.begin() + long(n)));
 
 	// Initiator sends first (MPA-069), then both directions alternate.
-	LibTx tx[2] = { LibTx(mpa_cfg(true, true)), LibTx(mpa_cfg(true, true)) };
+	LibTx tx[2] = {LibTx(mpa_cfg(true, true)), LibTx(mpa_cfg(true, true))};
 	struct Want {
 		uint32_t ulpdu, msn;
 		std::vector<uint32_t> ptrs;
 	};
 	std::vector<Want> want;
-	const size_t sizes[] = { 24, 464, 24, 1000, 3, 2000, 700, 18, 1500, 5 };
-	uint32_t msn[2] = { 1, 1 };
+	const size_t sizes[] = {24, 464, 24, 1000, 3, 2000, 700, 18, 1500, 5};
+	uint32_t msn[2] = {1, 1};
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		int side = int(i % 2);
 		Bytes u = send_ulpdu(msn[side], sizes[i], uint32_t(i));
 		uint32_t off = tx[side].tx.off;
-		Bytes w = tx[side].fpdu({ u });
-		want.push_back({ uint32_t(u.size()), msn[side]++, markers_in(off, w.size()) });
+		Bytes w = tx[side].fpdu({u});
+		want.push_back({uint32_t(u.size()), msn[side]++,
+				markers_in(off, w.size())});
 		cap.segment(side, w);
 	}
 	ASSERT_TRUE(cap.save(path));
 
-	auto rows = fields(path, { "frame.number", "iwarp_mpa.key.req", "iwarp_mpa.key.rep",
-				   "iwarp_mpa.marker_flag", "iwarp_mpa.crc_flag",
-				   "iwarp_mpa.rev", "iwarp_mpa.pdlength",
-				   "iwarp_mpa.ulpdulength", "iwarp_mpa.crc_check",
-				   "iwarp_mpa.marker_fpduptr", "iwarp_ddp.msn",
-				   "iwarp_ddp.mo" });
+	auto rows =
+		fields(path, {"frame.number", "iwarp_mpa.key.req",
+			      "iwarp_mpa.key.rep", "iwarp_mpa.marker_flag",
+			      "iwarp_mpa.crc_flag", "iwarp_mpa.rev",
+			      "iwarp_mpa.pdlength", "iwarp_mpa.ulpdulength",
+			      "iwarp_mpa.crc_check", "iwarp_mpa.marker_fpduptr",
+			      "iwarp_ddp.msn", "iwarp_ddp.mo"});
 	ASSERT_EQ(2 + want.size(), rows.size());
-	EXPECT_FALSE(rows[0][1].empty());	// Request key recognised
-	EXPECT_FALSE(rows[1][2].empty());	// Reply key recognised
+	EXPECT_FALSE(rows[0][1].empty()); // Request key recognised
+	EXPECT_FALSE(rows[1][2].empty()); // Reply key recognised
 	for (int i = 0; i < 2; i++) {
 		EXPECT_EQ("1", rows[i][3]) << "M flag, frame " << i;
 		EXPECT_EQ("1", rows[i][4]) << "C flag, frame " << i;
@@ -254,7 +259,8 @@ TEST_F(MpaTshark, WiresharkAgreesWithKiwiFraming)
 	}
 	// Wireshark recomputed every FPDU's CRC and found it good.
 	size_t good = 0, bad = 0;
-	for (const auto &l : lines("tshark -o tcp.desegment_tcp_streams:FALSE -V -r " + path)) {
+	for (const auto &l :
+	     lines("tshark -o tcp.desegment_tcp_streams:FALSE -V -r " + path)) {
 		good += l.find("(Good CRC32)") != std::string::npos;
 		bad += l.find("Bad CRC") != std::string::npos;
 	}

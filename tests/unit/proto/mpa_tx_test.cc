@@ -16,7 +16,7 @@ namespace {
 
 Bytes fig_send(uint8_t msn, size_t payload)
 {
-	Bytes b = { MPA_FIG_DDP_HDR(msn) };
+	Bytes b = {MPA_FIG_DDP_HDR(msn)};
 	b.resize(b.size() + payload, 0);
 	return b;
 }
@@ -25,7 +25,7 @@ Bytes fig_send(uint8_t msn, size_t payload)
 TEST(MpaTx, GoldenFigure5)
 {
 	LibTx t(mpa_cfg(true, true));
-	Bytes w = t.fpdu({ fig_send(1, 24) });
+	Bytes w = t.fpdu({fig_send(1, 24)});
 	ASSERT_EQ(Bytes(mpa_fig5_wire, mpa_fig5_wire + 52), w);
 	EXPECT_EQ(MPA_FIG5_CRC, t.plan.crc);
 	EXPECT_EQ(52u, t.plan.wire_len);
@@ -35,9 +35,9 @@ TEST(MpaTx, GoldenFigure5)
 TEST(MpaTx, GoldenFigure6)
 {
 	LibTx t(mpa_cfg(true, true));
-	Bytes first = t.fpdu({ fig_send(1, 464) });
+	Bytes first = t.fpdu({fig_send(1, 464)});
 	ASSERT_EQ(size_t(MPA_FIG6_STREAM_OFF), first.size());
-	Bytes w = t.fpdu({ fig_send(2, 24) });
+	Bytes w = t.fpdu({fig_send(2, 24)});
 	ASSERT_EQ(Bytes(mpa_fig6_wire, mpa_fig6_wire + 52), w);
 	EXPECT_EQ(MPA_FIG6_CRC, t.plan.crc);
 }
@@ -49,15 +49,16 @@ TEST(MpaTx, GoldenFigure6Fragmented)
 	LibTx t(mpa_cfg(true, true));
 	Bytes h1 = fig_send(1, 0), h2 = fig_send(2, 0);
 	Bytes p1(464, 0), a(7, 0), b(0), c(17, 0);
-	t.fpdu({ h1, p1 });
-	Bytes w = t.fpdu({ h2, a, b, c });
+	t.fpdu({h1, p1});
+	Bytes w = t.fpdu({h2, a, b, c});
 	ASSERT_EQ(Bytes(mpa_fig6_wire, mpa_fig6_wire + 52), w);
 	// The pieces that carry caller data point into the caller's buffers.
 	for (uint32_t i = 0; i < t.plan.cnt; i++) {
 		const kiwi_mpa_piece &pc = t.plan.piece[i];
 		if (pc.src == KIWI_MPA_SRC_GEN) {
 			EXPECT_GE(pc.base, t.plan.gen);
-			EXPECT_LE(pc.base + pc.len, t.plan.gen + t.plan.gen_len);
+			EXPECT_LE(pc.base + pc.len,
+				  t.plan.gen + t.plan.gen_len);
 		}
 	}
 }
@@ -67,7 +68,7 @@ TEST(MpaTx, GoldenFigure6Fragmented)
 TEST(MpaTx, MatchesReferenceModel)
 {
 	std::mt19937 rng(42);
-	for (bool markers : { true, false }) {
+	for (bool markers : {true, false}) {
 		LibTx t(mpa_cfg(markers, true));
 		RefTx ref;
 		ref.markers = markers;
@@ -78,11 +79,14 @@ TEST(MpaTx, MatchesReferenceModel)
 			std::vector<Bytes> frags;
 			size_t pos = 0;
 			while (pos < len) {
-				size_t k = std::min(len - pos, size_t(1 + rng() % 300));
-				frags.emplace_back(u.begin() + pos, u.begin() + pos + k);
+				size_t k = std::min(len - pos,
+						    size_t(1 + rng() % 300));
+				frags.emplace_back(u.begin() + pos,
+						   u.begin() + pos + k);
 				pos += k;
 			}
-			uint32_t predicted = kiwi_mpa_fpdu_wire_len(&t.tx, uint32_t(len));
+			uint32_t predicted =
+				kiwi_mpa_fpdu_wire_len(&t.tx, uint32_t(len));
 			Bytes w = t.fpdu(frags);
 			EXPECT_EQ(predicted, w.size());
 			EXPECT_EQ(w.size() % 4, 0u);
@@ -100,7 +104,7 @@ TEST(MpaTx, MarkerEvery512)
 	LibTx t(mpa_cfg(true, true));
 	Bytes s;
 	for (int i = 0; i < 50; i++) {
-		Bytes w = t.fpdu({ pattern(37 + 97 * i, uint32_t(i)) });
+		Bytes w = t.fpdu({pattern(37 + 97 * i, uint32_t(i))});
 		s.insert(s.end(), w.begin(), w.end());
 	}
 	for (size_t m = 0; m + 4 <= s.size(); m += 512) {
@@ -124,12 +128,13 @@ TEST(MpaTx, MarkerPointersPerFpdu)
 	for (int i = 0; i < 400; i++) {
 		size_t len = i % 40 == 7 ? 3000 + rng() % 6000 : 1 + rng() % 40;
 		uint32_t off = t.tx.off;
-		Bytes w = t.fpdu({ pattern(len, uint32_t(i)) });
+		Bytes w = t.fpdu({pattern(len, uint32_t(i))});
 		uint32_t hdr = off % 512 ? off : off + 4;
 		uint32_t inside = 0;
 
 		ASSERT_EQ(pos, off);
-		for (uint32_t m = (off + 511) / 512 * 512; m < off + w.size(); m += 512) {
+		for (uint32_t m = (off + 511) / 512 * 512; m < off + w.size();
+		     m += 512) {
 			const uint8_t *mk = &w[m - off];
 			EXPECT_EQ(0, get_unaligned_be16(mk)) << i;
 			if (m == off) {
@@ -158,7 +163,7 @@ TEST(MpaTx, StreamOffsetWrap)
 	Bytes lib, refw;
 	for (int i = 0; i < 10; i++) {
 		Bytes u = pattern(100 + 33 * i, uint32_t(i));
-		Bytes w = t.fpdu({ u });
+		Bytes w = t.fpdu({u});
 		lib.insert(lib.end(), w.begin(), w.end());
 		ref.fpdu(u, refw);
 	}
@@ -176,7 +181,7 @@ TEST(MpaTx, Limits)
 	plan.piece = pieces.data();
 	plan.cap = uint32_t(pieces.size());
 	Bytes big(KIWI_MPA_MULPDU_MAX + 1, 1);
-	kiwi_mpa_frag f = { big.data(), uint32_t(big.size()) };
+	kiwi_mpa_frag f = {big.data(), uint32_t(big.size())};
 	EXPECT_EQ(-EMSGSIZE, kiwi_mpa_tx_plan(&tx, &plan, &f, 1));
 	f.len = 0;
 	EXPECT_EQ(-EINVAL, kiwi_mpa_tx_plan(&tx, &plan, &f, 1));
@@ -203,14 +208,17 @@ TEST(MpaTx, LargestFpduEveryPhase)
 		std::vector<Bytes> frags;
 		if (start % 64 == 0) {
 			for (size_t pos = 0; pos < u.size(); pos += 1000)
-				frags.emplace_back(u.begin() + pos,
-						   u.begin() + std::min(u.size(), pos + 1000));
+				frags.emplace_back(
+					u.begin() + pos,
+					u.begin() +
+						std::min(u.size(), pos + 1000));
 		} else {
 			frags.push_back(u);
 		}
 		Bytes w = t.fpdu(frags);
 		ASSERT_LE(t.plan.gen_len, uint32_t(KIWI_MPA_GEN_MAX));
-		ASSERT_LE(t.plan.cnt, uint32_t(KIWI_MPA_PLAN_PIECES(frags.size())));
+		ASSERT_LE(t.plan.cnt,
+			  uint32_t(KIWI_MPA_PLAN_PIECES(frags.size())));
 		RefTx ref;
 		ref.off = start;
 		Bytes rw;
@@ -225,7 +233,7 @@ TEST(MpaTx, PadZeroAndCrcAlwaysPresent)
 {
 	for (uint32_t len = 1; len <= 8; len++) {
 		LibTx t(mpa_cfg(false, false));
-		Bytes w = t.fpdu({ Bytes(len, 0xee) });
+		Bytes w = t.fpdu({Bytes(len, 0xee)});
 		uint32_t pad = kiwi_mpa_pad(len);
 		ASSERT_EQ(2 + len + pad + 4, w.size());
 		for (uint32_t i = 0; i < pad; i++)
@@ -242,11 +250,11 @@ TEST(UlpfTx, ProfileFraming)
 {
 	kiwi_mpa_cfg cfg{};
 	cfg.profile = KIWI_FRAME_ULPF00;
-	const uint8_t key[6] = { 1, 2, 3, 4, 5, 6 };
+	const uint8_t key[6] = {1, 2, 3, 4, 5, 6};
 	memcpy(cfg.ulpf_key, key, 6);
 	LibTx t(cfg);
 	Bytes u = pattern(13, 1);
-	Bytes w = t.fpdu({ u });
+	Bytes w = t.fpdu({u});
 	ASSERT_EQ(8u + 13u, w.size());
 	EXPECT_EQ(0, w[0]);
 	EXPECT_EQ(13, w[1]);
@@ -256,7 +264,7 @@ TEST(UlpfTx, ProfileFraming)
 
 	kiwi_mpa_tx tx;
 	Bytes big(KIWI_ULPF_PDU_MAX + 1, 0);
-	kiwi_mpa_frag f = { big.data(), uint32_t(big.size()) };
+	kiwi_mpa_frag f = {big.data(), uint32_t(big.size())};
 	std::vector<kiwi_mpa_piece> pieces(8);
 	kiwi_mpa_plan plan{};
 	plan.piece = pieces.data();
@@ -280,14 +288,16 @@ TEST(UlpfTx, ProfileFraming)
 TEST(Ulpf, ModeAndSizes)
 {
 	EXPECT_EQ(0, kiwi_ulpf_mode_check(KIWI_ULPF_MODE_ALIGN, false));
-	EXPECT_EQ(-EOPNOTSUPP, kiwi_ulpf_mode_check(KIWI_ULPF_MODE_ALIGN, true));
-	EXPECT_EQ(-EOPNOTSUPP, kiwi_ulpf_mode_check(KIWI_ULPF_MODE_MARKERS, false));
+	EXPECT_EQ(-EOPNOTSUPP,
+		  kiwi_ulpf_mode_check(KIWI_ULPF_MODE_ALIGN, true));
+	EXPECT_EQ(-EOPNOTSUPP,
+		  kiwi_ulpf_mode_check(KIWI_ULPF_MODE_MARKERS, false));
 	EXPECT_EQ(-EINVAL, kiwi_ulpf_mode_check(9, false));
 	EXPECT_EQ(1452u, kiwi_ulpf_max_pdu(1460));
 	EXPECT_EQ(uint32_t(KIWI_ULPF_PDU_MAX), kiwi_ulpf_max_pdu(100000));
 	EXPECT_EQ(0u, kiwi_ulpf_max_pdu(8));
 	uint8_t h[8];
-	const uint8_t key[6] = { 9, 8, 7, 6, 5, 4 };
+	const uint8_t key[6] = {9, 8, 7, 6, 5, 4};
 	kiwi_ulpf_hdr_build(h, 0x1234, key);
 	u16 len = 0;
 	EXPECT_TRUE(kiwi_ulpf_hdr_parse(h, key, &len));
@@ -304,8 +314,8 @@ TEST(MpaSize, MulpduTable)
 		EXPECT_EQ(row[1], kiwi_mpa_mulpdu(row[0], true)) << row[0];
 		EXPECT_EQ(row[2], kiwi_mpa_mulpdu(row[0], false)) << row[0];
 	}
-	for (uint32_t e : { 0u, 1u, 100u, 0xffffffffu }) {
-		for (bool m : { true, false }) {
+	for (uint32_t e : {0u, 1u, 100u, 0xffffffffu}) {
+		for (bool m : {true, false}) {
 			uint32_t v = kiwi_mpa_mulpdu(e, m);
 			EXPECT_GE(v, uint32_t(KIWI_MPA_MULPDU_MIN));
 			EXPECT_LE(v, uint32_t(KIWI_MPA_MULPDU_MAX));
@@ -317,12 +327,14 @@ TEST(MpaSize, MulpduTable)
 TEST(MpaSize, MulpduFitsEmss)
 {
 	for (uint32_t emss = 200; emss < 20000; emss += 7) {
-		for (bool m : { true, false }) {
+		for (bool m : {true, false}) {
 			kiwi_mpa_cfg cfg = mpa_cfg(m, true);
 			kiwi_mpa_tx tx;
-			ASSERT_EQ(0, kiwi_mpa_tx_init(&tx, &cfg, (emss * 4) % 512));
+			ASSERT_EQ(0, kiwi_mpa_tx_init(&tx, &cfg,
+						      (emss * 4) % 512));
 			uint32_t mul = kiwi_mpa_mulpdu(emss, m);
-			EXPECT_LE(kiwi_mpa_fpdu_wire_len(&tx, mul), emss) << emss << m;
+			EXPECT_LE(kiwi_mpa_fpdu_wire_len(&tx, mul), emss)
+				<< emss << m;
 		}
 	}
 }

@@ -15,7 +15,7 @@ using namespace ddptest;
 
 namespace {
 
-const kiwi_ddp_stream stream = { .pd = 1, .qp = 2 };
+const kiwi_ddp_stream stream = {.pd = 1, .qp = 2};
 
 // RDMAP-01 and the digest's wire table: control octets with RV = 1.
 TEST(Rdmap, ControlOctets)
@@ -27,7 +27,7 @@ TEST(Rdmap, ControlOctets)
 	}
 	EXPECT_EQ(0, kiwi_rdmap_rv(0x03));
 	EXPECT_EQ(3, kiwi_rdmap_rv(0xc3));
-	EXPECT_EQ(3, kiwi_rdmap_opcode(0x73));	// reserved bits ignored
+	EXPECT_EQ(3, kiwi_rdmap_opcode(0x73)); // reserved bits ignored
 }
 
 // RDMAP-03/07, EXT-02: T flag, queue and header size per opcode, written
@@ -42,18 +42,18 @@ TEST(Rdmap, OpcodeTable)
 		uint32_t hdr_len;
 	};
 	const row rows[] = {
-		{ 0x0, true, true, 0, false, 14 },
-		{ 0x1, true, false, 1, false, 46 },
-		{ 0x2, true, true, 0, false, 14 },
-		{ 0x3, true, false, 0, false, 18 },
-		{ 0x4, true, false, 0, true, 18 },
-		{ 0x5, true, false, 0, false, 18 },
-		{ 0x6, true, false, 0, true, 18 },
-		{ 0x7, true, false, 2, false, 22 },
-		{ 0x8, false, false, 0, false, 26 },
-		{ 0x9, false, false, 0, false, 26 },
-		{ 0xa, false, false, 1, false, 70 },
-		{ 0xb, false, false, 3, false, 30 },
+		{0x0, true, true, 0, false, 14},
+		{0x1, true, false, 1, false, 46},
+		{0x2, true, true, 0, false, 14},
+		{0x3, true, false, 0, false, 18},
+		{0x4, true, false, 0, true, 18},
+		{0x5, true, false, 0, false, 18},
+		{0x6, true, false, 0, true, 18},
+		{0x7, true, false, 2, false, 22},
+		{0x8, false, false, 0, false, 26},
+		{0x9, false, false, 0, false, 26},
+		{0xa, false, false, 1, false, 70},
+		{0xb, false, false, 3, false, 30},
 	};
 	for (const row &r : rows) {
 		const struct kiwi_rdmap_op_info *i = kiwi_rdmap_op_lookup(r.op);
@@ -81,7 +81,8 @@ TEST(Rdmap, HeaderMaxCoversSupportedOpcodes)
 {
 	EXPECT_EQ(46u, (unsigned)KIWI_RDMAP_HDR_MAX);
 	for (uint8_t op = 0; op <= 7; op++)
-		EXPECT_LE(kiwi_rdmap_hdr_len(op), (uint32_t)KIWI_RDMAP_HDR_MAX) << int(op);
+		EXPECT_LE(kiwi_rdmap_hdr_len(op), (uint32_t)KIWI_RDMAP_HDR_MAX)
+			<< int(op);
 	EXPECT_LE((unsigned)KIWI_RDMAP_HDR_MAX, (unsigned)KIWI_MPA_RX_HDR_MAX);
 }
 
@@ -94,10 +95,14 @@ TEST(Rdmap, SegHdrInvalidateOnlyForInvalidateSends)
 	seg.last = true;
 	for (uint8_t op = 0; op <= 7; op++) {
 		ASSERT_EQ(0, kiwi_rdmap_seg_hdr(&h, op, 0x55aa, 1, &seg));
-		bool inv = op == KIWI_RDMAP_SEND_INV || op == KIWI_RDMAP_SEND_SE_INV;
+		bool inv = op == KIWI_RDMAP_SEND_INV ||
+			   op == KIWI_RDMAP_SEND_SE_INV;
 		EXPECT_EQ(inv ? 0x55aau : 0u, h.ulp_word) << int(op);
 		EXPECT_EQ(h.tagged ? 0x55aau : 0u, h.stag) << int(op);
-		EXPECT_EQ(KIWI_TERM_ERR_NONE, kiwi_rdmap_check_hdr(&h, op == 1 ? 28 : op == 7 ? 4 : 0))
+		EXPECT_EQ(KIWI_TERM_ERR_NONE,
+			  kiwi_rdmap_check_hdr(&h, op == 1   ? 28
+						   : op == 7 ? 4
+							     : 0))
 			<< int(op);
 	}
 	for (uint8_t op = 8; op <= 0xf; op++)
@@ -107,11 +112,11 @@ TEST(Rdmap, SegHdrInvalidateOnlyForInvalidateSends)
 // RDMAP-08: Read Request layout, field by field.
 TEST(RdmapRreq, Golden)
 {
-	const Bytes wire = { 0x00, 0x00, 0x00, 0x11,			// sink STag
-			     0, 0, 0, 0, 0, 0, 0x40, 0x00,		// sink TO
-			     0x00, 0x01, 0x00, 0x00,			// size
-			     0xaa, 0xbb, 0xcc, 0xdd,			// src STag
-			     0x7f, 0xff, 0, 0, 0, 0, 0x10, 0x00 };	// src TO
+	const Bytes wire = {0x00, 0x00, 0x00, 0x11, // sink STag
+			    0,	  0,	0,    0,    0, 0, 0x40, 0x00, // sink TO
+			    0x00, 0x01, 0x00, 0x00,		      // size
+			    0xaa, 0xbb, 0xcc, 0xdd, // src STag
+			    0x7f, 0xff, 0,    0,    0, 0, 0x10, 0x00}; // src TO
 	kiwi_rdmap_rreq r;
 	Bytes b(28);
 
@@ -131,8 +136,9 @@ TEST(RdmapRreq, RandomRoundTrip)
 	std::mt19937_64 rng(5040);
 
 	for (int i = 0; i < 5000; i++) {
-		kiwi_rdmap_rreq a = { (uint32_t)rng(), rng(), (uint32_t)rng(),
-				      (uint32_t)rng(), rng() }, b;
+		kiwi_rdmap_rreq a = {(uint32_t)rng(), rng(), (uint32_t)rng(),
+				     (uint32_t)rng(), rng()},
+				b;
 		Bytes w(28);
 		kiwi_rdmap_rreq_encode(&a, w.data());
 		ASSERT_EQ(0, kiwi_rdmap_rreq_decode(&b, w.data(), 28));
@@ -147,7 +153,7 @@ TEST(RdmapRreq, RandomRoundTrip)
 // RDMAP-11: after 2048 octets both TOs advance and the size shrinks.
 TEST(RdmapRreq, AdvanceAfterPartialProgress)
 {
-	kiwi_rdmap_rreq r = { 1, 0x1000, 10000, 2, 0x9000 };
+	kiwi_rdmap_rreq r = {1, 0x1000, 10000, 2, 0x9000};
 
 	kiwi_rdmap_rreq_advance(&r, 2048);
 	EXPECT_EQ(0x1800u, r.sink_to);
@@ -162,12 +168,14 @@ TEST(RdmapRreq, AdvanceAfterPartialProgress)
 // RDMAP-04: RV != 1 -> (0, 2, 05), after the DDP version check.
 TEST(RdmapCheck, Version)
 {
-	for (uint8_t rv : { 0, 2, 3 }) {
+	for (uint8_t rv : {0, 2, 3}) {
 		kiwi_ddp_hdr h = untagged(KIWI_RDMAP_SEND, 0, 1, 0);
 		h.ulp_ctrl = (uint8_t)(rv << 6 | KIWI_RDMAP_SEND);
-		EXPECT_EQ(KIWI_TERM_ERR_RDMAP_VERSION, kiwi_rdmap_check_hdr(&h, 10));
+		EXPECT_EQ(KIWI_TERM_ERR_RDMAP_VERSION,
+			  kiwi_rdmap_check_hdr(&h, 10));
 		h.dv = 2;
-		EXPECT_EQ(KIWI_TERM_ERR_DDP_U_VERSION, kiwi_rdmap_check_hdr(&h, 10));
+		EXPECT_EQ(KIWI_TERM_ERR_DDP_U_VERSION,
+			  kiwi_rdmap_check_hdr(&h, 10));
 	}
 }
 
@@ -177,7 +185,7 @@ TEST(RdmapCheck, ReservedBitsIgnored)
 	kiwi_ddp_hdr h = untagged(KIWI_RDMAP_SEND, 0, 1, 0);
 
 	h.ulp_ctrl |= KIWI_RDMAP_CTRL_RSVD;
-	h.ulp_word = 0x12345678;	// RDMAP-06: ignored for a plain Send
+	h.ulp_word = 0x12345678; // RDMAP-06: ignored for a plain Send
 	EXPECT_EQ(KIWI_TERM_ERR_NONE, kiwi_rdmap_check_hdr(&h, 10));
 }
 
@@ -189,10 +197,12 @@ TEST(RdmapCheck, UnsupportedOpcodes)
 	for (uint8_t op = 8; op <= 0xf; op++) {
 		for (uint32_t qn = 0; qn < 4; qn++) {
 			kiwi_ddp_hdr h = untagged(op, qn, 1, 0);
-			EXPECT_EQ(KIWI_TERM_ERR_RDMAP_OPCODE, kiwi_rdmap_check_hdr(&h, 8));
+			EXPECT_EQ(KIWI_TERM_ERR_RDMAP_OPCODE,
+				  kiwi_rdmap_check_hdr(&h, 8));
 		}
 		kiwi_ddp_hdr t = tagged(op, 1, 0);
-		EXPECT_EQ(KIWI_TERM_ERR_RDMAP_OPCODE, kiwi_rdmap_check_hdr(&t, 8));
+		EXPECT_EQ(KIWI_TERM_ERR_RDMAP_OPCODE,
+			  kiwi_rdmap_check_hdr(&t, 8));
 	}
 }
 
@@ -202,7 +212,9 @@ TEST(RdmapCheck, OpcodeVersusTaggedBit)
 	for (uint8_t op = 0; op <= 7; op++) {
 		bool tag = op == KIWI_RDMAP_WRITE || op == KIWI_RDMAP_READ_RESP;
 		kiwi_ddp_hdr h = tag ? untagged(op, 0, 1, 0) : tagged(op, 1, 0);
-		EXPECT_EQ(KIWI_TERM_ERR_RDMAP_OPCODE, kiwi_rdmap_check_hdr(&h, 4)) << int(op);
+		EXPECT_EQ(KIWI_TERM_ERR_RDMAP_OPCODE,
+			  kiwi_rdmap_check_hdr(&h, 4))
+			<< int(op);
 	}
 }
 
@@ -214,12 +226,13 @@ TEST(RdmapCheck, QueueNumberPerOpcode)
 		uint8_t op;
 		uint32_t qn;
 		uint32_t len;
-	} ok[] = { { 1, 1, 28 }, { 3, 0, 9 }, { 4, 0, 9 }, { 5, 0, 9 },
-		   { 6, 0, 9 }, { 7, 2, 4 } };
+	} ok[] = {{1, 1, 28}, {3, 0, 9}, {4, 0, 9},
+		  {5, 0, 9},  {6, 0, 9}, {7, 2, 4}};
 	for (auto &c : ok) {
-		for (uint32_t qn : { 0u, 1u, 2u, 3u, 0xffffffffu }) {
+		for (uint32_t qn : {0u, 1u, 2u, 3u, 0xffffffffu}) {
 			kiwi_ddp_hdr h = untagged(c.op, qn, 1, 0);
-			EXPECT_EQ(qn == c.qn ? KIWI_TERM_ERR_NONE : KIWI_TERM_ERR_DDP_U_INVALID_QN,
+			EXPECT_EQ(qn == c.qn ? KIWI_TERM_ERR_NONE
+					     : KIWI_TERM_ERR_DDP_U_INVALID_QN,
 				  kiwi_rdmap_check_hdr(&h, c.len))
 				<< int(c.op) << " qn " << qn;
 		}
@@ -242,7 +255,8 @@ TEST(RdmapCheck, ShortMessageShapes)
 	EXPECT_EQ(KIWI_TERM_ERR_RDMAP_OP_UNSPEC, kiwi_rdmap_check_hdr(&r, 14));
 	EXPECT_EQ(KIWI_TERM_ERR_DDP_U_TOO_LONG, kiwi_rdmap_check_hdr(&r, 15));
 	r = untagged(KIWI_RDMAP_READ_REQ, 1, 1, 0xffffffffu);
-	EXPECT_EQ(KIWI_TERM_ERR_DDP_U_TOO_LONG, kiwi_rdmap_check_hdr(&r, 0xffffffffu));
+	EXPECT_EQ(KIWI_TERM_ERR_DDP_U_TOO_LONG,
+		  kiwi_rdmap_check_hdr(&r, 0xffffffffu));
 
 	kiwi_ddp_hdr t = untagged(KIWI_RDMAP_TERMINATE, 2, 1, 0);
 	EXPECT_EQ(KIWI_TERM_ERR_NONE, kiwi_rdmap_check_hdr(&t, 4));
@@ -267,28 +281,36 @@ kiwi_ddp_stag_info src(uint64_t base, uint64_t len)
 TEST(RdmapCheck, ReadRequestSource)
 {
 	auto st = src(0x1000, 0x1000);
-	kiwi_rdmap_rreq r = { 5, 0, 0x1000, 9, 0x1000 };
+	kiwi_rdmap_rreq r = {5, 0, 0x1000, 9, 0x1000};
 
 	EXPECT_EQ(KIWI_TERM_ERR_NONE, kiwi_rdmap_check_rreq(&r, &stream, &st));
-	EXPECT_EQ(KIWI_TERM_ERR_RDMAP_INVALID_STAG, kiwi_rdmap_check_rreq(&r, &stream, nullptr));
+	EXPECT_EQ(KIWI_TERM_ERR_RDMAP_INVALID_STAG,
+		  kiwi_rdmap_check_rreq(&r, &stream, nullptr));
 	st.valid = false;
-	EXPECT_EQ(KIWI_TERM_ERR_RDMAP_INVALID_STAG, kiwi_rdmap_check_rreq(&r, &stream, &st));
+	EXPECT_EQ(KIWI_TERM_ERR_RDMAP_INVALID_STAG,
+		  kiwi_rdmap_check_rreq(&r, &stream, &st));
 	st = src(0x1000, 0x1000);
 	st.pd = 7;
-	EXPECT_EQ(KIWI_TERM_ERR_RDMAP_STAG_STREAM, kiwi_rdmap_check_rreq(&r, &stream, &st));
+	EXPECT_EQ(KIWI_TERM_ERR_RDMAP_STAG_STREAM,
+		  kiwi_rdmap_check_rreq(&r, &stream, &st));
 	st = src(0x1000, 0x1000);
 	st.qp = 3;
-	EXPECT_EQ(KIWI_TERM_ERR_RDMAP_STAG_STREAM, kiwi_rdmap_check_rreq(&r, &stream, &st));
+	EXPECT_EQ(KIWI_TERM_ERR_RDMAP_STAG_STREAM,
+		  kiwi_rdmap_check_rreq(&r, &stream, &st));
 	st = src(0x1000, 0x1000);
 	st.access = KIWI_DDP_ACC_REMOTE_WRITE;
-	EXPECT_EQ(KIWI_TERM_ERR_RDMAP_ACCESS, kiwi_rdmap_check_rreq(&r, &stream, &st));
+	EXPECT_EQ(KIWI_TERM_ERR_RDMAP_ACCESS,
+		  kiwi_rdmap_check_rreq(&r, &stream, &st));
 	st = src(0x1000, 0x1000);
 	r.src_to = 0xfff;
-	EXPECT_EQ(KIWI_TERM_ERR_RDMAP_BOUNDS, kiwi_rdmap_check_rreq(&r, &stream, &st));
+	EXPECT_EQ(KIWI_TERM_ERR_RDMAP_BOUNDS,
+		  kiwi_rdmap_check_rreq(&r, &stream, &st));
 	r.src_to = 0x1001;
-	EXPECT_EQ(KIWI_TERM_ERR_RDMAP_BOUNDS, kiwi_rdmap_check_rreq(&r, &stream, &st));
+	EXPECT_EQ(KIWI_TERM_ERR_RDMAP_BOUNDS,
+		  kiwi_rdmap_check_rreq(&r, &stream, &st));
 	r.src_to = ~0ull - 0x10;
-	EXPECT_EQ(KIWI_TERM_ERR_RDMAP_TO_WRAP, kiwi_rdmap_check_rreq(&r, &stream, &st));
+	EXPECT_EQ(KIWI_TERM_ERR_RDMAP_TO_WRAP,
+		  kiwi_rdmap_check_rreq(&r, &stream, &st));
 }
 
 // The sink range of the future Read Response must not wrap either; the
@@ -296,21 +318,24 @@ TEST(RdmapCheck, ReadRequestSource)
 TEST(RdmapCheck, ReadRequestSinkWrap)
 {
 	auto st = src(0x1000, 0x1000);
-	kiwi_rdmap_rreq r = { 5, ~0ull - 0xfff, 0x1000, 9, 0x1000 };
+	kiwi_rdmap_rreq r = {5, ~0ull - 0xfff, 0x1000, 9, 0x1000};
 
 	EXPECT_EQ(KIWI_TERM_ERR_NONE, kiwi_rdmap_check_rreq(&r, &stream, &st));
 	r.sink_to++;
-	EXPECT_EQ(KIWI_TERM_ERR_RDMAP_TO_WRAP, kiwi_rdmap_check_rreq(&r, &stream, &st));
-	r.src_to = 0;	// a source error is reported first
-	EXPECT_EQ(KIWI_TERM_ERR_RDMAP_BOUNDS, kiwi_rdmap_check_rreq(&r, &stream, &st));
+	EXPECT_EQ(KIWI_TERM_ERR_RDMAP_TO_WRAP,
+		  kiwi_rdmap_check_rreq(&r, &stream, &st));
+	r.src_to = 0; // a source error is reported first
+	EXPECT_EQ(KIWI_TERM_ERR_RDMAP_BOUNDS,
+		  kiwi_rdmap_check_rreq(&r, &stream, &st));
 }
 
 // RDMAP-15: a zero-size Read is not validated at all (Read RTR).
 TEST(RdmapCheck, ZeroSizeReadNotValidated)
 {
-	kiwi_rdmap_rreq r = { 0, 0, 0, 0xdeadbeef, ~0ull };
+	kiwi_rdmap_rreq r = {0, 0, 0, 0xdeadbeef, ~0ull};
 
-	EXPECT_EQ(KIWI_TERM_ERR_NONE, kiwi_rdmap_check_rreq(&r, &stream, nullptr));
+	EXPECT_EQ(KIWI_TERM_ERR_NONE,
+		  kiwi_rdmap_check_rreq(&r, &stream, nullptr));
 }
 
 // RDMAP-18: Send with Invalidate of a foreign or non-invalidatable STag.
@@ -320,19 +345,24 @@ TEST(RdmapCheck, Invalidate)
 
 	st.access = KIWI_DDP_ACC_REMOTE_INV;
 	EXPECT_EQ(KIWI_TERM_ERR_NONE, kiwi_rdmap_check_inval(&stream, &st));
-	EXPECT_EQ(KIWI_TERM_ERR_RDMAP_CANNOT_INVALIDATE, kiwi_rdmap_check_inval(&stream, nullptr));
+	EXPECT_EQ(KIWI_TERM_ERR_RDMAP_CANNOT_INVALIDATE,
+		  kiwi_rdmap_check_inval(&stream, nullptr));
 	st.qp = 9;
-	EXPECT_EQ(KIWI_TERM_ERR_RDMAP_CANNOT_INVALIDATE, kiwi_rdmap_check_inval(&stream, &st));
+	EXPECT_EQ(KIWI_TERM_ERR_RDMAP_CANNOT_INVALIDATE,
+		  kiwi_rdmap_check_inval(&stream, &st));
 	st.qp = 2;
 	EXPECT_EQ(KIWI_TERM_ERR_NONE, kiwi_rdmap_check_inval(&stream, &st));
 	st.pd = 3;
-	EXPECT_EQ(KIWI_TERM_ERR_RDMAP_CANNOT_INVALIDATE, kiwi_rdmap_check_inval(&stream, &st));
+	EXPECT_EQ(KIWI_TERM_ERR_RDMAP_CANNOT_INVALIDATE,
+		  kiwi_rdmap_check_inval(&stream, &st));
 	st.pd = 1;
 	st.access = KIWI_DDP_ACC_REMOTE_WRITE;
-	EXPECT_EQ(KIWI_TERM_ERR_RDMAP_CANNOT_INVALIDATE, kiwi_rdmap_check_inval(&stream, &st));
+	EXPECT_EQ(KIWI_TERM_ERR_RDMAP_CANNOT_INVALIDATE,
+		  kiwi_rdmap_check_inval(&stream, &st));
 	st.access = KIWI_DDP_ACC_REMOTE_INV;
 	st.valid = false;
-	EXPECT_EQ(KIWI_TERM_ERR_RDMAP_CANNOT_INVALIDATE, kiwi_rdmap_check_inval(&stream, &st));
+	EXPECT_EQ(KIWI_TERM_ERR_RDMAP_CANNOT_INVALIDATE,
+		  kiwi_rdmap_check_inval(&stream, &st));
 }
 
 } // namespace
