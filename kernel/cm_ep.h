@@ -66,7 +66,10 @@ enum {
  *	child of a listener on its listener
  * @lock: serialises the state machine; protects every field below except
  *	those marked otherwise. Order: child ep->lock before its listener's
- *	lock; never held while waiting on another ep's lock otherwise.
+ *	lock (a listener's lock has a lockdep class of its own); never held
+ *	while waiting on another ep's lock otherwise. The one exception is
+ *	a child being created under its listener's lock, before anything
+ *	else can reach it (kiwi_cm_new_child).
  * @state: enum kiwi_ep_state
  * @events: KIWI_EV_* bits (atomic bitops)
  * @flags: KIWI_EPF_* bits (atomic bitops)

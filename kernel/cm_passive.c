@@ -14,6 +14,12 @@
 
 #define KIWI_CM_BACKLOG_MAX	1024
 
+/*
+ * A listener's lock nests inside its children's (kiwi_cm_report_request):
+ * its own lockdep class keeps that apart from the ep->lock of the child.
+ */
+static struct lock_class_key kiwi_listener_lock_key;
+
 /* Under ep->lock (listener): no more connections; children abort. */
 static void kiwi_cm_unlisten_locked(struct kiwi_ep *ep)
 {
@@ -79,6 +85,7 @@ int kiwi_cm_listen(struct iw_cm_id *cm_id, int backlog)
 		sock_release(sock);
 		return -ENOMEM;
 	}
+	lockdep_set_class(&ep->lock, &kiwi_listener_lock_key);
 	mutex_lock(&ep->lock);
 	ep->backlog = backlog;
 	ep->state = KIWI_EP_LISTEN;
@@ -89,7 +96,13 @@ int kiwi_cm_listen(struct iw_cm_id *cm_id, int backlog)
 	return 0;
 }
 
-/* Under the listener's lock: a new TCP connection becomes a child. */
+/*
+ * Under the listener's lock: a new TCP connection becomes a child. Taking
+ * the new child's lock here cannot deadlock: only its listener (locked by
+ * us) and module unload's abort work, which holds no other ep's lock, can
+ * reach it yet. Lockdep is told it is a nesting of its own; the order for
+ * published children is child, then listener.
+ */
 static void kiwi_cm_new_child(struct kiwi_ep *l, struct socket *sock)
 {
 	struct kiwi_ep *child;
@@ -104,7 +117,7 @@ static void kiwi_cm_new_child(struct kiwi_ep *l, struct socket *sock)
 		return;
 	}
 	tcp_sock_set_nodelay(sock->sk);
-	mutex_lock(&child->lock);
+	mutex_lock_nested(&child->lock, SINGLE_DEPTH_NESTING);
 	kiwi_cm_policy(&child->pol, KIWI_MAX_IRD, KIWI_MAX_ORD);
 	kiwi_ep_get(l);
 	child->listener = l;
