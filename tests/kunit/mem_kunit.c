@@ -321,6 +321,11 @@ static void get_rules(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, refcount_read(&mr->ref), 1U);
 }
 
+/*
+ * Local and remote invalidation: who may invalidate what (PD, access,
+ * MR kind), and that an invalidated STag then fails the placement check
+ * as an invalid STag (SEC-06).
+ */
 static void invalidate_rules(struct kunit *test)
 {
 	struct mem_env *env = test->priv;

@@ -697,6 +697,21 @@ def c_stag_invalid(info, res, a):
     one_bad(info, res, a, seg, {(1, 1, 0)})
 
 
+@case("ddp-after-error", "Write to an unknown STag, then in the same "
+      "flight a valid Write into target and a valid Send: Terminate 1/1/00, "
+      "the later segments dropped (SEC-09, DDP-071)")
+def c_after_error(info, res, a):
+    c = handshake(info, res)
+    bad = tagged(OP_WRITE, unknown_stag(info), ival(info, "target_addr"),
+                 b"x" * 16)
+    late = tagged(OP_WRITE, ival(info, "target_stag"),
+                  ival(info, "target_addr") + ival(info, "target_len") // 2,
+                  b"late write" * 4)
+    c.send(fpdu(bad) + fpdu(late) +
+           fpdu(untagged(OP_SEND, QN_SEND, 1, b"late send")))
+    expect_terminate(c, res, {(1, 1, 0)}, a.layout, bad_hdr=bad[:14])
+
+
 @case("ddp-stag-wrong-key", "Write to target's STag index with another "
       "key octet: Terminate 1/1/00")
 def c_stag_key(info, res, a):

@@ -140,6 +140,11 @@ run_case() {
 		*:*control=untouched*) ;;
 		*) bad+=("the control window was written") ;;
 		esac
+		# SEC-09: nothing after the first error completes at the target.
+		case "$name:$line" in
+		ddp-after-error:*" wc_ok=0 "*) ;;
+		ddp-after-error:*) bad+=("a segment after the error completed") ;;
+		esac
 	else
 		bad+=("vt_target saw no end of connection $k within 20 s")
 	fi
