@@ -15,7 +15,7 @@ PROVIDER_DIR ?= $(PREFIX)/lib/$(MULTIARCH)/libibverbs
 KVER = $(shell $(MAKE) -s -C $(KDIR) kernelrelease 2>/dev/null)
 
 .PHONY: all kernel userlib deps install uninstall test check-unit check-kunit \
-	check-fuzz check-vm check-pair check-pair-full bench demo lint clean help
+	check-fuzz check-vm check-vm-debug check-pair check-pair-full bench demo lint clean help
 
 all: kernel userlib
 
@@ -26,6 +26,7 @@ help:
 	@echo "make uninstall  remove what make install installed"
 	@echo "make test       run every test tier CI runs"
 	@echo "make check-unit | check-kunit | check-fuzz | check-vm   one tier"
+	@echo "make check-vm-debug  check-vm under the KASAN/lockdep kernel (DEBUG_VM=scenarios)"
 	@echo "make check-pair two guests: kiwi<->kiwi, kiwi<->siw (short runs; in make test)"
 	@echo "make check-pair-full  every combination and flavour, long sweeps (not in CI)"
 	@echo "make bench      benchmarks: wire library, then kiwi/siw/rxe/TCP in two guests"
@@ -71,6 +72,10 @@ check-fuzz:
 
 check-vm: all
 	bash tests/vm/run.sh
+
+# DEBUG_VM: scenarios for check-vm-debug (default: all of them).
+check-vm-debug: all
+	bash tests/vm/debug.sh $(DEBUG_VM)
 
 check-pair: all
 	bash tests/vm/pair/ci.sh

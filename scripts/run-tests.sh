@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # `make test` (what CI runs): build, then the test tiers check-unit,
-# check-fuzz, check-kunit, check-vm, check-pair in that order, each one even when an
+# check-fuzz, check-kunit, check-vm, check-vm-debug (the scenarios in
+# DEBUG_VM_CI only), check-pair in that order, each one even when an
 # earlier one failed. Arguments pick tiers (e.g. `scripts/run-tests.sh build
 # check-unit`). Each tier's output goes to the terminal and to
 # build/test-logs/TIER.log. A tier's count is taken from its last
@@ -13,7 +14,11 @@
 set -uo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-ALL_TIERS=(build check-unit check-fuzz check-kunit check-vm check-pair)
+ALL_TIERS=(build check-unit check-fuzz check-kunit check-vm check-vm-debug check-pair)
+# Under the debug kernel CI runs the scenarios that drive connections, the
+# QP state machine and device removal (about 4 minutes); the rest, the
+# hostile peer included, run in `make check-vm-debug` (about 25 minutes).
+DEBUG_VM_CI="45-qp-states 50-device-removal 60-cm-single"
 JOBS=${JOBS:-2}
 LOGS=$REPO/build/test-logs
 
@@ -33,6 +38,10 @@ mkdir -p "$LOGS"
 tier_cmd() {
 	case "$1" in
 	build) make -C "$REPO" -j"$JOBS" JOBS="$JOBS" ;;
+	check-vm-debug)
+		make -C "$REPO" --no-print-directory JOBS="$JOBS" \
+			DEBUG_VM="$DEBUG_VM_CI" "$1"
+		;;
 	*) make -C "$REPO" --no-print-directory JOBS="$JOBS" "$1" ;;
 	esac
 }
