@@ -8,7 +8,8 @@
  * (qp_llp.c). modify_qp to RTR or RTS is accepted without effect while the
  * QP waits for its connection (rdma_cm and iw_cm ask for both before
  * accept and connect) and once it is in RTS. SQD (iWARP CLOSING) asks the
- * engine for a graceful close, ERR for an abortive one; the stream's end
+ * engine for a graceful close (a no-op in TERMINATE and ERROR, where the
+ * stream is closing or gone), ERR for an abortive one; the stream's end
  * then detaches the QP. Documentation/datapath.md has the state table.
  */
 #include <linux/log2.h>
@@ -182,7 +183,12 @@ static bool kiwi_qp_state_ok(struct kiwi_qp *qp, enum ib_qp_state next)
 		/* Only the CM makes an iWARP QP RTS, by attaching a stream. */
 		return cur == IB_QPS_RTS;
 	case IB_QPS_SQD:
-		return kiwi_qp_connected(qp);
+		/*
+		 * A graceful close of a stream that is closing or gone already
+		 * asks for nothing (rdma_disconnect() after the peer's close).
+		 */
+		return kiwi_qp_connected(qp) || cur == IB_QPS_SQE ||
+		       cur == IB_QPS_ERR;
 	default:
 		/* SQE (iWARP TERMINATE) is entered by the engine only. */
 		return false;
@@ -228,8 +234,10 @@ static bool kiwi_qp_enter(struct kiwi_qp *qp, enum ib_qp_state next)
 	case IB_QPS_RTS:
 		return false;
 	case IB_QPS_SQD:
-		qp->state = next;
-		qp->tx.close_req = true;
+		if (cur == IB_QPS_RTS || cur == IB_QPS_SQD) {
+			qp->state = next;
+			qp->tx.close_req = true;
+		}
 		return false;
 	case IB_QPS_RESET:
 		kiwi_ring_discard(&qp->sq);

@@ -98,6 +98,10 @@ static void walk(struct ibv_qp *qp)
 			EINVAL);
 	expect_state(qp, IBV_QPS_INIT, "after refused RTS");
 
+	rc = modify(qp, IBV_QPS_SQD, IBV_QP_STATE);
+	vt_expect_errno("INIT -> SQD (nothing to close)", rc != 0, rc, EINVAL);
+	expect_state(qp, IBV_QPS_INIT, "after refused SQD");
+
 	rc = modify(qp, (enum ibv_qp_state)42, IBV_QP_STATE);
 	vt_expect_errno("modify to state 42", rc != 0, rc, EINVAL);
 	expect_state(qp, IBV_QPS_INIT, "after refused state 42");
@@ -108,6 +112,10 @@ static void walk(struct ibv_qp *qp)
 	rc = modify(qp, IBV_QPS_RTS, IBV_QP_STATE);
 	vt_expect_errno("ERR -> RTS", rc != 0, rc, EINVAL);
 	expect_state(qp, IBV_QPS_ERR, "after refused ERR -> RTS");
+
+	/* rdma_disconnect() after the peer closed: iWARP asks for SQD. */
+	must_modify(qp, IBV_QPS_SQD, IBV_QP_STATE, "ERR -> SQD (already closed)");
+	expect_state(qp, IBV_QPS_ERR, "after SQD in ERR");
 
 	must_modify(qp, IBV_QPS_RESET, IBV_QP_STATE, "ERR -> RESET");
 	expect_state(qp, IBV_QPS_RESET, "after -> RESET");
