@@ -133,12 +133,17 @@ pair_down() {
 }
 
 # pair_wait_listen PORT PID SECONDS: wait until an rdma_cm listener on PORT
-# exists (rdma resource show cm_id), or PID exits, or the time runs out.
+# exists (rdma resource show cm_id) and, for an iWARP provider, its TCP
+# socket listens, or PID exits, or the time runs out. rdma_cm shows a
+# wildcard listener before it has listened on each device: a client that
+# connects in between is refused (and perftest then crashes).
 pair_wait_listen() {
-	local port=$1 pid=$2 i limit=$(($3 * 5))
+	local port=$1 pid=$2 i limit=$(($3 * 5)) tcp=0
+	case "$PAIR_PROV" in kiwi | siw) tcp=1 ;; esac
 	for ((i = 0; i < limit; i++)); do
 		if rdma resource show cm_id 2>/dev/null |
-			grep -E "state LISTEN" | grep -qE "src-addr [^ ]*:$port( |$)"; then
+			grep -E "state LISTEN" | grep -qE "src-addr [^ ]*:$port( |$)" &&
+			{ [ "$tcp" = 0 ] || [ -n "$(ss -Hltn "sport = :$port")" ]; }; then
 			return 0
 		fi
 		kill -0 "$pid" 2>/dev/null || return 1
@@ -235,7 +240,11 @@ pair_judge() {
 		fi
 		return
 	fi
-	if [ "$rc" = 0 ]; then
+	if [ "$rc" = 0 ] && grep -q 'Failed to disconnect RDMA CM' "$out"; then
+		# perftest's rdma_disconnect() failed but perftest exits 0.
+		vt_fail "$name ($role): perftest's rdma_disconnect() failed ('Failed to disconnect RDMA CM connection')"
+		PAIR_LAST_OK=1
+	elif [ "$rc" = 0 ]; then
 		vt_pass "$name ($role, $(($(date +%s) - PAIR_T0)) s)"
 		PAIR_LAST_OK=1
 	elif pair_rping_exit_race "$rc" "$out"; then
