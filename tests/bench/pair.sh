@@ -53,5 +53,7 @@ for combo in combos:
     print("%-12s" % combo + "".join(
         "%15s" % ("%.1f" % vals[k] if k in vals else "-") for k, _ in cols))
 print("TCP: iperf3, one stream, right after that combo's perftest runs.")
+print("-: no figure (the step failed, or perftest could not calibrate its clock")
+print("   in five tries under TCG; the combo's log in the results says which).")
 sys.exit(0 if found else 2)
 PY
