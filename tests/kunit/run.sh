@@ -7,7 +7,7 @@
 #     (built first if its cache entry is cold, which takes long).
 #  2. kiwi_kunit.ko (Kbuild, KIWI_KUNIT=1) = kernel/proto wire code +
 #     tests/kunit/kunit_main.c + every tests/kunit/*_kunit.c, built against
-#     that kernel from a copy of the sources in $KIWI_BUILD/kunit/src (so
+#     that kernel by scripts/debug-module.sh in $KIWI_BUILD/kunit/src (so
 #     the checkout's own kiwi.ko objects are never touched).
 #  3. scripts/lab/run-scenario boots the debug kernel under TCG and runs the
 #     scenario tests/kunit/kiwi-kunit.sh (insmod + rmmod); the lab fails the
@@ -30,7 +30,6 @@ set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 BUILD=${KIWI_BUILD:-$REPO/build}
 OUT=$BUILD/kunit
-JOBS=${JOBS:-2}
 verbose=()
 
 die() {
@@ -45,20 +44,11 @@ case ${1:-} in
 *) die "usage: tests/kunit/run.sh [-v]" ;;
 esac
 
-env_file=$("$REPO/scripts/debug-kernel.sh") || die "debug kernel build failed"
+echo "check-kunit: building kiwi_kunit.ko"
+env_file=$("$REPO/scripts/debug-module.sh" "$OUT/src" KIWI_KUNIT=1) ||
+	die "the debug kernel or kiwi_kunit.ko does not build"
 # shellcheck source=/dev/null
 . "$env_file"
-
-# Sources only: build products stay in the copy between runs.
-mkdir -p "$OUT/src"
-(cd "$REPO" && rsync -a --delete --relative \
-	--exclude='*.o' --exclude='*.ko' --exclude='*.mod' --exclude='*.mod.c' \
-	--exclude='.*.cmd' --exclude='*.order' --exclude='*.symvers' \
-	./Kbuild ./include ./kernel ./tests "$OUT/src/")
-
-echo "check-kunit: building kiwi_kunit.ko against $KIWI_DEBUG_RELEASE"
-nice make -s -C "$KIWI_DEBUG_KDIR" M="$OUT/src" KIWI_KUNIT=1 -j"$JOBS" modules ||
-	die "kiwi_kunit.ko does not build"
 
 rm -rf "$OUT/vm"
 lab_rc=0
