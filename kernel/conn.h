@@ -69,11 +69,12 @@ int kiwi_qp_llp_attach(struct kiwi_qp *qp, struct kiwi_ep *ep,
 void kiwi_qp_llp_detach(struct kiwi_qp *qp);
 
 /**
- * kiwi_qp_llp_ungate - a responder may send before the first FPDU arrived
+ * kiwi_qp_llp_ungate - open a responder's transmit side
  * @qp: an attached QP whose MPA Reply has been sent
  *
- * Any context. Outside peer-to-peer mode, when the admin lets a responder
- * send first (module parameter mpa_responder_waits=N).
+ * Any context. RX calls it at the first valid FPDU (RFC 5044 7.1.2); the
+ * CM right after the Reply when the admin lets a responder outside
+ * peer-to-peer mode send first (module parameter mpa_responder_waits=N).
  */
 void kiwi_qp_llp_ungate(struct kiwi_qp *qp);
 
