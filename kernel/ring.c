@@ -169,7 +169,10 @@ void kiwi_ring_discard(struct kiwi_ring *r)
 	smp_store_release(&r->ctrl->consumer, r->cons);
 }
 
-/* Tell user space whether the kernel still consumes this ring. */
+/*
+ * Tell user space whether the kernel still consumes this ring. Setting
+ * the flag orders nothing by itself: kiwi_qp_flush() has the barrier.
+ */
 void kiwi_ring_set_error(struct kiwi_ring *r, bool error)
 {
 	if (r->ctrl)

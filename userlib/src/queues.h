@@ -72,7 +72,8 @@ public:
 	int post(ibv_recv_wr *wr, ibv_recv_wr **bad_wr,
 		 uint32_t &posted) noexcept;
 
-	// KIWI_RING_F_ERROR is set on the ring.
+	// KIWI_RING_F_ERROR is set on the ring; call it after a post that
+	// published something (ProducerRing::in_error()).
 	[[nodiscard]] bool in_error() const noexcept
 	{
 		return attached_ && ring_.in_error();
