@@ -141,6 +141,14 @@ int kiwi_cq_push(struct kiwi_cq *cq, const struct kiwi_cqe *cqe,
 		if (cq->kqp)
 			cq->kqp[r->prod & (r->num - 1)] = qp;
 		kiwi_ring_produced(r);
+		/*
+		 * Store-buffering pair with the consumer, which stores the
+		 * arm word, fences and then looks for CQEs (libkiwi's
+		 * ConsumerRing::arm(), kiwi_req_notify_cq()): the producer
+		 * store must be visible before the arm word is read, or both
+		 * sides miss each other and the event is lost.
+		 */
+		smp_mb();
 		rv = kiwi_cq_disarm(cq, cqe);
 	}
 	spin_unlock_irqrestore(&cq->lock, flags);

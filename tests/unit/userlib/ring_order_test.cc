@@ -155,16 +155,21 @@ TEST(RingOrder, ArmRacingACompletionNeverLosesTheEvent)
 		},
 		[&] {
 			kiwi_cqe cqe{};
-			uint32_t armed = KIWI_CQ_ARM_NEXT;
+			uint32_t armed;
 
 			cqe.wr_id = produced;
 			std::memcpy(&mem.at_index(produced), &cqe, sizeof(cqe));
 			ring_word(ctrl.producer)
 				.store(++produced, std::memory_order_release);
 			std::atomic_thread_fence(std::memory_order_seq_cst);
-			fired = ring_word(ctrl.arm).compare_exchange_strong(
-				armed, KIWI_CQ_ARM_NONE,
+			// As kiwi_cq_disarm(): a plain load, then the one-shot
+			// clear.
+			armed = ring_word(ctrl.arm).load(
 				std::memory_order_relaxed);
+			fired = armed == KIWI_CQ_ARM_NEXT &&
+				ring_word(ctrl.arm).compare_exchange_strong(
+					armed, KIWI_CQ_ARM_NONE,
+					std::memory_order_relaxed);
 		},
 		[&] {
 			ibv_wc wc{};
