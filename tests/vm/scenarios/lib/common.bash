@@ -68,7 +68,7 @@ vt_eq() {
 vt_need_progs() {
 	local p missing=0
 	for p in vt_query vt_async vt_objcycle vt_mr vt_badargs vt_qpstate vt_hold \
-		vt_qmem; do
+		vt_stress vt_qmem vt_flushrace; do
 		[ -x "$VT_PROGS/$p" ] || missing=1
 	done
 	[ "$missing" = 0 ] && return 0
