@@ -251,7 +251,11 @@ static enum kiwi_term_err kiwi_rx_dispatch(struct kiwi_qp *qp)
 	}
 }
 
-/* Place payload octets at ULPDU offset @uoff of the current FPDU. */
+/*
+ * Place payload octets at ULPDU offset @uoff of the current FPDU. Once the
+ * QP left RTS/SQD (modify_qp to ERR, a flush) nothing more is placed: its
+ * receive WRs completed as flushed and may be in the consumer's hands.
+ */
 static void kiwi_rx_place(struct kiwi_qp *qp, u32 uoff, const u8 *p, u32 len)
 {
 	struct kiwi_qp_rx *rx = &qp->rx;
@@ -260,12 +264,18 @@ static void kiwi_rx_place(struct kiwi_qp *qp, u32 uoff, const u8 *p, u32 len)
 
 	if (!len)
 		return;
-	if (rx->kind == KIWI_RX_TAGGED || rx->kind == KIWI_RX_RRESP)
+	if (!kiwi_qp_connected(qp))
+		rv = -ESHUTDOWN;
+	else if (rx->kind == KIWI_RX_TAGGED || rx->kind == KIWI_RX_RRESP)
 		rv = kiwi_mr_write(rx->mr, rx->to + off, p, len);
 	else if (rx->kind == KIWI_RX_SEND)
 		rv = kiwi_rx_place_rqe(qp, (u64)rx->h.mo + off, p, len);
-	if (rv)
+	if (rv == -ESHUTDOWN) {
+		rx->failed = true;	/* the flush ended the stream */
+		kiwi_rx_mr_put(rx);
+	} else if (rv) {
 		kiwi_rx_fail(qp, KIWI_TERM_ERR_RDMAP_CATASTROPHIC, true);
+	}
 }
 
 static void kiwi_rx_header(struct kiwi_qp *qp, const struct kiwi_mpa_ev *ev)
