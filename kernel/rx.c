@@ -210,14 +210,16 @@ static enum kiwi_term_err kiwi_rx_term(struct kiwi_qp *qp)
 
 /*
  * RFC 6581: the responder's first FPDU must be an RTR of a type it
- * offered: a zero-length Send, Write or Read Request.
+ * offered: a zero-length Send (a whole message: MO 0, L = 1), Write or
+ * Read Request.
  */
 static enum kiwi_term_err kiwi_rx_rtr(struct kiwi_qp *qp, u8 op)
 {
 	struct kiwi_qp_rx *rx = &qp->rx;
 	u8 type = 0;
 
-	if (op == KIWI_RDMAP_SEND && !rx->plen && rx->h.msn == rx->msn_send)
+	if (op == KIWI_RDMAP_SEND && !rx->plen && rx->h.msn == rx->msn_send &&
+	    !rx->h.mo && rx->h.last)
 		type = KIWI_MPA_RTR_SEND;
 	else if (op == KIWI_RDMAP_WRITE && !rx->plen)
 		type = KIWI_MPA_RTR_WRITE;

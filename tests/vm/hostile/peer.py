@@ -489,6 +489,14 @@ def c_good_split(info, res, a):
     return good(info, res, a, rev=2, read=True, split=True)
 
 
+# MPA-043/046/087: one octet per segment; every data_ready finds an FPDU
+# not yet whole (kernel/rx_ahead.c must resume where it stopped).
+@case("mpa-good-dribble", "control: rev 2, Write, Send and Read sent one "
+      "octet per TCP segment, graceful close")
+def c_good_dribble(info, res, a):
+    return good(info, res, a, rev=2, read=True, dribble=True)
+
+
 def control_pattern(n):
     return bytes((i * 7 + 1) & 0xFF for i in range(n))
 
@@ -500,9 +508,19 @@ def send_split(c, data):
         time.sleep(0.3)
 
 
-def good(info, res, a, rev, read, split=False, pd=b"", rresp=False):
+def send_dribble(c, data):
+    """Send one octet per TCP segment."""
+    for i in range(len(data)):
+        c.send(data[i:i + 1])
+        time.sleep(0.005)
+
+
+def good(info, res, a, rev, read, split=False, pd=b"", rresp=False,
+         dribble=False):
     c = handshake(info, res, rev=rev, pd=pd)
     send = (lambda d: send_split(c, d)) if split else c.send
+    if dribble:
+        send = lambda d: send_dribble(c, d)
     n = ival(info, "control_len")
     pat = control_pattern(n)
     stag, addr = ival(info, "target_stag"), ival(info, "target_addr")
