@@ -72,6 +72,8 @@ teardown_dev() {
 		rmmod siw
 	else
 		vt_link_del kiwi0
+		# Later scenarios of the boot expect kiwi's default parameters.
+		modprobe -r kiwi || vt_fail "modprobe -r kiwi"
 	fi
 }
 
