@@ -491,8 +491,8 @@ def c_good_split(info, res, a):
 
 # MPA-043/046/087: one octet per segment; every data_ready finds an FPDU
 # not yet whole (kernel/rx_ahead.c must resume where it stopped).
-@case("mpa-good-dribble", "control: rev 2, Write, Send and Read sent one "
-      "octet per TCP segment, graceful close")
+@case("mpa-good-dribble", "control: rev 2, Write, Send and Read Request "
+      "sent one octet per send() call, graceful close")
 def c_good_dribble(info, res, a):
     return good(info, res, a, rev=2, read=True, dribble=True)
 
@@ -509,10 +509,9 @@ def send_split(c, data):
 
 
 def send_dribble(c, data):
-    """Send one octet per TCP segment."""
+    """Send one octet per TCP segment (TCP_NODELAY is set)."""
     for i in range(len(data)):
         c.send(data[i:i + 1])
-        time.sleep(0.005)
 
 
 def good(info, res, a, rev, read, split=False, pd=b"", rresp=False,
