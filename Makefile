@@ -15,7 +15,8 @@ PROVIDER_DIR ?= $(PREFIX)/lib/$(MULTIARCH)/libibverbs
 KVER = $(shell $(MAKE) -s -C $(KDIR) kernelrelease 2>/dev/null)
 
 .PHONY: all kernel userlib deps install uninstall test check-unit check-kunit \
-	check-asan check-tsan check-sanitize check-fuzz check-vm check-vm-debug check-pair check-pair-full bench demo lint clean help
+	check-asan check-tsan check-sanitize check-fuzz check-vm check-vm-debug check-pair \
+	check-pair-full check-soak soak bench demo lint clean help
 
 all: kernel userlib
 
@@ -30,6 +31,7 @@ help:
 	@echo "make check-vm-debug  check-vm under the KASAN/lockdep kernel (DEBUG_VM=scenarios)"
 	@echo "make check-pair two guests: kiwi<->kiwi, kiwi<->siw (short runs; in make test)"
 	@echo "make check-pair-full  every combination and flavour, long sweeps (not in CI)"
+	@echo "make check-soak netem loss, connection churn, faults mid-transfer, short (soak: long, not in CI)"
 	@echo "make bench      benchmarks: wire library, then kiwi/siw/rxe/TCP in two guests"
 	@echo "make demo       boot QEMU guests and show kiwi working"
 	@echo "make lint       checkpatch --strict, sparse, W=1; clang-format, clang-tidy"
@@ -92,6 +94,13 @@ check-pair: all
 
 check-pair-full: all
 	bash tests/vm/pair/ci.sh --full
+
+# The load and fault tests: check-soak is the short version, soak the long one.
+check-soak: all
+	bash tests/vm/soak/run.sh --quick
+
+soak: all
+	bash tests/vm/soak/run.sh
 
 bench: all
 	bash tests/bench/run.sh
