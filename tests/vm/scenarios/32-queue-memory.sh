@@ -138,10 +138,12 @@ if hold_at "$hold" $pid '^created' > /dev/null; then
 	if hold_at "$hold" $pid '^connected' > /dev/null; then
 		c2=$(cat "$CG/memory.current")
 		vt_log "memory.current: $((c1 >> 10)) KiB created, $((c2 >> 10)) KiB connected"
-		# 16 QPs x 256 KiB of transmit buffer.
-		[ $((c2 - c1)) -ge $((16 << 18)) ] &&
-			vt_pass "connecting charged $(((c2 - c1) >> 10)) KiB (>= 16 transmit buffers)" ||
-			vt_fail "connecting charged $(((c2 - c1) >> 10)) KiB, below 16 x 256 KiB"
+		# 16 QPs x 256 KiB of transmit buffer. memory.current also
+		# moves by pages the cgroup frees meanwhile (seen: 4092 KiB for
+		# 4096), so ask for 12 buffers; uncharged, it moves by ~0.
+		[ $((c2 - c1)) -ge $((12 << 18)) ] &&
+			vt_pass "connecting charged $(((c2 - c1) >> 10)) KiB (16 transmit buffers are 4096 KiB)" ||
+			vt_fail "connecting charged $(((c2 - c1) >> 10)) KiB, below 12 x 256 KiB"
 		kill -USR1 $pid
 	else
 		vt_fail "vt_qmem connect did not connect"
