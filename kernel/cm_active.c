@@ -156,7 +156,7 @@ static int kiwi_cm_start_tcp(struct kiwi_ep *ep, struct iw_cm_id *cm_id)
 		sock_release(sock);
 		return rv;
 	}
-	kiwi_ep_sock_attach(ep, sock);
+	kiwi_ep_sock_attach(ep, sock, NULL);
 	rv = kernel_connect(sock, (struct sockaddr *)raddr, alen, O_NONBLOCK);
 	if (rv && rv != -EINPROGRESS)
 		return rv;

@@ -157,7 +157,7 @@ static void kiwi_cm_data_ready(struct sock *sk)
 	ep = sk->sk_user_data;
 	if (ep) {
 		if (ep->cb_qp)
-			kiwi_qp_rx_ready(ep->cb_qp);
+			kiwi_qp_rx_ready(ep->cb_qp, sk);
 		else
 			kiwi_ep_queue(ep, KIWI_EV_DATA);
 	}
@@ -171,7 +171,7 @@ static void kiwi_cm_write_space(struct sock *sk)
 	read_lock_bh(&sk->sk_callback_lock);
 	ep = sk->sk_user_data;
 	if (ep && ep->cb_qp)
-		kiwi_qp_tx_space(ep->cb_qp);
+		kiwi_qp_tx_space(ep->cb_qp, sk);
 	read_unlock_bh(&sk->sk_callback_lock);
 }
 
@@ -186,16 +186,33 @@ static void kiwi_cm_state_change(struct sock *sk)
 	read_unlock_bh(&sk->sk_callback_lock);
 }
 
-/* Under ep->lock: the ep takes @sock and its callbacks. */
-void kiwi_ep_sock_attach(struct kiwi_ep *ep, struct socket *sock)
+/**
+ * kiwi_ep_sock_attach - the ep takes @sock and its callbacks
+ * @ep: the endpoint, ep->lock held
+ * @sock: the socket
+ * @listener: for a socket accepted on a listener's socket, that listener;
+ *	else NULL
+ *
+ * An accepted socket is a clone of the listening one: its callbacks and
+ * sk_user_data are the listener's, i.e. kiwi's own. The kernel's callbacks
+ * to give back at release are the ones the listener saved.
+ */
+void kiwi_ep_sock_attach(struct kiwi_ep *ep, struct socket *sock,
+			 const struct kiwi_ep *listener)
 {
 	struct sock *sk = sock->sk;
 
 	ep->sock = sock;
 	write_lock_bh(&sk->sk_callback_lock);
-	ep->saved_data_ready = sk->sk_data_ready;
-	ep->saved_write_space = sk->sk_write_space;
-	ep->saved_state_change = sk->sk_state_change;
+	if (listener) {
+		ep->saved_data_ready = listener->saved_data_ready;
+		ep->saved_write_space = listener->saved_write_space;
+		ep->saved_state_change = listener->saved_state_change;
+	} else {
+		ep->saved_data_ready = sk->sk_data_ready;
+		ep->saved_write_space = sk->sk_write_space;
+		ep->saved_state_change = sk->sk_state_change;
+	}
 	sk->sk_data_ready = kiwi_cm_data_ready;
 	sk->sk_write_space = kiwi_cm_write_space;
 	sk->sk_state_change = kiwi_cm_state_change;
@@ -213,30 +230,51 @@ void kiwi_ep_set_cb_qp(struct kiwi_ep *ep, struct kiwi_qp *qp)
 	write_unlock_bh(&sk->sk_callback_lock);
 }
 
-/**
- * kiwi_ep_sock_release - give the socket back and release it
- * @ep: the endpoint, ep->lock held; no QP attached any more
- * @abortive: reset the connection (SO_LINGER 0) instead of a FIN
- */
-void kiwi_ep_sock_release(struct kiwi_ep *ep, bool abortive)
+/* Give @sk the kernel's callbacks @ep saved; no kiwi callback runs after. */
+static void kiwi_ep_sock_restore(struct sock *sk, const struct kiwi_ep *ep)
 {
-	struct socket *sock = ep->sock;
-	struct sock *sk;
-
-	if (!sock)
-		return;
-	sk = sock->sk;
 	write_lock_bh(&sk->sk_callback_lock);
 	sk->sk_data_ready = ep->saved_data_ready;
 	sk->sk_write_space = ep->saved_write_space;
 	sk->sk_state_change = ep->saved_state_change;
 	sk->sk_user_data = NULL;
-	ep->cb_qp = NULL;
 	write_unlock_bh(&sk->sk_callback_lock);
+}
+
+/**
+ * kiwi_ep_sock_release - give the socket back and release it
+ * @ep: the endpoint, ep->lock held; no QP attached any more
+ * @abortive: reset the connection (SO_LINGER 0) instead of a FIN
+ *
+ * A released socket may live on in TCP (FIN handshake, orphaned) after
+ * kiwi.ko is gone: it leaves with the kernel's callbacks.
+ */
+void kiwi_ep_sock_release(struct kiwi_ep *ep, bool abortive)
+{
+	struct socket *sock = ep->sock;
+
+	if (!sock)
+		return;
+	kiwi_ep_sock_restore(sock->sk, ep);
+	ep->cb_qp = NULL;
 	if (abortive)
-		sock_no_linger(sk);
+		sock_no_linger(sock->sk);
 	sock_release(sock);
 	ep->sock = NULL;
+}
+
+/**
+ * kiwi_ep_sock_refuse - release a socket just accepted on @listener
+ * @listener: the listener, its ep->lock held
+ * @sock: the accepted socket, which no ep took
+ *
+ * The clone carries the listener's callbacks and sk_user_data; they are
+ * replaced by the kernel's before the socket goes.
+ */
+void kiwi_ep_sock_refuse(const struct kiwi_ep *listener, struct socket *sock)
+{
+	kiwi_ep_sock_restore(sock->sk, listener);
+	sock_release(sock);
 }
 
 /* Under ep->lock: report to @cm_id from now on (a cm_id reference). */

@@ -79,7 +79,8 @@ enum {
  * @sock: the TCP socket, NULL before creation and after release
  * @cb_qp: the QP the socket callbacks forward to; written under the
  *	socket's sk_callback_lock (write), read under it (read)
- * @saved_data_ready: callbacks of @sock before the CM took it over
+ * @saved_data_ready: the kernel's callbacks of @sock, restored at release
+ *	(an accepted socket inherits them from its listener's @saved_*)
  * @saved_write_space: see @saved_data_ready
  * @saved_state_change: see @saved_data_ready
  * @cm_id: the iw_cm id this ep reports to (add_ref held), or NULL
@@ -135,7 +136,9 @@ struct kiwi_ep *kiwi_ep_alloc(void);
 void kiwi_ep_queue(struct kiwi_ep *ep, int event);
 void kiwi_ep_arm_timeout(struct kiwi_ep *ep, unsigned int secs);
 void kiwi_ep_disarm_timeout(struct kiwi_ep *ep);
-void kiwi_ep_sock_attach(struct kiwi_ep *ep, struct socket *sock);
+void kiwi_ep_sock_attach(struct kiwi_ep *ep, struct socket *sock,
+			 const struct kiwi_ep *listener);
+void kiwi_ep_sock_refuse(const struct kiwi_ep *listener, struct socket *sock);
 void kiwi_ep_set_cb_qp(struct kiwi_ep *ep, struct kiwi_qp *qp);
 void kiwi_ep_sock_release(struct kiwi_ep *ep, bool abortive);
 void kiwi_ep_set_cm_id(struct kiwi_ep *ep, struct iw_cm_id *cm_id);

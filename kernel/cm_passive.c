@@ -90,7 +90,7 @@ int kiwi_cm_listen(struct iw_cm_id *cm_id, int backlog)
 	ep->backlog = backlog;
 	ep->state = KIWI_EP_LISTEN;
 	kiwi_ep_set_cm_id(ep, cm_id);
-	kiwi_ep_sock_attach(ep, sock);
+	kiwi_ep_sock_attach(ep, sock, NULL);
 	kiwi_ep_queue(ep, KIWI_EV_DATA);
 	mutex_unlock(&ep->lock);
 	return 0;
@@ -113,7 +113,7 @@ static void kiwi_cm_new_child(struct kiwi_ep *l, struct socket *sock)
 	spin_unlock_bh(&l->child_lock);
 	child = room ? kiwi_ep_alloc() : NULL;
 	if (!child) {
-		sock_release(sock);
+		kiwi_ep_sock_refuse(l, sock);
 		return;
 	}
 	tcp_sock_set_nodelay(sock->sk);
@@ -126,7 +126,7 @@ static void kiwi_cm_new_child(struct kiwi_ep *l, struct socket *sock)
 	list_add_tail(&child->child_entry, &l->children);
 	l->nchildren++;
 	spin_unlock_bh(&l->child_lock);
-	kiwi_ep_sock_attach(child, sock);
+	kiwi_ep_sock_attach(child, sock, l);
 	kiwi_ep_arm_timeout(child, kiwi_cm_mpa_timeout());
 	kiwi_ep_queue(child, KIWI_EV_DATA);
 	mutex_unlock(&child->lock);

@@ -78,11 +78,16 @@ void kiwi_qp_llp_detach(struct kiwi_qp *qp);
  */
 void kiwi_qp_llp_ungate(struct kiwi_qp *qp);
 
-/* Socket callbacks, forwarded by the CM's sk_data_ready / sk_write_space
- * (softirq or process context, sk_callback_lock held for reading).
+/*
+ * Socket callbacks, forwarded by the CM's sk_data_ready / sk_write_space
+ * (softirq or process context, @sk's sk_callback_lock held for reading).
+ * @sk is the socket whose callback fired: the engine acts only if it is
+ * the socket attached to @qp, so a callback of another connection that
+ * names the same QP (before its attach fails, or after a detach) never
+ * touches the attached stream.
  */
-void kiwi_qp_rx_ready(struct kiwi_qp *qp);
-void kiwi_qp_tx_space(struct kiwi_qp *qp);
+void kiwi_qp_rx_ready(struct kiwi_qp *qp, struct sock *sk);
+void kiwi_qp_tx_space(struct kiwi_qp *qp, struct sock *sk);
 
 /* --- CM, called by the QP engine --- */
 

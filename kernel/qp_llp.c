@@ -214,9 +214,29 @@ void kiwi_qp_llp_ungate(struct kiwi_qp *qp)
 	kiwi_tx_kick(qp);
 }
 
-/* sk_write_space, forwarded by the CM: TX may continue. */
-void kiwi_qp_tx_space(struct kiwi_qp *qp)
+/*
+ * Is @sk the socket attached to @qp? The caller holds @sk's
+ * sk_callback_lock for reading, so the answer holds until it drops it:
+ * detach clears tx.sock before it takes that lock for writing, and no
+ * other socket can be attached before that detach finished (llp_mutex).
+ */
+static bool kiwi_qp_owns_sk(struct kiwi_qp *qp, struct sock *sk)
 {
-	if (READ_ONCE(qp->tx.sock))
+	struct socket *sock = READ_ONCE(qp->tx.sock);
+
+	return sock && sock->sk == sk;
+}
+
+/* sk_data_ready, forwarded by the CM: RX reads the socket that fired. */
+void kiwi_qp_rx_ready(struct kiwi_qp *qp, struct sock *sk)
+{
+	if (READ_ONCE(qp->rx.active) && kiwi_qp_owns_sk(qp, sk))
+		kiwi_rx_read(qp, sk);
+}
+
+/* sk_write_space, forwarded by the CM: TX may continue. */
+void kiwi_qp_tx_space(struct kiwi_qp *qp, struct sock *sk)
+{
+	if (kiwi_qp_owns_sk(qp, sk))
 		kiwi_tx_kick(qp);
 }
