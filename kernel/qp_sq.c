@@ -33,6 +33,12 @@ u32 kiwi_sq_produced(struct kiwi_qp *qp)
 	return kiwi_ring_avail(&qp->sq);
 }
 
+/* Is @idx among the started, not yet retired WRs? (qp->lock) */
+static bool kiwi_sq_started(struct kiwi_qp *qp, u32 idx)
+{
+	return idx - qp->sq.cons < qp->tx.next - qp->sq.cons;
+}
+
 static bool kiwi_swqe_signalled(struct kiwi_qp *qp,
 				const struct kiwi_swqe *w)
 {
@@ -92,9 +98,45 @@ void kiwi_sq_complete(struct kiwi_qp *qp, u32 idx, u8 status)
 	int res = 0;
 
 	spin_lock_irqsave(&qp->lock, flags);
-	if (idx - qp->sq.cons < qp->tx.next - qp->sq.cons) {
+	if (kiwi_sq_started(qp, idx)) {
 		qp->tx.swq[idx & (qp->sq.num - 1)].status = status;
 		qp->tx.swq[idx & (qp->sq.num - 1)].done = true;
+		res = kiwi_sq_retire(qp);
+	}
+	spin_unlock_irqrestore(&qp->lock, flags);
+	kiwi_cq_signal(to_kcq(qp->ibqp.send_cq), res);
+}
+
+/**
+ * kiwi_sq_fail - WR @idx failed locally
+ * @qp: the QP (qp->lock not held); it goes to error next
+ * @idx: SQ index of the WR, in [sq.cons, tx.next)
+ * @status: its completion status
+ *
+ * The WRs before it that are not complete (an outstanding Read, a Send
+ * TCP has not taken) are flushed, then @idx completes with @status: in SQ
+ * order, and the failed WR keeps its own status (the flush that follows
+ * completes only the WRs after it).
+ */
+void kiwi_sq_fail(struct kiwi_qp *qp, u32 idx, u8 status)
+{
+	struct kiwi_swqe *w;
+	unsigned long flags;
+	int res = 0;
+	u32 i;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	if (kiwi_sq_started(qp, idx)) {
+		for (i = qp->sq.cons; i != idx; i++) {
+			w = &qp->tx.swq[i & (qp->sq.num - 1)];
+			if (w->done)
+				continue;
+			w->status = IB_WC_WR_FLUSH_ERR;
+			w->done = true;
+		}
+		w = &qp->tx.swq[idx & (qp->sq.num - 1)];
+		w->status = status;
+		w->done = true;
 		res = kiwi_sq_retire(qp);
 	}
 	spin_unlock_irqrestore(&qp->lock, flags);

@@ -235,11 +235,14 @@ static void kiwi_tx_msg_end(struct kiwi_qp *qp)
 	kiwi_tx_msg_put(m);
 }
 
-/* The current message, WR @idx, failed locally: the QP goes to error. */
+/*
+ * The current message, WR @idx, failed locally: it completes with its own
+ * status after the older WRs (flushed), and the QP goes to error.
+ */
 void kiwi_tx_wr_failed(struct kiwi_qp *qp, u32 idx, u8 status)
 {
 	kiwi_tx_msg_put(&qp->tx.cur);
-	kiwi_sq_complete(qp, idx, status);
+	kiwi_sq_fail(qp, idx, status);
 	kiwi_qp_to_error(qp);
 	kiwi_qp_close_llp(qp, true);
 }
