@@ -244,7 +244,7 @@ static int kiwi_cm_accept_locked(struct kiwi_ep *ep, struct iw_cm_id *cm_id,
 				 struct iw_cm_conn_param *param)
 {
 	struct kiwi_mpa_frame rep;
-	struct ib_qp *ibqp;
+	struct kiwi_qp *qp;
 	int rv;
 
 	if (ep->state != KIWI_EP_RECVD_REQ)
@@ -254,11 +254,12 @@ static int kiwi_cm_accept_locked(struct kiwi_ep *ep, struct iw_cm_id *cm_id,
 				param->private_data_len);
 	if (rv)
 		return rv;
-	ibqp = kiwi_iw_get_qp(cm_id->device, param->qpn);
-	if (!ibqp)
+	qp = kiwi_qp_lookup(to_kdev(cm_id->device), param->qpn, true);
+	if (!qp)
 		return -EINVAL;
-	ep->qp = to_kqp(ibqp);
-	kiwi_qp_get(ep->qp);
+	WRITE_ONCE(ep->qp, qp);
+	if (!kiwi_qp_caller_owns(qp))
+		return -EACCES;
 	ep->llp.initiator = false;
 	ep->llp.tx_gated = true;
 	ep->llp.expect_rtr = ep->llp.mpa.p2p;

@@ -196,6 +196,12 @@ struct kiwi_srq {
  * @rq: receive ring; unused (num == 0) when the QP has an SRQ
  * @ref: users of the QP: the creator and the iWARP CM (iw_add_ref)
  * @released: completed when @ref drops to zero; destroy waits for it
+ * @owner: who may bind a connection to the QP by its number (iw_connect,
+ *         iw_accept): a user QP's creating process (thread group), a
+ *         kernel QP's creating thread (kernel threads may too); a
+ *         reference on the struct pid
+ * @cm_named: iw_get_qp returned the QP (under the qp_xa lock): destroy
+ *            waits one RCU grace period after unpublishing it
  * @tx: transmit side of the data path (qp_dp.h)
  * @rx: receive side of the data path (qp_dp.h)
  *
@@ -218,6 +224,8 @@ struct kiwi_qp {
 	struct kiwi_ring rq;
 	struct kref ref;
 	struct completion released;
+	struct pid *owner;
+	bool cm_named;
 	struct kiwi_qp_tx tx;
 	struct kiwi_qp_rx rx;
 };
@@ -404,6 +412,8 @@ int kiwi_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 int kiwi_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
 void kiwi_qp_get(struct kiwi_qp *qp);
 void kiwi_qp_put(struct kiwi_qp *qp);
+struct kiwi_qp *kiwi_qp_lookup(struct kiwi_device *kdev, int qpn, bool ref);
+bool kiwi_qp_caller_owns(const struct kiwi_qp *qp);
 
 /* qp_post.c */
 int kiwi_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
