@@ -194,8 +194,11 @@ int kiwi_cm_connect(struct iw_cm_id *cm_id, struct iw_cm_conn_param *param)
 		return -ENOMEM;
 	}
 	mutex_lock(&ep->lock);
-	rv = kiwi_cm_prepare_request(ep, param);
+	ep->ibdev = cm_id->device;
+	/* Published before the check: a destroy either sees it or we see it. */
 	WRITE_ONCE(ep->qp, qp);
+	rv = kiwi_qp_destroyed(qp) ? -EINVAL :
+	     kiwi_cm_prepare_request(ep, param);
 	if (!rv)
 		rv = kiwi_cm_start_tcp(ep, cm_id);
 	if (rv) {

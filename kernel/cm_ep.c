@@ -8,6 +8,7 @@
  * a Request whose CONNECT_REQUEST iw_cm dropped) and wait for all of them
  * before the workqueue goes.
  */
+#include <linux/kmod.h>
 #include <linux/slab.h>
 #include <net/sock.h>
 
@@ -84,6 +85,11 @@ void kiwi_ep_queue(struct kiwi_ep *ep, int event)
 void kiwi_ep_llp_close(struct kiwi_ep *ep, bool abortive)
 {
 	kiwi_ep_queue(ep, abortive ? KIWI_EV_ABORT : KIWI_EV_CLOSE);
+}
+
+void kiwi_ep_llp_drain(struct kiwi_ep *ep)
+{
+	kiwi_ep_queue(ep, KIWI_EV_DRAIN);
 }
 
 /* Under ep->lock: (re)start the timeout; it holds a reference. */
@@ -368,19 +374,21 @@ int kiwi_cm_event(struct kiwi_ep *ep, struct iw_cm_id *cm_id,
 	return cm_id->event_handler(cm_id, &ev);
 }
 
-int kiwi_cm_init(void)
-{
-	kiwi_cm_wq = alloc_workqueue("kiwi_cm", WQ_MEM_RECLAIM, 0);
-	return kiwi_cm_wq ? 0 : -ENOMEM;
-}
-
-/* Ask every endpoint still alive to abort (module unload). */
-static void kiwi_cm_abort_all(void)
+/*
+ * Ask the endpoints @match selects to abort (all of them when @match is
+ * NULL). Any context that may take a spinlock with interrupts disabled.
+ */
+static void kiwi_cm_abort_eps(bool (*match)(const struct kiwi_ep *ep,
+					    const void *arg),
+			      const void *arg)
 {
 	struct kiwi_ep *ep;
+	unsigned long flags;
 
-	spin_lock_irq(&kiwi_eps_lock);
+	spin_lock_irqsave(&kiwi_eps_lock, flags);
 	list_for_each_entry(ep, &kiwi_eps, all_entry) {
+		if (match && !match(ep, arg))
+			continue;
 		if (!kref_get_unless_zero(&ep->ref))
 			continue;
 		set_bit(KIWI_EV_ABORT, &ep->events);
@@ -388,7 +396,69 @@ static void kiwi_cm_abort_all(void)
 		if (!queue_work(kiwi_cm_wq, &ep->work))
 			kiwi_ep_put(ep);
 	}
-	spin_unlock_irq(&kiwi_eps_lock);
+	spin_unlock_irqrestore(&kiwi_eps_lock, flags);
+}
+
+static bool kiwi_ep_uses_qp(const struct kiwi_ep *ep, const void *qp)
+{
+	return READ_ONCE(ep->qp) == qp;
+}
+
+/**
+ * kiwi_cm_abort_qp - the QP is being destroyed: end its connections now
+ * @qp: the QP; the caller marked it destroyed first (kiwi_qp_destroyed())
+ *
+ * An initiator holds its QP from iw_connect until the MPA Reply, and
+ * iw_cm holds it until CONNECT_REPLY: against a silent responder that is
+ * mpa_timeout seconds. Aborting reports CONNECT_REPLY (-ECONNRESET) at
+ * once; an attached connection is reset. A connect that takes the QP
+ * after this scan sees it destroyed and fails.
+ */
+void kiwi_cm_abort_qp(struct kiwi_qp *qp)
+{
+	kiwi_cm_abort_eps(kiwi_ep_uses_qp, qp);
+}
+
+static bool kiwi_ep_on_device(const struct kiwi_ep *ep, const void *ibdev)
+{
+	return ep->ibdev == ibdev;
+}
+
+/*
+ * An ib_client whose remove() runs when a device is being unregistered,
+ * before rdma_cm's (clients are removed in the reverse order of their
+ * registration, and kiwi_cm_init() loads rdma_cm first): rdma_cm then
+ * destroys each of its ids, and iw_cm's destroy of a connecting id waits
+ * for CONNECT_REPLY, which against a silent peer would come only at
+ * mpa_timeout. Every connection of the device is aborted instead.
+ */
+static void kiwi_cm_remove_one(struct ib_device *ibdev, void *client_data)
+{
+	kiwi_cm_abort_eps(kiwi_ep_on_device, ibdev);
+}
+
+static struct ib_client kiwi_cm_client = {
+	.name = "kiwi_cm",
+	.remove = kiwi_cm_remove_one,
+};
+
+int kiwi_cm_init(void)
+{
+	int rv;
+
+	kiwi_cm_wq = alloc_workqueue("kiwi_cm", WQ_MEM_RECLAIM, 0);
+	if (!kiwi_cm_wq)
+		return -ENOMEM;
+	/*
+	 * rdma_cm's client first, so that kiwi's is removed before it. Not a
+	 * module softdep: "modprobe -r kiwi" would then fail on an rdma_cm in
+	 * use. Without rdma_cm (not built) there is nothing to order.
+	 */
+	request_module("rdma_cm");
+	rv = ib_register_client(&kiwi_cm_client);
+	if (rv)
+		destroy_workqueue(kiwi_cm_wq);
+	return rv;
 }
 
 /*
@@ -431,7 +501,8 @@ void kiwi_cm_exit(void)
 {
 	struct kiwi_ep *ep;
 
-	kiwi_cm_abort_all();
+	ib_unregister_client(&kiwi_cm_client);
+	kiwi_cm_abort_eps(NULL, NULL);
 	while ((ep = kiwi_cm_next_orphan()))
 		kiwi_ep_put(ep);
 	wait_event(kiwi_eps_wait, kiwi_cm_no_eps());

@@ -260,6 +260,7 @@ static int kiwi_cm_accept_locked(struct kiwi_ep *ep, struct iw_cm_id *cm_id,
 	WRITE_ONCE(ep->qp, qp);
 	if (!kiwi_qp_caller_owns(qp))
 		return -EACCES;
+	ep->ibdev = cm_id->device;
 	ep->llp.initiator = false;
 	ep->llp.tx_gated = true;
 	ep->llp.expect_rtr = ep->llp.mpa.p2p;

@@ -105,6 +105,18 @@ void kiwi_ep_put(struct kiwi_ep *ep);
  */
 void kiwi_ep_llp_close(struct kiwi_ep *ep, bool abortive);
 
+/**
+ * kiwi_ep_llp_drain - the QP began a graceful close
+ * @ep: the endpoint
+ *
+ * Any context. Modify to SQD, or a local error that queued a Terminate:
+ * the engine asks for the close (kiwi_ep_llp_close()) once what is queued
+ * went out. If that does not happen within drain_timeout seconds (the
+ * peer does not read, never answers a Read, keeps sending Read Requests),
+ * the CM resets the connection and the QP's work requests are flushed.
+ */
+void kiwi_ep_llp_drain(struct kiwi_ep *ep);
+
 /* --- Memory access, used by the QP engine --- */
 
 /**

@@ -202,6 +202,7 @@ struct kiwi_srq {
  *         reference on the struct pid
  * @cm_named: iw_get_qp returned the QP (under the qp_xa lock): destroy
  *            waits one RCU grace period after unpublishing it
+ * @destroyed: destroy began (qp->lock); no connection may take the QP
  * @tx: transmit side of the data path (qp_dp.h)
  * @rx: receive side of the data path (qp_dp.h)
  *
@@ -226,6 +227,7 @@ struct kiwi_qp {
 	struct completion released;
 	struct pid *owner;
 	bool cm_named;
+	bool destroyed;
 	struct kiwi_qp_tx tx;
 	struct kiwi_qp_rx rx;
 };
@@ -414,6 +416,7 @@ void kiwi_qp_get(struct kiwi_qp *qp);
 void kiwi_qp_put(struct kiwi_qp *qp);
 struct kiwi_qp *kiwi_qp_lookup(struct kiwi_device *kdev, int qpn, bool ref);
 bool kiwi_qp_caller_owns(const struct kiwi_qp *qp);
+bool kiwi_qp_destroyed(struct kiwi_qp *qp);
 
 /* qp_post.c */
 int kiwi_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
@@ -440,6 +443,7 @@ bool kiwi_qp_connected(struct kiwi_qp *qp);
 void kiwi_qp_event(struct kiwi_qp *qp, enum ib_event_type type);
 void kiwi_qp_to_error(struct kiwi_qp *qp);
 void kiwi_qp_close_llp(struct kiwi_qp *qp, bool abortive);
+void kiwi_qp_drain_llp(struct kiwi_qp *qp);
 
 /* qp_term.c: errors and Terminate messages */
 void kiwi_qp_fail(struct kiwi_qp *qp, enum kiwi_term_err err,
@@ -513,5 +517,6 @@ struct ib_qp *kiwi_iw_get_qp(struct ib_device *ibdev, int qpn);
 /* cm_ep.c: the CM workqueue; exit after every device is unregistered */
 int kiwi_cm_init(void);
 void kiwi_cm_exit(void);
+void kiwi_cm_abort_qp(struct kiwi_qp *qp);
 
 #endif /* KIWI_H */

@@ -88,6 +88,18 @@ bool kiwi_qp_caller_owns(const struct kiwi_qp *qp)
 	return (current->flags & PF_KTHREAD) || task_pid(current) == qp->owner;
 }
 
+/* Has destroy begun? (A connect that took the QP checks after its scan.) */
+bool kiwi_qp_destroyed(struct kiwi_qp *qp)
+{
+	unsigned long flags;
+	bool gone;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	gone = qp->destroyed;
+	spin_unlock_irqrestore(&qp->lock, flags);
+	return gone;
+}
+
 static int kiwi_qp_check_init(struct ib_qp_init_attr *attr)
 {
 	struct ib_qp_cap *cap = &attr->cap;
@@ -290,6 +302,9 @@ static bool kiwi_qp_enter(struct kiwi_qp *qp, enum ib_qp_state next)
 	case IB_QPS_RTS:
 		return false;
 	case IB_QPS_SQD:
+		/* What is queued now is sent; later WRs wait for the flush. */
+		if (cur == IB_QPS_RTS)
+			qp->tx.drain_to = qp->sq.cons + kiwi_sq_produced(qp);
 		if (cur == IB_QPS_RTS || cur == IB_QPS_SQD) {
 			qp->state = next;
 			qp->tx.close_req = true;
@@ -311,11 +326,15 @@ static bool kiwi_qp_enter(struct kiwi_qp *qp, enum ib_qp_state next)
 
 /*
  * After a state change to SQD or ERR of an attached QP: the engine closes
- * the stream, gracefully once the SQ went out, or at once with a reset.
+ * the stream, gracefully once what was queued went out (the CM resets it
+ * if that takes longer than drain_timeout), or at once with a reset.
  */
 static void kiwi_qp_llp_follow(struct kiwi_qp *qp, enum ib_qp_state next)
 {
 	if (next == IB_QPS_SQD) {
+		mutex_lock(&qp->tx.llp_mutex);
+		kiwi_qp_drain_llp(qp);
+		mutex_unlock(&qp->tx.llp_mutex);
 		kiwi_tx_kick(qp);
 	} else if (next == IB_QPS_ERR) {
 		mutex_lock(&qp->tx.llp_mutex);
@@ -402,17 +421,23 @@ int kiwi_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
  */
 static void kiwi_qp_unpublish(struct kiwi_device *kdev, struct kiwi_qp *qp)
 {
+	unsigned long flags;
+
 	xa_erase(&kdev->qp_xa, qp->ibqp.qp_num);
 	/* After the qp_xa lock: iw_get_qp()'s mark under it is visible. */
 	if (READ_ONCE(qp->cm_named))
 		synchronize_rcu();
+	spin_lock_irqsave(&qp->lock, flags);
+	qp->destroyed = true;
+	spin_unlock_irqrestore(&qp->lock, flags);
 }
 
 /*
  * The QP leaves the QPN table first, so iw_get_qp() cannot find it any
- * more. A stream still attached is reset (the CM then detaches the QP and
- * reports CLOSE, after which iw_cm drops its reference); destroy waits
- * until the CM and iw_cm have dropped their references.
+ * more. Every connection using it is reset at once, a connect still
+ * waiting for its MPA Reply included (the CM detaches the QP and reports
+ * CLOSE or CONNECT_REPLY, after which iw_cm drops its reference); destroy
+ * waits only for those references, never for the peer.
  */
 int kiwi_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 {
@@ -422,6 +447,7 @@ int kiwi_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	kiwi_qp_unpublish(kdev, qp);
 	kiwi_qp_to_error(qp);
 	kiwi_qp_llp_follow(qp, IB_QPS_ERR);
+	kiwi_cm_abort_qp(qp);
 	kiwi_qp_put(qp);
 	wait_for_completion(&qp->released);
 	put_pid(qp->owner);

@@ -63,6 +63,15 @@ void kiwi_qp_close_llp(struct kiwi_qp *qp, bool abortive)
 		kiwi_ep_llp_close(ep, abortive);
 }
 
+/* A graceful close began (SQD, TERMINATE): the CM bounds it. As above. */
+void kiwi_qp_drain_llp(struct kiwi_qp *qp)
+{
+	struct kiwi_ep *ep = READ_ONCE(qp->tx.ep);
+
+	if (ep)
+		kiwi_ep_llp_drain(ep);
+}
+
 /* ORD/IRD: the negotiated value, within what kiwi supports (at least 1). */
 static u32 kiwi_llp_rd(u16 v, u32 max)
 {

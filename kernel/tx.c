@@ -498,8 +498,9 @@ static int kiwi_tx_push(struct kiwi_qp *qp, struct socket *sock)
 
 /*
  * Nothing left to frame. After a graceful close request the stream closes
- * once everything went out: in SQD the SQ and the Read Responses, in
- * TERMINATE the Terminate.
+ * once everything went out: in SQD the WRs queued before it (drain_to)
+ * and the Read Responses, in TERMINATE the Terminate. The CM resets the
+ * stream if that takes longer than drain_timeout.
  */
 static void kiwi_tx_idle(struct kiwi_qp *qp)
 {
@@ -509,7 +510,7 @@ static void kiwi_tx_idle(struct kiwi_qp *qp)
 
 	spin_lock_irqsave(&qp->lock, flags);
 	drained = tx->close_req && !tx->closed &&
-		  ((qp->state == IB_QPS_SQD && !kiwi_sq_produced(qp) &&
+		  ((qp->state == IB_QPS_SQD && qp->sq.cons == tx->drain_to &&
 		    tx->irq_head == tx->irq_tail) ||
 		   (qp->state == IB_QPS_SQE && !tx->term_pending));
 	if (drained)
@@ -525,6 +526,9 @@ static void kiwi_tx_run(struct kiwi_qp *qp, struct socket *sock)
 	int rv;
 
 	for (;;) {
+		/* Detached meanwhile: detach waits for this run to end. */
+		if (READ_ONCE(tx->sock) != sock)
+			return;
 		if (tx->sent < tx->len) {
 			rv = kiwi_tx_push(qp, sock);
 			if (rv == -EAGAIN)

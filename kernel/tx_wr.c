@@ -15,6 +15,7 @@
 /*
  * Under qp->lock: copy the next WR into the shadow and start it. A Read
  * waits while ORD Reads are outstanding; a fenced WR while any Read is.
+ * In SQD only the WRs queued before the graceful close began start.
  */
 static bool kiwi_tx_take(struct kiwi_qp *qp, u32 *idx)
 {
@@ -23,6 +24,8 @@ static bool kiwi_tx_take(struct kiwi_qp *qp, u32 *idx)
 	struct kiwi_swqe *w;
 
 	if (tx->next - qp->sq.cons >= kiwi_sq_produced(qp))
+		return false;
+	if (qp->state == IB_QPS_SQD && tx->next == tx->drain_to)
 		return false;
 	w = &tx->swq[tx->next & (qp->sq.num - 1)];
 	memcpy(&w->sqe, kiwi_ring_elem(&qp->sq, tx->next), sizeof(w->sqe));
