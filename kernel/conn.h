@@ -137,10 +137,11 @@ enum kiwi_mem_status {
 
 /*
  * Look an STag up; takes a reference (RCU-safe against dereg). NULL unless
- * the MR is valid under exactly @stag. A reference keeps the structure,
- * not the registration: dereg_mr and invalidation do not wait for holders,
- * and every later check, page lookup or copy of an invalidated MR fails.
- * While an old holder remains, a fast-register of that MR fails (-EBUSY).
+ * the MR is valid under exactly @stag; an invalid or stale STag takes no
+ * reference. A reference keeps the structure, not the registration:
+ * dereg_mr and invalidation do not wait for holders, and every later
+ * check, page lookup or copy of an invalidated MR fails. While an old
+ * holder remains, a fast-register of that MR fails (-EBUSY).
  */
 struct kiwi_mr *kiwi_mr_get(struct kiwi_device *kdev, u32 stag);
 void kiwi_mr_put(struct kiwi_mr *mr);

@@ -194,7 +194,9 @@ struct kiwi_srq {
  * @sq_sig_type: IB_SIGNAL_ALL_WR or IB_SIGNAL_REQ_WR
  * @sq: send ring
  * @rq: receive ring; unused (num == 0) when the QP has an SRQ
- * @ref: users of the QP: the creator and the iWARP CM (iw_add_ref)
+ * @ref: users of the QP: the creator, the iWARP CM (iw_add_ref), each
+ *       kiwi endpoint that took it for a connection (kiwi_qp_lookup) and a
+ *       pending Local Invalidate completion (qp_sq.c)
  * @released: completed when @ref drops to zero; destroy waits for it
  * @owner: who may bind a connection to the QP by its number (iw_connect,
  *         iw_accept): a user QP's creating process (thread group), a
@@ -436,6 +438,7 @@ void kiwi_swq_free(struct kiwi_qp *qp);
 u32 kiwi_sq_produced(struct kiwi_qp *qp);
 int kiwi_sq_retire(struct kiwi_qp *qp);
 void kiwi_sq_complete(struct kiwi_qp *qp, u32 idx, u8 status);
+void kiwi_sq_complete_after_gp(struct kiwi_qp *qp, u32 idx);
 void kiwi_sq_fail(struct kiwi_qp *qp, u32 idx, u8 status);
 
 /* qp_llp.c: attach/detach, state changes from the data path */

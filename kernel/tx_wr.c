@@ -5,7 +5,8 @@
  * A WR is copied out of the SQ ring into the QP's private shadow before
  * anything in it is looked at: a user ring can change under us, and every
  * field of a user SQE is hostile. Local operations (Local Invalidate,
- * fast-register) complete right here, in SQ order with the rest.
+ * fast-register) are executed right here and complete in SQ order with
+ * the rest (a Local Invalidate one RCU grace period later).
  */
 #include "kiwi.h"
 #include "conn.h"
@@ -44,6 +45,7 @@ static bool kiwi_tx_take(struct kiwi_qp *qp, u32 *idx)
 	}
 	w->status = IB_WC_SUCCESS;
 	w->done = false;
+	w->gp_wait = false;
 	w->len = 0;
 	*idx = tx->next++;
 	return true;
@@ -188,7 +190,16 @@ static bool kiwi_tx_setup(struct kiwi_qp *qp, u32 idx)
 		st = kiwi_tx_local_op(qp, w);
 		if (st)
 			break;
-		kiwi_sq_complete(qp, idx, IB_WC_SUCCESS);
+		/*
+		 * A copy into or out of the MR that passed its validity check
+		 * before the invalidation may still run on another CPU (in an
+		 * RCU read-side section): the consumer may reuse the buffer
+		 * only once it is done, one grace period later.
+		 */
+		if (w->sqe.opcode == KIWI_WR_LOCAL_INV)
+			kiwi_sq_complete_after_gp(qp, idx);
+		else
+			kiwi_sq_complete(qp, idx, IB_WC_SUCCESS);
 		return false;
 	default:
 		st = IB_WC_LOC_QP_OP_ERR;
