@@ -264,13 +264,17 @@ static int kiwi_cm_accept_locked(struct kiwi_ep *ep, struct iw_cm_id *cm_id,
 	ep->llp.initiator = false;
 	ep->llp.tx_gated = true;
 	ep->llp.expect_rtr = ep->llp.mpa.p2p;
+	/*
+	 * The QP is ready for the first FPDU before the peer can send it;
+	 * its transmit side stays shut until the Reply is on the wire.
+	 */
 	rv = kiwi_cm_attach(ep);
 	if (rv)
 		return rv;
-	/* The QP is ready for the first FPDU before the peer can send it. */
 	rv = kiwi_cm_send(ep->sock, &rep);
 	if (rv)
 		return rv;
+	kiwi_qp_llp_reply_sent(qp);
 	/* In peer-to-peer mode the RTR opens the gate, as RFC 6581 wants. */
 	if (!ep->llp.mpa.p2p && !kiwi_cm_responder_waits())
 		kiwi_qp_llp_ungate(ep->qp);

@@ -69,6 +69,15 @@ int kiwi_qp_llp_attach(struct kiwi_qp *qp, struct kiwi_ep *ep,
 void kiwi_qp_llp_detach(struct kiwi_qp *qp);
 
 /**
+ * kiwi_qp_llp_reply_sent - a responder's MPA Reply is on the wire
+ * @qp: an attached QP (responder)
+ *
+ * Any context. Until then TX sends nothing: not even a Terminate for an
+ * FPDU that arrived with the Request may precede the Reply.
+ */
+void kiwi_qp_llp_reply_sent(struct kiwi_qp *qp);
+
+/**
  * kiwi_qp_llp_ungate - open a responder's transmit side
  * @qp: an attached QP whose MPA Reply has been sent
  *

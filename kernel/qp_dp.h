@@ -158,6 +158,8 @@ struct kiwi_tx_msg {
  * @term_len: octets in @term (qp->lock)
  * @term: the Terminate ULPDU (qp->lock)
  * @gated: responder: wait for the first valid FPDU (qp->lock)
+ * @held: responder: the MPA Reply is not on the wire yet; TX sends
+ *        nothing at all, not even a Terminate (qp->lock)
  * @drain_to: SQD: the SQ index up to which WRs are sent before the
  *            stream closes; WRs posted later wait for the flush (qp->lock)
  * @close_req: modify_qp (SQD) or a local error (SQE) asked for a graceful
@@ -202,6 +204,7 @@ struct kiwi_qp_tx {
 	u32 term_len;
 	u8 term[KIWI_TERM_MSG_MAX];
 	bool gated;
+	bool held;
 	u32 drain_to;
 	bool close_req;
 	u8 rtr;

@@ -108,6 +108,7 @@ static int kiwi_llp_setup(struct kiwi_qp *qp, struct socket *sock,
 	tx->mulpdu = kiwi_mpa_mulpdu(READ_ONCE(tcp_sk(sock->sk)->mss_cache),
 				     p->mpa.tx_markers);
 	tx->gated = p->tx_gated;
+	tx->held = !p->initiator;
 	tx->rtr = p->send_rtr ? p->mpa.rtr : 0;
 	rx->expect_rtr = p->expect_rtr;
 	rx->rtr_types = p->mpa.rtr;
@@ -211,6 +212,16 @@ void kiwi_qp_llp_detach(struct kiwi_qp *qp)
 	kiwi_rx_release(qp);
 	kiwi_tx_release(qp);
 	kiwi_ep_put(ep);
+}
+
+void kiwi_qp_llp_reply_sent(struct kiwi_qp *qp)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	qp->tx.held = false;
+	spin_unlock_irqrestore(&qp->lock, flags);
+	kiwi_tx_kick(qp);
 }
 
 void kiwi_qp_llp_ungate(struct kiwi_qp *qp)

@@ -425,6 +425,18 @@ static bool kiwi_tx_open(struct kiwi_qp *qp)
 	return !gated;
 }
 
+/* A responder whose MPA Reply is not out yet sends nothing at all. */
+static bool kiwi_tx_held(struct kiwi_qp *qp)
+{
+	unsigned long flags;
+	bool held;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	held = qp->tx.held;
+	spin_unlock_irqrestore(&qp->lock, flags);
+	return held;
+}
+
 /* Fill the buffer with FPDUs. Return: true if anything was framed. */
 static bool kiwi_tx_fill(struct kiwi_qp *qp)
 {
@@ -432,6 +444,8 @@ static bool kiwi_tx_fill(struct kiwi_qp *qp)
 	bool framed = false;
 	int rv;
 
+	if (kiwi_tx_held(qp))
+		return false;
 	while (!tx->term_sent) {
 		if (kiwi_tx_term(qp))
 			return true;
