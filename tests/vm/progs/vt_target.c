@@ -12,6 +12,17 @@
  *   otherpd  4 KiB, remote read + write, but in a second PD (unusable
  *            from the connection's QP)
  *   recv     -r receive buffers of -R octets, separated by guard octets
+ *   sink     4 KiB, local write only: the Data Sink of the RDMA Reads the
+ *            peer asks for (see below); a peer may fill it, not more
+ *
+ * Two requests let a peer set up what it attacks:
+ *  - MPA private data "vt:access=" followed by letters (w remote write, r
+ *    remote read; none for neither): vt_target creates the connection's QP
+ *    itself with exactly those qp_access_flags and accepts with its QP
+ *    number, so rdma_cm applies no access flags of its own;
+ *  - a Send "vt:read STAG TO LEN" (hex, hex, decimal): vt_target posts an
+ *    RDMA Read of LEN octets from the peer's STAG/TO into sink; the Read's
+ *    completions are counted as read_ok / wc_err.
  *
  * It writes their STags, addresses and lengths to the info file (-o),
  * then logs, per connection K, every rdma_cm event, completion and async
@@ -30,7 +41,7 @@
  *   cmd:badwr       post a Send with a wrong lkey (fails locally)
  *   cmd:late MS     post one Send MS milliseconds from now
  *   cmd:disconnect  rdma_disconnect() (iWARP: graceful close, SQD)
- *   cmd:destroy     rdma_destroy_qp() now
+ *   cmd:destroy     destroy the connection's QP now
  *
  * Every send WR it posted must complete (success or error) before the
  * connection ends: "conn K end" reports sq_posted and sq_done, and the
@@ -62,6 +73,7 @@
 #define VT_RECV_GAP	64UL		/* guard octets around each receive */
 #define VT_CTL_LEN	64UL		/* octets the control case may write */
 #define VT_MAX_RECV	64
+#define VT_PD_MAX	64		/* private data octets kept */
 #define VT_MAX_RECV_LEN	4096
 #define VT_SEND_LEN	VT_TGT_LEN
 #define VT_WR_ID_SQ	1000	/* send WRs' wr_id from here on */
@@ -72,6 +84,7 @@
 #define PAT_NOREAD	0x3c
 #define PAT_OTHERPD	0xc3
 #define PAT_RECV	0x99
+#define PAT_SINK	0x66
 
 /* Pattern the control case writes into target[0, VT_CTL_LEN). */
 static unsigned char ctl_octet(unsigned long i)
@@ -116,12 +129,15 @@ static struct region target = { .name = "target", .pat = PAT_TARGET };
 static struct region noread = { .name = "noread", .pat = PAT_NOREAD };
 static struct region otherpd = { .name = "otherpd", .pat = PAT_OTHERPD };
 static struct region recvr = { .name = "recv", .pat = PAT_RECV };
+static struct region sink = { .name = "sink", .pat = PAT_SINK };
 
 /* The connection in progress (one at a time). */
 static struct {
 	struct rdma_cm_id *id;
+	struct ibv_qp *qp;	/* id->qp, or vt_target's own (vt:access=) */
+	bool own_qp;
 	unsigned long k;
-	unsigned int wc_ok, wc_flush, wc_err, async;
+	unsigned int wc_ok, wc_flush, wc_err, async, read_ok;
 	unsigned int sq_posted, sq_done;
 	long long disc_at;	/* cmd:disconnect ran at (ms), 0: not yet */
 	long long disc_ms;	/* until DISCONNECTED, -1: none seen */
@@ -197,6 +213,7 @@ static void fill(void)
 	memset(noread.buf, PAT_NOREAD, noread.len);
 	memset(otherpd.buf, PAT_OTHERPD, otherpd.len);
 	memset(recvr.buf, PAT_RECV, recvr.len);
+	memset(sink.buf, PAT_SINK, sink.len);
 }
 
 static void setup_memory(void)
@@ -215,12 +232,15 @@ static void setup_memory(void)
 	recvr.len = VT_RECV_GAP + (opt.nrecv ? opt.nrecv : 1) *
 		    (opt.recv_len + VT_RECV_GAP);
 	recvr.buf = alloc_pages(recvr.len);
+	sink.len = VT_SMALL_LEN;
+	sink.buf = alloc_pages(sink.len);
 	fill();
 
 	reg(&target, pd, rw);
 	reg(&noread, pd, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
 	reg(&otherpd, pd2, rw);
 	reg(&recvr, pd, IBV_ACCESS_LOCAL_WRITE);
+	reg(&sink, pd, IBV_ACCESS_LOCAL_WRITE);
 }
 
 static void write_info(void)
@@ -247,6 +267,7 @@ static void write_info(void)
 		otherpd.len);
 	fprintf(f, "recv_stag=0x%08x\nrecv_count=%lu\nrecv_len=%lu\nird=%lu\n",
 		recvr.mr->rkey, opt.nrecv, opt.recv_len, opt.ird);
+	fprintf(f, "sink_len=%zu\n", sink.len);
 	if (fclose(f) || rename(tmp, opt.info))
 		vt_fatal("cannot write %s: %s", opt.info, strerror(errno));
 }
@@ -317,18 +338,45 @@ static void log_conn(const char *fmt, ...)
 }
 
 /* Post one send WR of the connection; it must complete later. */
-static void post_sq(struct ibv_send_wr *wr, const char *what)
+static bool post_sq(struct ibv_send_wr *wr, const char *what)
 {
 	struct ibv_send_wr *bad;
 
 	wr->wr_id = VT_WR_ID_SQ + conn.sq_posted;
 	wr->send_flags |= IBV_SEND_SIGNALED;
-	if (ibv_post_send(conn.id->qp, wr, &bad)) {
+	if (ibv_post_send(conn.qp, wr, &bad)) {
 		log_conn("post %s failed: %s", what, strerror(errno));
-		return;
+		return false;
 	}
 	conn.sq_posted++;
 	log_conn("posted %s wr_id=%llu", what, (unsigned long long)wr->wr_id);
+	return true;
+}
+
+/* "vt:read STAG TO LEN" from the peer: read its memory into sink. */
+static void post_read(const unsigned char *cmd, unsigned int len)
+{
+	char text[65];
+	unsigned long long to;
+	unsigned int stag, n;
+	struct ibv_sge sge = { .lkey = sink.mr->lkey };
+	struct ibv_send_wr wr = {
+		.sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_READ,
+	};
+
+	memcpy(text, cmd, len < 64 ? len : 64);
+	text[len < 64 ? len : 64] = 0;
+	if (sscanf(text, "vt:read %x %llx %u", &stag, &to, &n) != 3 ||
+	    n > sink.len) {
+		log_conn("bad read command");
+		return;
+	}
+	sge.addr = (uintptr_t)sink.buf;
+	sge.length = n;
+	wr.wr.rdma.rkey = stag;
+	wr.wr.rdma.remote_addr = to;
+	if (post_sq(&wr, "read"))
+		log_conn("read posted stag=0x%08x to=0x%llx len=%u", stag, to, n);
 }
 
 static void post_send(unsigned long len, uint32_t lkey)
@@ -343,7 +391,8 @@ static void post_send(unsigned long len, uint32_t lkey)
 	post_sq(&wr, lkey == target.mr->lkey ? "send" : "badwr");
 }
 
-static void post_read(void)
+/* cmd:read: a Read the peer never answers (into target, past control). */
+static void post_unanswered_read(void)
 {
 	struct ibv_sge sge = {
 		.addr = (uintptr_t)target.buf + VT_PAGE, .length = VT_CTL_LEN,
@@ -361,9 +410,14 @@ static void destroy_qp(const char *why)
 {
 	long long t0 = vt_now_ms();
 
-	if (!conn.id->qp)
+	if (conn.own_qp)
+		ibv_destroy_qp(conn.qp);
+	else if (conn.id->qp)
+		rdma_destroy_qp(conn.id);
+	else
 		return;
-	rdma_destroy_qp(conn.id);
+	conn.own_qp = false;
+	conn.qp = NULL;
 	log_conn("destroy_qp (%s) took %lld ms", why, vt_now_ms() - t0);
 }
 
@@ -373,10 +427,10 @@ static void run_cmd(const char *cmd)
 	unsigned long n;
 
 	log_conn("cmd %s", cmd);
-	if (!conn.id->qp)
+	if (!conn.qp)
 		return;
 	if (!strcmp(cmd, "read")) {
-		post_read();
+		post_unanswered_read();
 	} else if (sscanf(cmd, "send %lu", &n) == 1) {
 		while (n--)
 			post_send(VT_SEND_LEN, target.mr->lkey);
@@ -397,8 +451,8 @@ static void drain_cq(void)
 {
 	struct ibv_wc wc[16];
 	char data[2 * 32 + 1];
-	int i, n, j;
 	char cmd[VT_MAX_RECV_LEN];
+	int i, n, j;
 
 	while ((n = ibv_poll_cq(cq, 16, wc)) > 0) {
 		for (i = 0; i < n; i++) {
@@ -412,6 +466,8 @@ static void drain_cq(void)
 				for (j = 0; j < 32 && (unsigned int)j < wc[i].byte_len &&
 				     (unsigned long)j < opt.recv_len; j++)
 					sprintf(data + 2 * j, "%02x", b[j]);
+				if (wc[i].byte_len > 8 && !memcmp(b, "vt:read ", 8))
+					post_read(b, wc[i].byte_len);
 				if (wc[i].byte_len > 4 &&
 				    wc[i].byte_len < opt.recv_len &&
 				    !memcmp(b, "cmd:", 4))
@@ -420,6 +476,9 @@ static void drain_cq(void)
 			}
 			if (wc[i].wr_id >= VT_WR_ID_SQ)
 				conn.sq_done++;
+			if (wc[i].status == IBV_WC_SUCCESS &&
+			    wc[i].opcode == IBV_WC_RDMA_READ)
+				conn.read_ok++;
 			if (wc[i].status == IBV_WC_SUCCESS)
 				conn.wc_ok++;
 			else if (wc[i].status == IBV_WC_WR_FLUSH_ERR)
@@ -470,13 +529,54 @@ static bool post_recvs(struct ibv_qp *qp)
 }
 
 /*
+ * Private data "vt:access=LETTERS": the IBV_ACCESS_* flags the peer wants
+ * the QP to have; -1 without such a request.
+ */
+static int requested_access(const char *pdata, size_t len)
+{
+	const char *key = "vt:access=";
+	size_t k = strlen(key), i;
+	int access = IBV_ACCESS_LOCAL_WRITE;
+
+	if (len < k || memcmp(pdata, key, k))
+		return -1;
+	for (i = k; i < len && pdata[i]; i++) {
+		if (pdata[i] == 'w')
+			access |= IBV_ACCESS_REMOTE_WRITE;
+		else if (pdata[i] == 'r')
+			access |= IBV_ACCESS_REMOTE_READ;
+	}
+	return access;
+}
+
+/* A QP of vt_target's own, in INIT with exactly @access. */
+static struct ibv_qp *own_qp(struct rdma_cm_id *id,
+			     struct ibv_qp_init_attr *qa, int access)
+{
+	struct ibv_qp_attr at = {
+		.qp_state = IBV_QPS_INIT, .qp_access_flags = access,
+		.port_num = id->port_num,
+	};
+	struct ibv_qp *qp = ibv_create_qp(pd, qa);
+
+	if (!qp)
+		return NULL;
+	if (ibv_modify_qp(qp, &at, IBV_QP_STATE | IBV_QP_ACCESS_FLAGS |
+			  IBV_QP_PORT)) {
+		ibv_destroy_qp(qp);
+		return NULL;
+	}
+	return qp;
+}
+
+/*
  * -S: accept @id naming the active connection's QP. The QP is taken, so
  * the accept must fail; whatever the new connection sends must not reach
  * the active one.
  */
 static void share_accept(struct rdma_cm_id *id, struct rdma_conn_param *cp)
 {
-	cp->qp_num = conn.id->qp->qp_num;
+	cp->qp_num = conn.qp->qp_num;
 	if (rdma_accept(id, cp)) {
 		log_conn("share-accept of qpn %u refused: %s", cp->qp_num,
 			 strerror(errno));
@@ -487,7 +587,7 @@ static void share_accept(struct rdma_cm_id *id, struct rdma_conn_param *cp)
 	rdma_destroy_id(id);
 }
 
-static void on_connect_request(struct rdma_cm_id *id)
+static void on_connect_request(struct rdma_cm_id *id, int access)
 {
 	struct ibv_qp_init_attr qa = {
 		.qp_type = IBV_QPT_RC,
@@ -499,7 +599,7 @@ static void on_connect_request(struct rdma_cm_id *id)
 		.initiator_depth = (uint8_t)opt.ird,
 	};
 
-	if (conn.active && opt.share) {
+	if (conn.active && opt.share && conn.qp) {
 		share_accept(id, &cp);
 		return;
 	}
@@ -517,15 +617,23 @@ static void on_connect_request(struct rdma_cm_id *id)
 	log_conn("request");
 	qa.send_cq = cq;
 	qa.recv_cq = cq;
-	if (rdma_create_qp(id, pd, &qa)) {
-		log_conn("rdma_create_qp failed: %s", strerror(errno));
+	if (access >= 0) {
+		conn.qp = own_qp(id, &qa, access);
+		conn.own_qp = conn.qp != NULL;
+		cp.qp_num = conn.qp ? conn.qp->qp_num : 0;
+		log_conn("own qp access=0x%x", access);
+	} else if (!rdma_create_qp(id, pd, &qa)) {
+		conn.qp = id->qp;
+	}
+	if (!conn.qp) {
+		log_conn("QP creation failed: %s", strerror(errno));
 		rdma_reject(id, NULL, 0);
 		end_conn("create-qp-failed");
 		return;
 	}
-	append_info("conn%lu_qpn=%u\n", conn.k, id->qp->qp_num);
-	log_conn("qpn=%u", id->qp->qp_num);
-	if (!post_recvs(id->qp) || rdma_accept(id, &cp)) {
+	append_info("conn%lu_qpn=%u\n", conn.k, conn.qp->qp_num);
+	log_conn("qpn=%u", conn.qp->qp_num);
+	if (!post_recvs(conn.qp) || rdma_accept(id, &cp)) {
 		log_conn("accept failed: %s", strerror(errno));
 		rdma_reject(id, NULL, 0);
 		end_conn("accept-failed");
@@ -609,10 +717,10 @@ static void end_conn(const char *why)
 	if (conn.sq_done != conn.sq_posted)
 		log_conn("send WRs LOST: %u posted, %u completed", conn.sq_posted,
 			 conn.sq_done);
-	log_conn("end why=%s wc_ok=%u wc_flush=%u wc_err=%u async=%u mem=%s control=%s sq_posted=%u sq_done=%u disc_ms=%lld",
+	log_conn("end why=%s wc_ok=%u wc_flush=%u wc_err=%u async=%u read_ok=%u mem=%s control=%s sq_posted=%u sq_done=%u disc_ms=%lld",
 		 why, conn.wc_ok, conn.wc_flush, conn.wc_err, conn.async,
-		 bad ? "CHANGED" : "ok", ctl, conn.sq_posted, conn.sq_done,
-		 conn.disc_ms);
+		 conn.read_ok, bad ? "CHANGED" : "ok", ctl, conn.sq_posted,
+		 conn.sq_done, conn.disc_ms);
 	fill();
 	conn.active = false;
 	conns_ended++;
@@ -625,8 +733,14 @@ static void on_cm_event(struct rdma_cm_event *ev)
 	int status = ev->status;
 
 	if (type == RDMA_CM_EVENT_CONNECT_REQUEST) {
+		char pdata[VT_PD_MAX];
+		size_t n = ev->param.conn.private_data_len;
+
+		n = n < sizeof(pdata) ? n : sizeof(pdata);
+		if (n)
+			memcpy(pdata, ev->param.conn.private_data, n);
 		rdma_ack_cm_event(ev);
-		on_connect_request(id);
+		on_connect_request(id, requested_access(pdata, n));
 		return;
 	}
 	rdma_ack_cm_event(ev);
@@ -693,6 +807,7 @@ static void teardown(void)
 	ibv_dereg_mr(noread.mr);
 	ibv_dereg_mr(otherpd.mr);
 	ibv_dereg_mr(recvr.mr);
+	ibv_dereg_mr(sink.mr);
 	ibv_destroy_cq(cq);
 	ibv_dealloc_pd(pd2);
 	ibv_dealloc_pd(pd);
@@ -702,6 +817,7 @@ static void teardown(void)
 	free(noread.buf);
 	free(otherpd.buf);
 	free(recvr.buf);
+	free(sink.buf);
 }
 
 int main(int argc, char **argv)
