@@ -13,6 +13,7 @@
 #include <linux/types.h>
 
 /* vmtest_probe.c */
+extern bool vmtest_probes;		/* the kernel has kprobes */
 extern atomic_t vmtest_delays;		/* delays that ran */
 extern atomic_t vmtest_bad_reads;	/* kiwi read a socket it did not lock */
 extern atomic_t vmtest_bad_releases;	/* kiwi released a socket with its callbacks */

@@ -6,6 +6,8 @@
  *                     tests listen on and connect to (set at load time)
  *   delay             write "SYM[@ret],MS[,COUNT[,CALLER]]" to delay the
  *                     next COUNT calls of kiwi's SYM; "off" clears it
+ *   probes            Y when the kernel has kprobes (else no delays and no
+ *                     socket checks: the kernel-ULP tests still run)
  *   delays            delays run so far (read-only)
  *   bad_reads         tcp_read_sock() calls of kiwi on an unlocked socket
  *   bad_releases      sockets kiwi released with its callbacks installed
@@ -39,6 +41,8 @@ static const struct kernel_param_ops vmtest_count_ops = {
 	.get = vmtest_get_count,
 };
 
+module_param_named(probes, vmtest_probes, bool, 0444);
+MODULE_PARM_DESC(probes, "kprobes work: delays and socket checks are on");
 module_param_cb(delays, &vmtest_count_ops, &vmtest_delays, 0444);
 MODULE_PARM_DESC(delays, "delays that ran");
 module_param_cb(bad_reads, &vmtest_count_ops, &vmtest_bad_reads, 0444);
