@@ -120,7 +120,8 @@ build() {
 		KIWI_DEBUG_RELEASE=$release
 	ENV
 	touch "$dir/.complete"
-	log "built $release in $(( $(date +%s) - start )) s (CPU of the build, user and system: $(times | tail -n 1))"
+	times > "$dir/cpu-times"
+	log "built $release in $(( $(date +%s) - start )) s (CPU of the build, user and system: $(tail -n 1 "$dir/cpu-times"))"
 }
 
 main() {
