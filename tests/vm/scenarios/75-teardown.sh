@@ -19,7 +19,8 @@
 #     answered, a zero window, Read Requests never read, a peer that never
 #     sends its FIN; a doorbell while the QP is TERMINATE; a WR that fails
 #     behind an outstanding Read; a second connection naming a QP in use;
-#     the MPA Reply before any FPDU.
+#     the MPA Reply before any FPDU. 1b: connections beyond the
+#     listener's backlog are refused and leave with the kernel's callbacks.
 #  2. rdma_cm connects naming another process's QP or a kernel QP: refused.
 #  3. kernel ULP over kernel QPs: connect/Send/disconnect; a Local
 #     Invalidate racing a copy into the MR; REG_MR racing a stale-STag probe.
@@ -164,6 +165,41 @@ for name in $(python3 "$PEER" --list --group teardown | awk '{print $1}'); do
 	run_case "$name"
 done
 [ "$PROBES" = Y ] && echo off > $VP/delay
+
+# 1b. More TCP connections than vt_target's backlog (4), none sending an
+# MPA Request: the listener refuses the surplus at once, and a refused
+# socket leaves with the kernel's callbacks, not the listener's (it is a
+# clone of the listening socket).
+r0=$([ "$PROBES" = Y ] && cat $VP/bad_releases)
+out=$(timeout 30 python3 - "$IP" "$PORT" <<'PY'
+import select, socket, sys, time
+socks = [socket.create_connection((sys.argv[1], int(sys.argv[2])), 5)
+         for _ in range(8)]
+closed = set()
+end = time.time() + 8
+while time.time() < end and len(closed) < len(socks):
+    r, _, _ = select.select([s for s in socks if s not in closed], [], [],
+                            0.2)
+    for s in r:
+        try:
+            s.recv(64)
+        except OSError:
+            pass
+        closed.add(s)
+print(f"refused {len(closed)} of {len(socks)}")
+for s in socks:
+    s.close()
+PY
+)
+vt_log "connections beyond the backlog: $out"
+case "$out" in
+"refused 4 of 8") vt_pass "the listener refused the connections beyond its backlog" ;;
+*) vt_fail "connections beyond the backlog: ${out:-no output}" ;;
+esac
+[ "$PROBES" != Y ] ||
+	vt_eq "refused connections: sockets released with kiwi's callbacks" \
+		"$(($(cat $VP/bad_releases) - r0))" 0
+sleep 1		# the children we closed leave the listener's backlog
 
 # 2. Naming a QP one does not own.
 "$VT_PROGS/vt_cmclient" -a "$IP" -p "$PORT" -H 30 >"$VT_TMP/holder" 2>&1 &
