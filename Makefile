@@ -15,8 +15,8 @@ PROVIDER_DIR ?= $(PREFIX)/lib/$(MULTIARCH)/libibverbs
 KVER = $(shell $(MAKE) -s -C $(KDIR) kernelrelease 2>/dev/null)
 
 .PHONY: all kernel userlib deps install uninstall test check-unit check-kunit \
-	check-asan check-tsan check-sanitize check-fuzz check-vm check-vm-debug check-pair \
-	check-pair-full check-soak soak bench demo lint clean help
+	check-asan check-tsan check-sanitize check-fuzz check-fuzz-long check-vm check-vm-debug \
+	check-pair check-pair-full check-soak soak bench demo lint clean help
 
 all: kernel userlib
 
@@ -28,6 +28,7 @@ help:
 	@echo "make test       run every test tier CI runs"
 	@echo "make check-unit | check-kunit | check-fuzz | check-vm   one tier"
 	@echo "make check-asan | check-tsan   unit tests under ASan+UBSan / TSan (check-sanitize: both)"
+	@echo "make check-fuzz-long  every fuzz target for 10^7 executions (not in CI)"
 	@echo "make check-vm-debug  check-vm under the KASAN/lockdep kernel (DEBUG_VM=scenarios)"
 	@echo "make check-pair two guests: kiwi<->kiwi, kiwi<->siw (short runs; in make test)"
 	@echo "make check-pair-full  every combination and flavour, long sweeps (not in CI)"
@@ -81,6 +82,10 @@ check-kunit:
 
 check-fuzz:
 	bash tests/fuzz/run.sh
+
+# Every parser for 10^7 executions (hours on two cores; not in CI).
+check-fuzz-long:
+	FUZZ_RUNS=10000000 bash tests/fuzz/run.sh
 
 check-vm: all
 	bash tests/vm/run.sh
