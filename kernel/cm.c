@@ -5,7 +5,7 @@
  * The work is in cm_*.c: endpoints and their lifetime (cm_ep.c), the
  * initiator (cm_active.c), listener and responder (cm_passive.c), the
  * connected state and close (cm_close.c), socket helpers (cm_sock.c) and
- * module parameters (cm_param.c). Documentation/cm.md describes the state
+ * the device's settings (cm_param.c). Documentation/cm.md describes the state
  * machine.
  */
 #include "kiwi.h"

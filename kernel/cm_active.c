@@ -120,12 +120,12 @@ void kiwi_cm_active_work(struct kiwi_ep *ep, unsigned long ev)
 }
 
 /* Under ep->lock: the Request, encoded into ep->rbuf until it is sent. */
-static int kiwi_cm_prepare_request(struct kiwi_ep *ep,
+static int kiwi_cm_prepare_request(struct kiwi_ep *ep, struct iw_cm_id *cm_id,
 				   const struct iw_cm_conn_param *param)
 {
 	int rv;
 
-	kiwi_cm_policy(&ep->pol, param->ird, param->ord);
+	kiwi_cm_policy(&ep->pol, cm_id->device, param->ird, param->ord);
 	rv = kiwi_mpa_make_request(&ep->pol, param->private_data,
 				   param->private_data_len, &ep->req);
 	if (rv)
@@ -188,7 +188,7 @@ int kiwi_cm_connect(struct iw_cm_id *cm_id, struct iw_cm_conn_param *param)
 	if (!ep)
 		return -ENOMEM;
 	mutex_lock(&ep->lock);
-	rv = kiwi_cm_prepare_request(ep, param);
+	rv = kiwi_cm_prepare_request(ep, cm_id, param);
 	if (!rv)
 		rv = kiwi_cm_start_tcp(ep, cm_id);
 	if (rv) {
@@ -202,7 +202,7 @@ int kiwi_cm_connect(struct iw_cm_id *cm_id, struct iw_cm_conn_param *param)
 	kiwi_qp_get(ep->qp);
 	kiwi_ep_set_cm_id(ep, cm_id);
 	ep->state = KIWI_EP_CONNECTING;
-	kiwi_ep_arm_timeout(ep, kiwi_cm_mpa_timeout());
+	kiwi_ep_arm_timeout(ep, kiwi_cm_mpa_timeout(cm_id->device));
 	kiwi_ep_queue(ep, KIWI_EV_STATE);
 	mutex_unlock(&ep->lock);
 	return 0;

@@ -146,10 +146,11 @@ int kiwi_cm_event(struct kiwi_ep *ep, struct iw_cm_id *cm_id,
 		  enum iw_cm_event_type type, int status,
 		  const struct kiwi_mpa_frame *f);
 
-/* cm_param.c: module parameters */
-unsigned int kiwi_cm_mpa_timeout(void);
-bool kiwi_cm_responder_waits(void);
-void kiwi_cm_policy(struct kiwi_mpa_policy *pol, u32 ird, u32 ord);
+/* cm_param.c: the device's settings, as the CM uses them */
+unsigned int kiwi_cm_mpa_timeout(struct ib_device *ibdev);
+bool kiwi_cm_responder_waits(struct ib_device *ibdev);
+void kiwi_cm_policy(struct kiwi_mpa_policy *pol, struct ib_device *ibdev,
+		    u32 ird, u32 ord);
 
 /* cm_sock.c: socket helpers */
 int kiwi_cm_sock_create(int family, struct socket **sockp);

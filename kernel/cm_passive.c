@@ -118,7 +118,8 @@ static void kiwi_cm_new_child(struct kiwi_ep *l, struct socket *sock)
 	}
 	tcp_sock_set_nodelay(sock->sk);
 	mutex_lock_nested(&child->lock, SINGLE_DEPTH_NESTING);
-	kiwi_cm_policy(&child->pol, KIWI_MAX_IRD, KIWI_MAX_ORD);
+	kiwi_cm_policy(&child->pol, l->cm_id->device, KIWI_MAX_IRD,
+		       KIWI_MAX_ORD);
 	kiwi_ep_get(l);
 	child->listener = l;
 	child->state = KIWI_EP_WAIT_REQ;
@@ -127,7 +128,7 @@ static void kiwi_cm_new_child(struct kiwi_ep *l, struct socket *sock)
 	l->nchildren++;
 	spin_unlock_bh(&l->child_lock);
 	kiwi_ep_sock_attach(child, sock);
-	kiwi_ep_arm_timeout(child, kiwi_cm_mpa_timeout());
+	kiwi_ep_arm_timeout(child, kiwi_cm_mpa_timeout(l->cm_id->device));
 	kiwi_ep_queue(child, KIWI_EV_DATA);
 	mutex_unlock(&child->lock);
 }
@@ -249,7 +250,7 @@ static int kiwi_cm_accept_locked(struct kiwi_ep *ep, struct iw_cm_id *cm_id,
 
 	if (ep->state != KIWI_EP_RECVD_REQ)
 		return -ECONNRESET;
-	kiwi_cm_policy(&ep->pol, param->ird, param->ord);
+	kiwi_cm_policy(&ep->pol, cm_id->device, param->ird, param->ord);
 	rv = kiwi_cm_make_reply(ep, &rep, param->private_data,
 				param->private_data_len);
 	if (rv)
@@ -270,7 +271,7 @@ static int kiwi_cm_accept_locked(struct kiwi_ep *ep, struct iw_cm_id *cm_id,
 	if (rv)
 		return rv;
 	/* In peer-to-peer mode the RTR opens the gate, as RFC 6581 wants. */
-	if (!ep->llp.mpa.p2p && !kiwi_cm_responder_waits())
+	if (!ep->llp.mpa.p2p && !kiwi_cm_responder_waits(cm_id->device))
 		kiwi_qp_llp_ungate(ep->qp);
 	kiwi_ep_set_cm_id(ep, cm_id);
 	ep->state = KIWI_EP_CONNECTED;

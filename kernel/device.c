@@ -161,6 +161,7 @@ static const struct ib_device_ops kiwi_device_ops = {
 	.owner = THIS_MODULE,
 	.driver_id = RDMA_DRIVER_UNKNOWN,
 	.uverbs_abi_ver = KIWI_ABI_VERSION,
+	.device_group = &kiwi_settings_group,
 
 	.alloc_mr = kiwi_alloc_mr,
 	.alloc_pd = kiwi_alloc_pd,
@@ -220,6 +221,7 @@ static void kiwi_device_init(struct kiwi_device *kdev, struct net_device *ndev)
 	xa_init_flags(&kdev->qp_xa, XA_FLAGS_ALLOC1);
 	xa_init_flags(&kdev->mr_xa, XA_FLAGS_ALLOC1);
 	kdev->port_state = kiwi_port_state(ndev);
+	kiwi_settings_init(&kdev->settings);
 	ib_set_device_ops(ibdev, &kiwi_device_ops);
 	ibdev->node_type = RDMA_NODE_RNIC;
 	ibdev->phys_port_cnt = 1;

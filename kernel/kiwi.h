@@ -23,6 +23,7 @@
 #include <rdma/kiwi-abi.h>
 
 #include "qp_dp.h"
+#include "settings.h"
 
 #define KIWI_FW_VERSION "0.1.0"
 /* The same version for query_device: major << 32 | minor << 16 | patch. */
@@ -83,6 +84,7 @@ static inline u32 kiwi_stag_index(u32 stag)
  * @num_qp: QPs in use
  * @num_srq: SRQs in use
  * @num_mr: MRs in use
+ * @settings: the administrator's settings (settings.h)
  */
 struct kiwi_device {
 	struct ib_device ibdev;
@@ -99,6 +101,7 @@ struct kiwi_device {
 	atomic_t num_qp;
 	atomic_t num_srq;
 	atomic_t num_mr;
+	struct kiwi_settings settings;
 };
 
 /**

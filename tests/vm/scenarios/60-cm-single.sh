@@ -3,16 +3,18 @@
 #
 # Connection management in one guest: rping client and server on kiwi0
 # (eth0), loopback through the guest's own address, in every MPA flavour
-# the module parameters select, over IPv4 and IPv6, with specific and
-# wildcard listeners; connect to a port without listener; a silent peer on
-# either side (mpa_timeout); a bad Request; a listener destroyed with a
-# pending child; parameter validation; unload at the end.
+# kiwi0's settings select, over IPv4 and IPv6, with specific and wildcard
+# listeners; connect to a port without listener; a silent peer on either
+# side (mpa_timeout); a bad Request; a listener destroyed with a pending
+# child; module parameter validation; unload at the end. (62-ops checks the
+# settings themselves.)
 # kiwi-lab: timeout=600
 
 . "$(dirname "$0")/lib/common.bash"
 
 IP=${KIWI_MY_IP:-10.77.0.1}
 P=/sys/module/kiwi/parameters
+S=/sys/class/infiniband/kiwi0/kiwi
 PEER=$VT_TMP/peer.py
 
 vt_clean_links
@@ -88,22 +90,22 @@ for bad in "mpa_rev 3" "mpa_rev 0" "mpa_timeout 0" "mpa_timeout 601" "mpa_timeou
 done
 vt_eq "mpa_rev default" "$(cat $P/mpa_rev)" 2
 vt_eq "mpa_timeout default" "$(cat $P/mpa_timeout)" 10
-echo 3 > $P/mpa_timeout
+echo 3 > $S/mpa_timeout
 
-# 2. Data path in each flavour (kiwi on both ends).
+# 2. Data path in each flavour (kiwi0 on both ends).
 rping_pair "rev2 p2p crc" 7101
-echo N > $P/mpa_p2p
+echo N > $S/mpa_p2p
 rping_pair "rev2 no-p2p" 7102
-echo 1 > $P/mpa_rev
+echo 1 > $S/mpa_rev
 rping_pair "rev1" 7103
-echo 2 > $P/mpa_rev
-echo Y > $P/mpa_crc_off
+echo 2 > $S/mpa_rev
+echo Y > $S/mpa_crc_off
 rping_pair "no crc" 7104
-echo N > $P/mpa_crc_off
-echo Y > $P/mpa_markers
+echo N > $S/mpa_crc_off
+echo Y > $S/mpa_markers
 rping_pair "markers" 7105
-echo N > $P/mpa_markers
-echo Y > $P/mpa_p2p
+echo N > $S/mpa_markers
+echo Y > $S/mpa_p2p
 rping_pair "wildcard listener" 7106 0.0.0.0
 ip -6 addr add fd77::1/64 dev eth0 nodad
 rping_pair "IPv6" 7107 fd77::1 fd77::1
@@ -157,7 +159,7 @@ else
 fi
 
 # 6. Listener destroyed while a child still waits for its Request.
-echo 30 > $P/mpa_timeout
+echo 30 > $S/mpa_timeout
 python3 "$PEER" silent-client 7111 "$IP" > "$VT_TMP/pending" 2>&1 &
 peer=$!
 sleep 2
@@ -171,7 +173,7 @@ if { [ "${1:-}" = reset ] || [ "${1:-}" = eof ]; } && [ "${2%.*}" -lt 20 ]; then
 else
 	vt_fail "listener destroyed, pending child: $res"
 fi
-echo 10 > $P/mpa_timeout
+echo 10 > $S/mpa_timeout
 
 # 7. Nothing left behind; unload.
 sleep 1
