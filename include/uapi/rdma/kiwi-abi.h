@@ -36,9 +36,6 @@
 
 #define KIWI_ABI_VERSION 1
 
-/* Name prefix every kiwi ib_device carries; libkiwi matches on it. */
-#define KIWI_DEV_NAME_PREFIX "kiwi"
-
 /*
  * Every kiwi ib_device, whatever its name, has this sysfs attribute group
  * (/sys/class/infiniband/DEV/kiwi/), and in it abi_version holding

@@ -118,11 +118,12 @@ vt_link_del() {
 	return 0
 }
 
-# vt_kiwi_devs: names of the registered kiwi devices, one per line.
+# vt_kiwi_devs: names of the registered kiwi devices, one per line. A
+# kiwi device may have any name; it is the one with kiwi/abi_version.
 vt_kiwi_devs() {
 	local d
-	for d in /sys/class/infiniband/kiwi*; do
-		[ -e "$d" ] && basename "$d"
+	for d in /sys/class/infiniband/*; do
+		[ -e "$d/kiwi/abi_version" ] && basename "$d"
 	done
 	return 0
 }
