@@ -33,6 +33,7 @@ int kiwi_iw_reject(struct iw_cm_id *id, const void *pdata, u8 pdata_len)
 	if (!ep)
 		return -EINVAL;
 	id->provider_data = NULL;
+	kiwi_cm_count(id->device, KIWI_STAT_MPA_REJ_SENT);
 	return kiwi_cm_reject(ep, pdata, pdata_len);
 }
 

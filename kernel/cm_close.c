@@ -83,7 +83,7 @@ static void kiwi_cm_shutdown(struct kiwi_ep *ep)
 		return;
 	}
 	kernel_sock_shutdown(ep->sock, SHUT_WR);
-	ep->state = KIWI_EP_CLOSING;
+	kiwi_ep_set_state(ep, KIWI_EP_CLOSING);
 	kiwi_ep_arm_timeout(ep, kiwi_cm_mpa_timeout(ep->qp->ibqp.device));
 }
 

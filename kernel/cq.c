@@ -8,6 +8,7 @@
 #include <linux/slab.h>
 
 #include "kiwi.h"
+#include "kiwi_trace.h"
 
 static int kiwi_cq_respond(struct kiwi_cq *cq, struct ib_udata *udata)
 {
@@ -114,6 +115,7 @@ int kiwi_cq_push(struct kiwi_cq *cq, const struct kiwi_cqe *cqe,
 		if (cq->kqp)
 			cq->kqp[r->prod & (r->num - 1)] = qp;
 		kiwi_ring_produced(r);
+		trace_kiwi_cqe(&cq->ibcq, cqe);
 		rv = kiwi_cq_disarm(cq, cqe);
 	}
 	spin_unlock_irqrestore(&cq->lock, flags);

@@ -15,6 +15,7 @@
 #include <linux/log2.h>
 
 #include "kiwi.h"
+#include "kiwi_trace.h"
 
 /* Attributes an iWARP RC QP accepts in modify_qp. */
 #define KIWI_QP_ATTR_MASK (IB_QP_STATE | IB_QP_CUR_STATE |		\
@@ -151,6 +152,7 @@ int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 			goto err_xa;
 	}
 	kiwi_qp_fill_cap(qp, &attr->cap);
+	kiwi_stats_qp_add(qp);
 	return 0;
 
 err_xa:
@@ -236,6 +238,7 @@ static bool kiwi_qp_enter(struct kiwi_qp *qp, enum ib_qp_state next)
 	case IB_QPS_SQD:
 		if (cur == IB_QPS_RTS || cur == IB_QPS_SQD) {
 			qp->state = next;
+			trace_kiwi_qp_state(&qp->ibqp, cur, next);
 			qp->tx.close_req = true;
 		}
 		return false;
@@ -250,6 +253,7 @@ static bool kiwi_qp_enter(struct kiwi_qp *qp, enum ib_qp_state next)
 		break;
 	}
 	qp->state = next;
+	trace_kiwi_qp_state(&qp->ibqp, cur, next);
 	return next == IB_QPS_ERR && cur != IB_QPS_ERR;
 }
 
@@ -358,6 +362,7 @@ int kiwi_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	kiwi_swq_free(qp);
 	kiwi_ring_free(&qp->rq);
 	kiwi_ring_free(&qp->sq);
+	kiwi_stats_qp_del(qp);
 	atomic_dec(&kdev->num_qp);
 	return 0;
 }
