@@ -331,8 +331,13 @@ class Result:
         print("  note: " + msg)
 
 
-def handshake(info, res, rev=2, rcvbuf=None, ird=8, ord_=8):
-    """Connect, MPA Request (C=1), validated Reply; the opener FPDU."""
+def handshake(info, res, rev=2, rcvbuf=None, ird=8, ord_=8, marker=None):
+    """Connect, MPA Request (C=1), validated Reply; the opener FPDU.
+
+    With @marker the target must ask for markers (M=1 in its Reply) and
+    the opener goes out behind a marker at stream offset 0 whose FPDUPTR
+    is @marker (0 is right: no FPDU is open there, RFC 5044 5). Everything
+    the caller sends then must fit in the stream's first 512 octets."""
     c = Conn(info, rcvbuf)
     enh = enhanced_field(ird, ord_) if rev == 2 else None
     c.send(mpa_frame(REQ_KEY, rev=rev, crc=1, enhanced=enh))
@@ -343,8 +348,11 @@ def handshake(info, res, rev=2, rcvbuf=None, ird=8, ord_=8):
     if key != REP_KEY or flags & 0x20:
         raise Closed("bad or rejecting Reply: key=%r flags=0x%02x" %
                      (key, flags))
-    if flags & 0x80:
+    if flags & 0x80 and marker is None:
         raise Closed("the target asks for markers; peer.py sends none")
+    if marker is not None and not flags & 0x80:
+        raise Closed("the target does not ask for markers (kiwi: set "
+                     "mpa_markers)")
     c.crc = True     # we asked for CRC: both directions use it
     if rev == 2 and flags & 0x10 and len(pd) >= 4:
         v_ird, v_ord = struct.unpack(">HH", pd[:4])
@@ -357,8 +365,11 @@ def handshake(info, res, rev=2, rcvbuf=None, ird=8, ord_=8):
     # FPDU arrived, so every case starts with a harmless one: a
     # zero-length RDMA Write, whose STag and TO are not checked (RFC 5041
     # 5.2), naming a non-zero STag (hardware refuses STag 0).
-    c.send(fpdu(tagged(OP_WRITE, int(info["target_stag"], 0),
-                       int(info["target_addr"], 0))))
+    opener = fpdu(tagged(OP_WRITE, int(info["target_stag"], 0),
+                         int(info["target_addr"], 0)))
+    if marker is not None:
+        opener = struct.pack(">HH", 0, marker) + opener
+    c.send(opener)
     return c
 
 
@@ -483,6 +494,12 @@ def c_good_split(info, res, a):
     return good(info, res, a, rev=2, read=True, split=True)
 
 
+@case("mpa-good-markers", "control: the target asks for markers (kiwi: "
+      "mpa_markers=Y); a correct marker, Write, Send, Read, graceful close")
+def c_good_markers(info, res, a):
+    return good(info, res, a, rev=2, read=True, marker=0)
+
+
 def control_pattern(n):
     return bytes((i * 7 + 1) & 0xFF for i in range(n))
 
@@ -494,8 +511,8 @@ def send_split(c, data):
         time.sleep(0.3)
 
 
-def good(info, res, a, rev, read, split=False):
-    c = handshake(info, res, rev=rev)
+def good(info, res, a, rev, read, split=False, marker=None):
+    c = handshake(info, res, rev=rev, marker=marker)
     send = (lambda d: send_split(c, d)) if split else c.send
     n = ival(info, "control_len")
     pat = control_pattern(n)
@@ -617,6 +634,14 @@ def c_bad_crc(info, res, a):
     seg = tagged(OP_WRITE, ival(info, "target_stag"),
                  ival(info, "target_addr") + 4096, bytes(range(64)))
     one_bad(info, res, a, seg, {(2, 0, 2)}, want_d=False, bad_crc=True)
+
+
+@case("mpa-bad-marker", "the target asks for markers (kiwi: "
+      "mpa_markers=Y); the marker at stream offset 0 has FPDUPTR 4, not 0: "
+      "Terminate 2/0/03")
+def c_bad_marker(info, res, a):
+    c = handshake(info, res, marker=4)
+    expect_terminate(c, res, {(2, 0, 3)}, a.layout)
 
 
 @case("mpa-ulpdu-len-mismatch", "ULPDU_Length 8 more than the Send it "
@@ -836,6 +861,41 @@ def c_ird(info, res, a):
     time.sleep(1)
     expect_terminate(c, res, {(0, 2, 7)}, a.layout, want_d=False,
                      seconds=20)
+
+
+# A Terminate from the peer (RFC 5040 4.8, no headers copied).
+
+def peer_terminate(info, res, a, code):
+    c = handshake(info, res)
+    layer, etype, ecode = code
+    body = bytes([layer << 4 | etype, ecode, 0, 0])
+    c.send(fpdu(untagged(OP_TERM, QN_TERM, 1, body)))
+    res.seen("sent Terminate %s" % code_str(code))
+    t, _ = collect(c, res, set(), a.layout)
+    if t is not None:
+        res.fail("the target answered a Terminate with a Terminate")
+    if not c.eof:
+        res.fail("the target did not close after the peer's Terminate")
+    else:
+        res.seen("connection closed by the target (%s)" % c.eof)
+
+
+@case("term-from-peer-rdmap", "the peer sends a Terminate 0/0/00 (RDMAP "
+      "catastrophic): the target closes, sending none back")
+def c_term_rdmap(info, res, a):
+    peer_terminate(info, res, a, (0, 0, 0x00))
+
+
+@case("term-from-peer-ddp", "the peer sends a Terminate 1/2/01 (DDP invalid "
+      "QN): the target closes, sending none back")
+def c_term_ddp(info, res, a):
+    peer_terminate(info, res, a, (1, 2, 0x01))
+
+
+@case("term-from-peer-llp", "the peer sends a Terminate 2/0/02 (MPA CRC "
+      "error): the target closes, sending none back")
+def c_term_llp(info, res, a):
+    peer_terminate(info, res, a, (2, 0, 0x02))
 
 
 # --- main -----------------------------------------------------------------------

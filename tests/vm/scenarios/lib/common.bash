@@ -162,6 +162,38 @@ print(" ".join("%s=%s" % (k, c[k]) for k in ("pd", "cq", "qp", "mr", "srq", "ctx
 ' "$@"
 }
 
+# vt_stats DEV: "name=value ..." of every counter of DEV's port 1, from
+# `rdma statistic show link DEV/1`.
+vt_stats() {
+	rdma -j statistic show link "$1/1" | python3 -c '
+import json, sys
+row = json.load(sys.stdin)[0]
+print(" ".join("%s=%s" % (k, v) for k, v in row.items()
+               if k not in ("ifname", "port")))
+'
+}
+
+# vt_stat STATS NAME: one counter of a vt_stats line (empty if absent).
+vt_stat() {
+	tr ' ' '\n' <<<"$1" | sed -n "s/^$2=//p"
+}
+
+# vt_stat_moved WHAT BEFORE AFTER NAME...: each counter NAME must have
+# grown from the vt_stats line BEFORE to AFTER.
+vt_stat_moved() {
+	local what=$1 before=$2 after=$3 n b a
+	shift 3
+	for n in "$@"; do
+		b=$(vt_stat "$before" "$n")
+		a=$(vt_stat "$after" "$n")
+		if [ -n "$a" ] && [ -n "$b" ] && [ "$a" -gt "$b" ]; then
+			vt_pass "$what: $n $b -> $a"
+		else
+			vt_fail "$what: counter $n did not grow ('$b' -> '$a')"
+		fi
+	done
+}
+
 # vt_query_get DEV KEY: one value printed by vt_query.
 vt_query_get() {
 	"$VT_PROGS/vt_query" -d "$1" | sed -n "s/^$2=//p"
