@@ -3,10 +3,10 @@
 #
 # `make test` (what CI runs): build, then the test tiers check-unit,
 # check-fuzz, check-kunit, check-vm, check-vm-debug (the scenarios in
-# DEBUG_VM_CI only), check-pair in that order, each one even when an
-# earlier one failed. Arguments pick tiers (e.g. `scripts/run-tests.sh build
-# check-unit`). Each tier's output goes to the terminal and to
-# build/test-logs/TIER.log. A tier's count is taken from its last
+# DEBUG_VM_CI only), check-pkg, check-pair in that order, each one even
+# when an earlier one failed. Arguments pick tiers (e.g.
+# `scripts/run-tests.sh build check-unit`). Each tier's output goes to the
+# terminal and to build/test-logs/TIER.log. A tier's count is taken from its last
 # 'N passed, N failed' line (or ctest's summary); a tier that prints neither
 # counts as one test. Ends with one line per tier and 'N passed, N failed';
 # exit status 0 only if everything passed.
@@ -14,7 +14,7 @@
 set -uo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-ALL_TIERS=(build check-unit check-fuzz check-kunit check-vm check-vm-debug check-pair)
+ALL_TIERS=(build check-unit check-fuzz check-kunit check-vm check-vm-debug check-pkg check-pair)
 # Under the debug kernel CI runs the scenarios that drive connections, the
 # QP state machine and device removal (about 4 minutes); the rest, the
 # hostile peer included, run in `make check-vm-debug` (about 25 minutes).
