@@ -66,12 +66,16 @@ void uninit_device(pabi::verbs_device *device) noexcept
 	delete device;
 }
 
+constexpr pabi::verbs_match_ent kNoMatchTable[] = {{}};
+
 constexpr pabi::verbs_device_ops kDeviceOps = {
 	.name = "kiwi",
 	.match_min_abi_version = KIWI_ABI_VERSION,
 	.match_max_abi_version = KIWI_ABI_VERSION,
-	// No table: match_device alone decides (match.cc), by a sysfs file.
-	.match_table = nullptr,
+	// match_device alone decides (match.cc), by a sysfs file. The table
+	// holds only its end marker: libibverbs walks it unchecked when a
+	// device reports a driver id (siw, rxe, hardware).
+	.match_table = kNoMatchTable,
 	.static_providers = nullptr,
 	.match_device = match_device,
 	.alloc_context = alloc_context,
