@@ -16,6 +16,27 @@
 
 #include "cm_ep.h"
 
+/*
+ * The driver table of an entry: @put writes the attributes of snapshot
+ * @r into it; a table that does not fit leaves nothing behind.
+ */
+static int kiwi_res_table(struct sk_buff *msg,
+			  int (*put)(struct sk_buff *msg, const void *r),
+			  const void *r)
+{
+	struct nlattr *table = nla_nest_start_noflag(msg,
+						     RDMA_NLDEV_ATTR_DRIVER);
+
+	if (!table)
+		return -EMSGSIZE;
+	if (put(msg, r)) {
+		nla_nest_cancel(msg, table);
+		return -EMSGSIZE;
+	}
+	nla_nest_end(msg, table);
+	return 0;
+}
+
 /* One Terminate (kiwi_qp_stats.term_*) as "L/E/0xCC name". */
 static int kiwi_res_put_term(struct sk_buff *msg, const char *key, u32 v)
 {
@@ -158,8 +179,10 @@ static void kiwi_res_qp_snap(struct kiwi_qp *qp, struct kiwi_res_qp *r)
 	r->term_rcvd = READ_ONCE(qp->stats.term_rcvd);
 }
 
-static int kiwi_res_put_qp(struct sk_buff *msg, const struct kiwi_res_qp *r)
+static int kiwi_res_put_qp(struct sk_buff *msg, const void *snap)
 {
+	const struct kiwi_res_qp *r = snap;
+
 	if (rdma_nl_put_driver_u32(msg, "attached", r->attached))
 		return -EMSGSIZE;
 	if (r->attached &&
@@ -197,19 +220,9 @@ static int kiwi_res_put_qp(struct sk_buff *msg, const struct kiwi_res_qp *r)
 int kiwi_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 {
 	struct kiwi_res_qp r;
-	struct nlattr *table;
-	int rv;
 
 	kiwi_res_qp_snap(to_kqp(ibqp), &r);
-	table = nla_nest_start_noflag(msg, RDMA_NLDEV_ATTR_DRIVER);
-	rv = table ? kiwi_res_put_qp(msg, &r) : -EMSGSIZE;
-	if (rv) {
-		if (table)
-			nla_nest_cancel(msg, table);
-		return -EMSGSIZE;
-	}
-	nla_nest_end(msg, table);
-	return 0;
+	return kiwi_res_table(msg, kiwi_res_put_qp, &r);
 }
 
 /**
@@ -262,8 +275,10 @@ static void kiwi_res_ep_snap(struct kiwi_ep *ep, struct kiwi_res_ep *r)
 	mutex_unlock(&ep->lock);
 }
 
-static int kiwi_res_put_ep(struct sk_buff *msg, const struct kiwi_res_ep *r)
+static int kiwi_res_put_ep(struct sk_buff *msg, const void *snap)
 {
+	const struct kiwi_res_ep *r = snap;
+
 	if (rdma_nl_put_driver_string(msg, "ep_state",
 				      kiwi_res_ep_state_name(r->state)))
 		return -EMSGSIZE;
@@ -292,23 +307,13 @@ static int kiwi_res_put_ep(struct sk_buff *msg, const struct kiwi_res_ep *r)
 int kiwi_fill_res_cm_id_entry(struct sk_buff *msg, struct rdma_cm_id *cm_id)
 {
 	struct iw_cm_id *iw = rdma_iw_cm_id(cm_id);
-	struct nlattr *table;
 	struct kiwi_res_ep r;
 	struct kiwi_ep *ep;
-	int rv;
 
 	ep = iw ? kiwi_ep_get_by_cm_id(iw) : NULL;
 	if (!ep)
 		return 0;
 	kiwi_res_ep_snap(ep, &r);
 	kiwi_ep_put(ep);
-	table = nla_nest_start_noflag(msg, RDMA_NLDEV_ATTR_DRIVER);
-	rv = table ? kiwi_res_put_ep(msg, &r) : -EMSGSIZE;
-	if (rv) {
-		if (table)
-			nla_nest_cancel(msg, table);
-		return -EMSGSIZE;
-	}
-	nla_nest_end(msg, table);
-	return 0;
+	return kiwi_res_table(msg, kiwi_res_put_ep, &r);
 }

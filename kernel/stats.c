@@ -142,11 +142,17 @@ void kiwi_stats_qp_del(struct kiwi_qp *qp)
 	mutex_unlock(&s->lock);
 }
 
-struct rdma_hw_stats *kiwi_alloc_hw_port_stats(struct ib_device *ibdev,
-					       u32 port)
+/* The port's and each rdma_counter's values: one layout (ib_core adds). */
+static struct rdma_hw_stats *kiwi_alloc_stats(void)
 {
 	return rdma_alloc_hw_stats_struct(kiwi_stat_descs, KIWI_STAT_NUM,
 					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
+}
+
+struct rdma_hw_stats *kiwi_alloc_hw_port_stats(struct ib_device *ibdev,
+					       u32 port)
+{
+	return kiwi_alloc_stats();
 }
 
 /**
@@ -176,11 +182,9 @@ int kiwi_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 	return KIWI_STAT_NUM;
 }
 
-/* A counter's values have the port's layout (ib_core adds them up). */
 struct rdma_hw_stats *kiwi_counter_alloc_stats(struct rdma_counter *counter)
 {
-	return rdma_alloc_hw_stats_struct(kiwi_stat_descs, KIWI_STAT_NUM,
-					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
+	return kiwi_alloc_stats();
 }
 
 /**
