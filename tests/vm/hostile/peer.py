@@ -51,6 +51,8 @@ def selftest():
     ok &= crc32c(_FIG5[:48]) == struct.unpack("<I", _FIG5[48:])[0]
     # Without the leading marker (seeds-digest 2.5): what fpdu() frames.
     ok &= fpdu(_FIG5[6:48])[-4:] == struct.pack("<I", 0xC33E24B7)
+    # With the leading marker: the whole figure.
+    ok &= fpdu(_FIG5[6:48], marker=0) == _FIG5
     print("selftest:", "ok" if ok else "FAIL")
     return 0 if ok else 1
 
@@ -84,10 +86,13 @@ def pad_len(n):
     return (4 - (n + 2) % 4) % 4
 
 
-def fpdu(ulpdu, crc=True, bad_crc=False, len_field=None):
-    """One FPDU, markers off: ULPDU_Length, ULPDU, PAD, CRC (le32)."""
+def fpdu(ulpdu, crc=True, bad_crc=False, len_field=None, marker=None):
+    """One FPDU: ULPDU_Length, ULPDU, PAD, CRC (le32). With @marker, an
+    MPA marker of that FPDUPTR leads it; the CRC covers the marker too (RFC
+    5044 Figure 5). Markers elsewhere are not supported."""
     n = len(ulpdu)
-    body = struct.pack(">H", n if len_field is None else len_field)
+    body = b"" if marker is None else struct.pack(">HH", 0, marker)
+    body += struct.pack(">H", n if len_field is None else len_field)
     body += ulpdu + b"\0" * pad_len(n)
     v = crc32c(body) if crc else 0
     if bad_crc:
@@ -365,11 +370,8 @@ def handshake(info, res, rev=2, rcvbuf=None, ird=8, ord_=8, marker=None):
     # FPDU arrived, so every case starts with a harmless one: a
     # zero-length RDMA Write, whose STag and TO are not checked (RFC 5041
     # 5.2), naming a non-zero STag (hardware refuses STag 0).
-    opener = fpdu(tagged(OP_WRITE, int(info["target_stag"], 0),
-                         int(info["target_addr"], 0)))
-    if marker is not None:
-        opener = struct.pack(">HH", 0, marker) + opener
-    c.send(opener)
+    c.send(fpdu(tagged(OP_WRITE, int(info["target_stag"], 0),
+                       int(info["target_addr"], 0)), marker=marker))
     return c
 
 
@@ -437,6 +439,18 @@ def expect_terminate(c, res, expect, layout, bad_hdr=None, want_d=True,
         res.seen("connection closed by the target (%s) after %.2f s" %
                  (c.eof, took))
     return t
+
+
+def expect_quiet_close(c, res, a, after, seconds=10):
+    """After @after the target must close, sending no Terminate."""
+    t, _ = collect(c, res, set(), a.layout, seconds=seconds)
+    if t is not None:
+        res.fail("unexpected Terminate after %s" % after)
+    if not c.eof:
+        res.fail("the target did not close after %s within %d s" %
+                 (after, seconds))
+    else:
+        res.seen("connection closed by the target (%s)" % c.eof)
 
 
 def expect_mpa_close(c, res, seconds, no_reply=True):
@@ -538,13 +552,7 @@ def good(info, res, a, rev, read, split=False, marker=None):
                          "data to the requested sink STag/TO")
     # Graceful close: FIN; the target must close as well.
     c.sock.shutdown(socket.SHUT_WR)
-    t, rresp = collect(c, res, set(), a.layout, seconds=10)
-    if t is not None:
-        res.fail("unexpected Terminate on a graceful close")
-    if not c.eof:
-        res.fail("the target did not close after our FIN within 10 s")
-    else:
-        res.seen("connection closed by the target (%s)" % c.eof)
+    expect_quiet_close(c, res, a, "our FIN")
 
 
 # MPA startup errors (RFC 5044 7.1.2; rdmap-digest 2.2 for rev 2).
@@ -871,13 +879,7 @@ def peer_terminate(info, res, a, code):
     body = bytes([layer << 4 | etype, ecode, 0, 0])
     c.send(fpdu(untagged(OP_TERM, QN_TERM, 1, body)))
     res.seen("sent Terminate %s" % code_str(code))
-    t, _ = collect(c, res, set(), a.layout)
-    if t is not None:
-        res.fail("the target answered a Terminate with a Terminate")
-    if not c.eof:
-        res.fail("the target did not close after the peer's Terminate")
-    else:
-        res.seen("connection closed by the target (%s)" % c.eof)
+    expect_quiet_close(c, res, a, "our Terminate")
 
 
 @case("term-from-peer-rdmap", "the peer sends a Terminate 0/0/00 (RDMAP "

@@ -62,10 +62,7 @@ vt_eq "rping: pings" "$(grep -c 'ping data' <<<"$out")" 10
 for t in ib_write_bw ib_read_bw; do
 	$t -d kiwi0 -R -F -s 65536 -n 50 -p 7502 > "$VT_TMP/$t.srv" 2>&1 &
 	srv=$!
-	for i in $(seq 50); do
-		[ -n "$(ss -Hltn 'sport = :7502')" ] && break
-		sleep 0.2
-	done
+	vt_wait_listen 7502 10
 	vt_check "$t 64 KiB x 50 on the packaged kiwi" \
 		timeout 180 $t -d kiwi0 -R -F -s 65536 -n 50 -p 7502 "$IP"
 	wait $srv

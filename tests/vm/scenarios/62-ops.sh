@@ -240,7 +240,11 @@ rping_wait k1 4000
 sleep 1
 vt_eq "QP counter gone with its QP" "$(qp_counter)" ""
 # Two kiwi devices cannot both listen on a wildcard address (each binds
-# 0.0.0.0:port): perftest below listens on one.
+# 0.0.0.0:port; kiwi(7) LIMITS): rping -s without -a is refused.
+out=$(timeout 20 rping -s -p 7320 -C 1 2>&1)
+vt_check "two kiwi devices: a wildcard listen fails with EADDRINUSE ($out)" \
+	grep -q 'rdma_listen.*Address already in use' <<<"$out"
+# perftest below listens on a wildcard, on kiwi0 alone.
 vt_link_del kiwi1
 ip link del vk0
 
@@ -318,7 +322,11 @@ if mode.endswith("server"):
     if mode == "reject-server":
         conn.reject()
         print("rejected", flush=True)
-        time.sleep(1)
+        # The Request event stays unacknowledged on conn until conn is
+        # destroyed (rdma_reject does not ack it), and destroying the
+        # listener first waits for that ack for good: conn goes first.
+        conn.close()
+        lid.close()
     else:
         conn.accept()
         print("accepted", flush=True)
@@ -361,19 +369,19 @@ rping_bg ok "$IP" 7311 20
 rping_wait ok 20
 timeout 30 rping -c -a "$IP" -p 7319 -C 1 > /dev/null 2>&1
 vt_log "no listener: rping exit $?"
+# raw_responder MODE PORT: an rping client against a raw TCP responder.
+raw_responder() {
+	local raw
+	python3 "$RAW" "$1" "$2" "$IP" > "$VT_TMP/raw.$1" 2>&1 &
+	raw=$!
+	wait_line "$VT_TMP/raw.$1" listening 10
+	timeout 30 rping -c -a "$IP" -p "$2" -C 1 > /dev/null 2>&1
+	vt_log "raw responder $1: rping exit $?"
+	wait $raw
+}
 echo 3 > "$S0/mpa_timeout"
-python3 "$RAW" silent-server 7312 "$IP" > "$VT_TMP/silent" 2>&1 &
-raw=$!
-wait_line "$VT_TMP/silent" listening 10
-timeout 30 rping -c -a "$IP" -p 7312 -C 1 > /dev/null 2>&1
-vt_log "silent responder: rping exit $?"
-wait $raw
-python3 "$RAW" big-ord 7313 "$IP" > "$VT_TMP/bigord" 2>&1 &
-raw=$!
-wait_line "$VT_TMP/bigord" listening 10
-timeout 30 rping -c -a "$IP" -p 7313 -C 1 > /dev/null 2>&1
-vt_log "responder ORD 200: rping exit $?"
-wait $raw
+raw_responder silent-server 7312
+raw_responder big-ord 7313
 echo 10 > "$S0/mpa_timeout"
 rping -s -a "$IP" -p 7314 -C 1 > /dev/null 2>&1 &
 srv=$!
@@ -392,10 +400,7 @@ vt_check "pyverbs server rejected" grep -q rejected "$VT_TMP/rej.srv"
 # Bulk RDMA Writes fill the socket: TX stalls and resumes.
 ib_write_bw -d kiwi0 -R -F -s 65536 -n 400 -p 7316 > "$VT_TMP/bw.srv" 2>&1 &
 srv=$!
-for i in $(seq 50); do
-	[ -n "$(ss -Hltn 'sport = :7316')" ] && break
-	sleep 0.2
-done
+vt_wait_listen 7316 10
 vt_check "ib_write_bw 64 KiB x 400 on kiwi0" \
 	timeout 180 ib_write_bw -d kiwi0 -R -F -s 65536 -n 400 -p 7316 "$IP"
 wait $srv

@@ -211,6 +211,16 @@ vt_wait_file() {
 	return 1
 }
 
+# vt_wait_listen PORT SECONDS: until a TCP socket listens on PORT.
+vt_wait_listen() {
+	local i
+	for ((i = 0; i < $2 * 5; i++)); do
+		[ -n "$(ss -Hltn "sport = :$1")" ] && return 0
+		sleep 0.2
+	done
+	return 1
+}
+
 # vt_veth_pair A B: create a veth pair with both ends up.
 vt_veth_pair() {
 	ip link add "$1" type veth peer name "$2" || return 1
