@@ -53,12 +53,7 @@ vt_check "kiwi.driver installed" grep -qx 'driver kiwi' "$DRIVER"
 vt_link_add kiwi0 eth0 || vt_die "rdma link add kiwi0"
 vt_check "ibv_devinfo -d kiwi0 through the packaged libkiwi" \
 	grep -q 'transport:[[:space:]]*iWARP' <<<"$(ibv_devinfo -d kiwi0 2>&1)"
-rping -s -a "$IP" -p 7501 -C 10 > "$VT_TMP/rping.srv" 2>&1 &
-srv=$!
-sleep 2
-out=$(timeout 120 rping -c -a "$IP" -p 7501 -C 10 -v 2>&1)
-wait $srv
-vt_eq "rping: pings" "$(grep -c 'ping data' <<<"$out")" 10
+vt_rping "over the packaged kiwi" 7501 10 "$IP"
 for t in ib_write_bw ib_read_bw; do
 	$t -d kiwi0 -R -F -s 65536 -n 50 -p 7502 > "$VT_TMP/$t.srv" 2>&1 &
 	srv=$!

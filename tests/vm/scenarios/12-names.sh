@@ -71,22 +71,7 @@ vt_check "rxe0 works with librxe (InfiniBand transport)" \
 	grep -q 'transport:[[:space:]]*InfiniBand' <<<"$info"
 vt_check "kiwi_provider_smoke on eth0_kiwi" "$SMOKE" eth0_kiwi
 
-# rping_once NAME PORT: 3 pings over eth0's address (the kiwi device).
-rping_once() {
-	local srv out rc
-	rping -s -a "$IP" -p "$2" -C 3 > "$VT_TMP/srv.$2" 2>&1 &
-	srv=$!
-	sleep 2
-	out=$(timeout 60 rping -c -a "$IP" -p "$2" -C 3 -v 2>&1)
-	rc=$?
-	wait $srv
-	if [ $rc = 0 ] && [ "$(grep -c 'ping data' <<<"$out")" = 3 ]; then
-		vt_pass "rping over $1"
-	else
-		vt_fail "rping over $1: status $rc: $(tail -n 2 <<<"$out" | tr '\n' ' ')"
-	fi
-}
-rping_once eth0_kiwi 7201
+vt_rping "over eth0_kiwi" 7201 3
 
 # 5. Rename the kiwi device: everything follows the new name.
 vt_check "rename eth0_kiwi to rnic_b" rdma dev set eth0_kiwi name rnic_b
@@ -97,7 +82,7 @@ vt_check "rdma link show rnic_b/1 on eth0" \
 out=$(only_kiwi ibv_devices 2>&1)
 vt_check "libkiwi claims rnic_b" grep -qw rnic_b <<<"$out"
 vt_check "kiwi_provider_smoke on rnic_b" "$SMOKE" rnic_b
-rping_once rnic_b 7202
+vt_rping "over rnic_b" 7202 3
 
 # 6. Clean up.
 vt_link_del rnic_b

@@ -61,24 +61,6 @@ except socket.timeout:
 print("%s %.1f" % (how, time.time() - t0), flush=True)
 PY
 
-# rping server + client, 10 pings: NAME PORT [LISTEN_ADDR [CONNECT_ADDR]]
-# (both default to eth0's IPv4 address).
-rping_pair() {
-	local name=$1 port=$2 la=${3:-$IP} ca=${4:-$IP} srv rc out
-
-	rping -s -a "$la" -p "$port" -C 10 -v > "$VT_TMP/srv.$port" 2>&1 &
-	srv=$!
-	sleep 2
-	out=$(timeout 120 rping -c -a "$ca" -p "$port" -C 10 -v 2>&1)
-	rc=$?
-	wait $srv
-	if [ $rc = 0 ] && [ "$(grep -c 'ping data' <<<"$out")" = 10 ]; then
-		vt_pass "rping $name: 10 pings"
-	else
-		vt_fail "rping $name: status $rc: $(tail -n 3 <<<"$out" | tr '\n' ' ') server: $(tail -n 3 "$VT_TMP/srv.$port" | tr '\n' ' ')"
-	fi
-}
-
 # 1. Parameters: nonsense is refused, the old value stays.
 for bad in "mpa_rev 3" "mpa_rev 0" "mpa_timeout 0" "mpa_timeout 601" "mpa_timeout x" "mpa_markers maybe"; do
 	set -- $bad
@@ -93,23 +75,23 @@ vt_eq "mpa_timeout default" "$(cat $P/mpa_timeout)" 10
 echo 3 > $S/mpa_timeout
 
 # 2. Data path in each flavour (kiwi0 on both ends).
-rping_pair "rev2 p2p crc" 7101
+vt_rping "rev2 p2p crc" 7101 10
 echo N > $S/mpa_p2p
-rping_pair "rev2 no-p2p" 7102
+vt_rping "rev2 no-p2p" 7102 10
 echo 1 > $S/mpa_rev
-rping_pair "rev1" 7103
+vt_rping "rev1" 7103 10
 echo 2 > $S/mpa_rev
 echo Y > $S/mpa_crc_off
-rping_pair "no crc" 7104
+vt_rping "no crc" 7104 10
 echo N > $S/mpa_crc_off
 echo Y > $S/mpa_markers
-rping_pair "markers" 7105
+vt_rping "markers" 7105 10
 echo N > $S/mpa_markers
 echo Y > $S/mpa_p2p
-rping_pair "wildcard listener" 7106 0.0.0.0
+vt_rping "wildcard listener" 7106 10 0.0.0.0
 ip -6 addr add fd77::1/64 dev eth0 nodad
-rping_pair "IPv6" 7107 fd77::1 fd77::1
-rping_pair "IPv6 wildcard listener" 7108 :: fd77::1
+vt_rping "IPv6" 7107 10 fd77::1 fd77::1
+vt_rping "IPv6 wildcard listener" 7108 10 :: fd77::1
 ip -6 addr del fd77::1/64 dev eth0
 
 # 3. No listener: refused at once.

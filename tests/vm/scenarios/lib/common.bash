@@ -211,6 +211,26 @@ vt_wait_file() {
 	return 1
 }
 
+# vt_rping NAME PORT COUNT [LISTEN_ADDR [CONNECT_ADDR]]: an rping server
+# and client, COUNT verified pings; both addresses default to eth0's
+# (KIWI_MY_IP). Passes or fails one check named "rping NAME".
+vt_rping() {
+	local ip=${KIWI_MY_IP:-10.77.0.1}
+	local name=$1 port=$2 n=$3 la=${4:-$ip} ca=${5:-$ip} srv rc out
+
+	rping -s -a "$la" -p "$port" -C "$n" -v > "$VT_TMP/srv.$port" 2>&1 &
+	srv=$!
+	sleep 2
+	out=$(timeout 120 rping -c -a "$ca" -p "$port" -C "$n" -v 2>&1)
+	rc=$?
+	wait $srv
+	if [ $rc = 0 ] && [ "$(grep -c 'ping data' <<<"$out")" = "$n" ]; then
+		vt_pass "rping $name: $n pings"
+	else
+		vt_fail "rping $name: status $rc: $(tail -n 3 <<<"$out" | tr '\n' ' ') server: $(tail -n 3 "$VT_TMP/srv.$port" | tr '\n' ' ')"
+	fi
+}
+
 # vt_wait_listen PORT SECONDS: until a TCP socket listens on PORT.
 vt_wait_listen() {
 	local i
