@@ -5,11 +5,13 @@
 # 1. settings: kiwi0's kiwi/ attributes hold the defaults; bad values are
 #    refused with EINVAL and a rate-limited log line naming the device,
 #    the old value stays; dynamic debug shows a change; the module
-#    parameters are the defaults of new devices only;
+#    parameters are the defaults of new devices only, each described by
+#    modinfo with its default;
 # 2. per device: kiwi1 on a veth with other settings; connections on each
 #    device use their own, as `rdma resource show qp -dd` shows (MPA
 #    revision, CRC, peer-to-peer, RTR, addresses, IRD/ORD, MULPDU, MSNs)
-#    with `rdma resource show cm_id -dd` for the endpoints;
+#    with `rdma resource show cm_id -dd` for the endpoints; with two
+#    devices a wildcard listen fails with EADDRINUSE (kiwi(7) LIMITS);
 # 3. a QP bound to its own counter (`rdma statistic qp bind`) counts there;
 # 4. counters: every counter of `rdma statistic show link` that kiwi0
 #    traffic can move here grows (Terminates and MPA errors: 70-hostile);
@@ -42,6 +44,14 @@ vt_link_add kiwi0 eth0 || vt_die "no kiwi0"
 for kv in mpa_timeout=10 mpa_rev=2 mpa_crc_off=N mpa_markers=N mpa_p2p=Y \
 	mpa_rtr=send,write,read mpa_responder_waits=Y abi_version=1; do
 	vt_eq "kiwi0 ${kv%%=*} default" "$(cat "$S0/${kv%%=*}")" "${kv#*=}"
+done
+
+# modinfo describes every setting with its default.
+parm=$(modinfo -F parm kiwi)
+for n in mpa_timeout mpa_rev mpa_crc_off mpa_markers mpa_p2p mpa_rtr \
+	mpa_responder_waits; do
+	vt_check "modinfo: $n, a default for new devices, with its default" \
+		grep -q "^$n:Default for new devices: .*default" <<<"$parm"
 done
 
 # refuse NAME VALUE: writing VALUE fails with EINVAL (EACCES for a
