@@ -685,6 +685,7 @@ def c_bad_crc(info, res, a):
     one_bad(info, res, a, seg, {(2, 0, 2)}, want_d=False, bad_crc=True)
 
 
+# MPA-080: a marker that disagrees with the framing is an error.
 @case("mpa-bad-marker", "the target asks for markers (kiwi: "
       "mpa_markers=Y); the marker at stream offset 0 has FPDUPTR 4, not 0: "
       "Terminate 2/0/03")
