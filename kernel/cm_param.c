@@ -11,6 +11,11 @@ unsigned int kiwi_cm_mpa_timeout(struct ib_device *ibdev)
 	return kiwi_setting(&to_kdev(ibdev)->settings, KIWI_SET_MPA_TIMEOUT);
 }
 
+unsigned int kiwi_cm_drain_timeout(struct ib_device *ibdev)
+{
+	return kiwi_setting(&to_kdev(ibdev)->settings, KIWI_SET_DRAIN_TIMEOUT);
+}
+
 /* Does a responder outside peer-to-peer mode wait for the first FPDU? */
 bool kiwi_cm_responder_waits(struct ib_device *ibdev)
 {

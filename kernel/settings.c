@@ -27,6 +27,7 @@
 #include "conn.h"
 
 #define KIWI_TIMEOUT_MAX	600
+#define KIWI_DRAIN_MAX		60
 
 enum kiwi_setting_kind {
 	KIWI_KIND_UINT,		/* an integer in [min, max] */
@@ -51,6 +52,8 @@ struct kiwi_setting_desc {
 static const struct kiwi_setting_desc kiwi_setting_descs[KIWI_SET_NUM] = {
 	[KIWI_SET_MPA_TIMEOUT] = { "mpa_timeout", KIWI_KIND_UINT, 1,
 				   KIWI_TIMEOUT_MAX },
+	[KIWI_SET_DRAIN_TIMEOUT] = { "drain_timeout", KIWI_KIND_UINT, 1,
+				     KIWI_DRAIN_MAX },
 	[KIWI_SET_MPA_REV] = { "mpa_rev", KIWI_KIND_UINT, KIWI_MPA_REV_1,
 			       KIWI_MPA_REV_2 },
 	[KIWI_SET_MPA_CRC_OFF] = { "mpa_crc_off", KIWI_KIND_BOOL },
@@ -74,6 +77,7 @@ static const struct {
 /* The module parameters: defaults of new devices (kiwi_settings_init). */
 static u32 kiwi_defaults[KIWI_SET_NUM] = {
 	[KIWI_SET_MPA_TIMEOUT] = 10,
+	[KIWI_SET_DRAIN_TIMEOUT] = 3,
 	[KIWI_SET_MPA_REV] = KIWI_MPA_REV_2,
 	[KIWI_SET_MPA_CRC_OFF] = false,
 	[KIWI_SET_MPA_MARKERS] = false,
@@ -227,6 +231,10 @@ KIWI_PARAM(mpa_timeout, KIWI_SET_MPA_TIMEOUT);
 __MODULE_PARM_TYPE(mpa_timeout, "uint");
 MODULE_PARM_DESC(mpa_timeout,
 		 "Default for new devices: seconds for TCP connect plus the MPA Request/Reply, and for the peer's FIN after ours (1-600, default 10)");
+KIWI_PARAM(drain_timeout, KIWI_SET_DRAIN_TIMEOUT);
+__MODULE_PARM_TYPE(drain_timeout, "uint");
+MODULE_PARM_DESC(drain_timeout,
+		 "Default for new devices: seconds a graceful close (SQD, or the Terminate after a local error) may take to send what is queued before the connection is reset (1-60, default 3)");
 KIWI_PARAM(mpa_rev, KIWI_SET_MPA_REV);
 __MODULE_PARM_TYPE(mpa_rev, "uint");
 MODULE_PARM_DESC(mpa_rev,
@@ -319,6 +327,7 @@ static ssize_t kiwi_setting_store(struct device *dev,
 	}
 
 KIWI_SETTING_ATTR(mpa_timeout, KIWI_SET_MPA_TIMEOUT);
+KIWI_SETTING_ATTR(drain_timeout, KIWI_SET_DRAIN_TIMEOUT);
 KIWI_SETTING_ATTR(mpa_rev, KIWI_SET_MPA_REV);
 KIWI_SETTING_ATTR(mpa_crc_off, KIWI_SET_MPA_CRC_OFF);
 KIWI_SETTING_ATTR(mpa_markers, KIWI_SET_MPA_MARKERS);
@@ -337,6 +346,7 @@ static DEVICE_ATTR_RO(abi_version);
 static struct attribute *kiwi_settings_attrs[] = {
 	&dev_attr_abi_version.attr,
 	&kiwi_attr_mpa_timeout.attr.attr,
+	&kiwi_attr_drain_timeout.attr.attr,
 	&kiwi_attr_mpa_rev.attr.attr,
 	&kiwi_attr_mpa_crc_off.attr.attr,
 	&kiwi_attr_mpa_markers.attr.attr,

@@ -15,6 +15,9 @@
  * enum kiwi_setting_id - the settings of a kiwi device
  * @KIWI_SET_MPA_TIMEOUT: seconds for TCP connect plus the MPA startup
  *	frames, and for the peer's FIN after ours (1-600)
+ * @KIWI_SET_DRAIN_TIMEOUT: seconds a graceful close (SQD, or the Terminate
+ *	after a local error) may take to send what is queued before the
+ *	connection is reset (1-60)
  * @KIWI_SET_MPA_REV: highest MPA revision, 1 or 2
  * @KIWI_SET_MPA_CRC_OFF: ask the peer for no MPA CRC (C=0 in our frame)
  * @KIWI_SET_MPA_MARKERS: ask the peer for MPA markers (M=1 in our frame)
@@ -27,6 +30,7 @@
  */
 enum kiwi_setting_id {
 	KIWI_SET_MPA_TIMEOUT,
+	KIWI_SET_DRAIN_TIMEOUT,
 	KIWI_SET_MPA_REV,
 	KIWI_SET_MPA_CRC_OFF,
 	KIWI_SET_MPA_MARKERS,

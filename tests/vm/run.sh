@@ -59,6 +59,13 @@ if [ -f "$REPO/tests/vm/progs/Makefile" ] &&
 	echo "0 passed, 1 failed"
 	exit 1
 fi
+# The test module (tests/vm/kmod) too, against kiwi.ko's kernel headers.
+if [ -f "$REPO/tests/vm/kmod/Makefile" ] &&
+	! make -s -C "$REPO/tests/vm/kmod" KIWI_BUILD="$build_dir" >/dev/null; then
+	echo "check-vm: tests/vm/kmod does not build"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
 
 # 12-names loads Linux siw: build it here (cached in /var/cache/kiwi),
 # not slowly in the guest.

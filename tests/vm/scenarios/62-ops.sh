@@ -41,15 +41,15 @@ vt_link_add kiwi0 eth0 || vt_die "no kiwi0"
 
 # --- 1. settings --------------------------------------------------------------
 
-for kv in mpa_timeout=10 mpa_rev=2 mpa_crc_off=N mpa_markers=N mpa_p2p=Y \
+for kv in mpa_timeout=10 drain_timeout=3 mpa_rev=2 mpa_crc_off=N mpa_markers=N mpa_p2p=Y \
 	mpa_rtr=send,write,read mpa_responder_waits=Y abi_version=1; do
 	vt_eq "kiwi0 ${kv%%=*} default" "$(cat "$S0/${kv%%=*}")" "${kv#*=}"
 done
 
 # modinfo describes every setting with its default.
 parm=$(modinfo -F parm kiwi)
-for n in mpa_timeout mpa_rev mpa_crc_off mpa_markers mpa_p2p mpa_rtr \
-	mpa_responder_waits; do
+for n in mpa_timeout drain_timeout mpa_rev mpa_crc_off mpa_markers mpa_p2p \
+	mpa_rtr mpa_responder_waits; do
 	vt_check "modinfo: $n, a default for new devices, with its default" \
 		grep -q "^$n:Default for new devices: .*default" <<<"$parm"
 done
@@ -80,6 +80,8 @@ refuse mpa_rev two
 refuse mpa_timeout 0
 refuse mpa_timeout 601
 refuse mpa_timeout -1
+refuse drain_timeout 0
+refuse drain_timeout 61
 refuse mpa_markers maybe
 refuse mpa_rtr ""
 refuse mpa_rtr fax
@@ -101,7 +103,8 @@ fi
 # Good values, in every spelling a boolean takes.
 for kv in mpa_rev=1:1 mpa_rev=2:2 mpa_markers=on:Y mpa_markers=0:N \
 	mpa_p2p=n:N mpa_p2p=1:Y mpa_rtr=read,send:send,read \
-	mpa_rtr=send,write,read:send,write,read mpa_timeout=600:600; do
+	mpa_rtr=send,write,read:send,write,read mpa_timeout=600:600 \
+	drain_timeout=60:60 drain_timeout=3:3; do
 	v=${kv#*=}
 	echo "${v%:*}" > "$S0/${kv%%=*}"
 	vt_eq "kiwi0 ${kv%%=*} after writing '${v%:*}'" "$(cat "$S0/${kv%%=*}")" "${v#*:}"
