@@ -57,7 +57,7 @@ vt_rping "over the packaged kiwi" 7501 10 "$IP"
 for t in ib_write_bw ib_read_bw; do
 	$t -d kiwi0 -R -F -s 65536 -n 50 -p 7502 > "$VT_TMP/$t.srv" 2>&1 &
 	srv=$!
-	vt_wait_listen 7502 10
+	vt_wait_for 10 vt_listening 7502
 	vt_check "$t 64 KiB x 50 on the packaged kiwi" \
 		timeout 180 $t -d kiwi0 -R -F -s 65536 -n 50 -p 7502 "$IP"
 	wait $srv

@@ -418,7 +418,7 @@ sysctl -qw net.ipv4.tcp_wmem="4096 16384 16384" \
 	net.ipv4.tcp_rmem="4096 16384 16384"
 ib_write_bw -d kiwi0 -R -F -s 65536 -n 400 -p 7316 > "$VT_TMP/bw.srv" 2>&1 &
 srv=$!
-vt_wait_listen 7316 10
+vt_wait_for 10 vt_listening 7316
 vt_check "ib_write_bw 64 KiB x 400 on kiwi0, 16 KiB socket buffers" \
 	timeout 180 ib_write_bw -d kiwi0 -R -F -s 65536 -n 400 -p 7316 "$IP"
 wait $srv

@@ -231,14 +231,9 @@ vt_rping() {
 	fi
 }
 
-# vt_wait_listen PORT SECONDS: until a TCP socket listens on PORT.
-vt_wait_listen() {
-	local i
-	for ((i = 0; i < $2 * 5; i++)); do
-		[ -n "$(ss -Hltn "sport = :$1")" ] && return 0
-		sleep 0.2
-	done
-	return 1
+# vt_listening PORT: a TCP socket listens on PORT (for vt_wait_for).
+vt_listening() {
+	[ -n "$(ss -Hltn "sport = :$1")" ]
 }
 
 # vt_wait_for SECONDS CMD...: poll CMD every 0.2 s until it succeeds.
