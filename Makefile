@@ -14,15 +14,19 @@ MULTIARCH := $(shell dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo 
 PROVIDER_DIR ?= $(PREFIX)/lib/$(MULTIARCH)/libibverbs
 KVER = $(shell $(MAKE) -s -C $(KDIR) kernelrelease 2>/dev/null)
 
-.PHONY: all kernel userlib deps install uninstall test check-unit check-kunit \
-	check-asan check-tsan check-sanitize check-fuzz check-fuzz-long check-vm check-vm-debug \
-	check-pair check-pair-full check-soak soak bench demo lint clean help
+.PHONY: all kernel userlib deps install uninstall deb dkms dkms-remove test \
+	check-unit check-kunit check-asan check-tsan check-sanitize check-fuzz \
+	check-fuzz-long check-vm check-vm-debug check-pkg check-pair check-pair-full \
+	check-soak soak bench demo lint clean help
 
 all: kernel userlib
 
 help:
 	@echo "make            build kiwi.ko (KDIR=$(KDIR)) and libkiwi into build/"
 	@echo "make deps       install every Debian package the project needs"
+	@echo "make deb        Debian packages kiwi-dkms and libkiwi into build/deb (lintian-checked)"
+	@echo "make dkms       this host: kiwi.ko sources to /usr/src/kiwi-VER, dkms add/build/install"
+	@echo "make dkms-remove  undo make dkms"
 	@echo "make install    install kiwi.ko, libkiwi and its libibverbs config (DESTDIR-aware)"
 	@echo "make uninstall  remove what make install installed"
 	@echo "make test       run every test tier CI runs"
@@ -30,6 +34,7 @@ help:
 	@echo "make check-asan | check-tsan   unit tests under ASan+UBSan / TSan (check-sanitize: both)"
 	@echo "make check-fuzz-long  every fuzz target for 10^7 executions (not in CI)"
 	@echo "make check-vm-debug  check-vm under the KASAN/lockdep kernel (DEBUG_VM=scenarios)"
+	@echo "make check-pkg  build the packages, install/use/purge them in a guest"
 	@echo "make check-pair two guests: kiwi<->kiwi, kiwi<->siw (short runs; in make test)"
 	@echo "make check-pair-full  every combination and flavour, long sweeps (not in CI)"
 	@echo "make check-soak netem loss, connection churn, faults mid-transfer, short (soak: long, not in CI)"
@@ -55,6 +60,22 @@ install: all
 	install -D -m 0644 $(CMAKE_BUILD)/userlib/libkiwi-rdmav34.so \
 		$(DESTDIR)$(PROVIDER_DIR)/libkiwi-rdmav34.so
 	install -D -m 0644 userlib/kiwi.driver $(DESTDIR)/etc/libibverbs.d/kiwi.driver
+
+# Packages and DKMS: debian/, scripts/build-deb.sh, scripts/dkms-src.sh.
+KIWI_VERSION = $(shell sed -n 's/^\#define KIWI_FW_VERSION "\(.*\)"$$/\1/p' kernel/kiwi.h)
+
+deb:
+	bash scripts/build-deb.sh $(BUILD)/deb
+
+dkms:
+	bash scripts/dkms-src.sh --dkms-conf /usr/src/kiwi-$(KIWI_VERSION)
+	dkms add -m kiwi -v $(KIWI_VERSION)
+	dkms build -m kiwi -v $(KIWI_VERSION)
+	dkms install -m kiwi -v $(KIWI_VERSION)
+
+dkms-remove:
+	-dkms remove -m kiwi -v $(KIWI_VERSION) --all
+	rm -rf /usr/src/kiwi-$(KIWI_VERSION)
 
 uninstall:
 	rm -f $(DESTDIR)/lib/modules/$(KVER)/updates/kiwi.ko
@@ -93,6 +114,9 @@ check-vm: all
 # DEBUG_VM: scenarios for check-vm-debug (default: all of them).
 check-vm-debug: all
 	bash tests/vm/debug.sh $(DEBUG_VM)
+
+check-pkg:
+	bash tests/vm/pkg/run.sh
 
 check-pair: all
 	bash tests/vm/pair/ci.sh

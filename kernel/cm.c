@@ -5,7 +5,7 @@
  * The work is in cm_*.c: endpoints and their lifetime (cm_ep.c), the
  * initiator (cm_active.c), listener and responder (cm_passive.c), the
  * connected state and close (cm_close.c), socket helpers (cm_sock.c) and
- * module parameters (cm_param.c). Documentation/cm.md describes the state
+ * the device's settings (cm_param.c). Documentation/cm.md describes the state
  * machine.
  */
 #include "kiwi.h"
@@ -33,6 +33,7 @@ int kiwi_iw_reject(struct iw_cm_id *id, const void *pdata, u8 pdata_len)
 	if (!ep)
 		return -EINVAL;
 	id->provider_data = NULL;
+	kiwi_cm_count(id->device, KIWI_STAT_MPA_REJ_SENT);
 	return kiwi_cm_reject(ep, pdata, pdata_len);
 }
 

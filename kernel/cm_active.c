@@ -16,6 +16,7 @@ static void kiwi_cm_connect_fail(struct kiwi_ep *ep, int status,
 				 const struct kiwi_mpa_frame *f)
 {
 	kiwi_ep_disarm_timeout(ep);
+	kiwi_cm_count(ep->qp->ibqp.device, KIWI_STAT_CM_CONNECT_ERRORS);
 	kiwi_cm_event(ep, ep->cm_id, IW_CM_EVENT_CONNECT_REPLY, status, f);
 	kiwi_cm_fail(ep, status != -ECONNREFUSED);
 }
@@ -42,6 +43,7 @@ static void kiwi_cm_got_reply(struct kiwi_ep *ep, enum kiwi_mpa_status st,
 
 	if (st == KIWI_MPA_ST_OK)
 		st = kiwi_mpa_check_reply(&ep->pol, &ep->req, f, &llp->mpa);
+	kiwi_cm_obs_reply(ep, st);
 	switch (kiwi_mpa_status_action(st)) {
 	case KIWI_MPA_ACT_PROCEED:
 		break;
@@ -60,7 +62,7 @@ static void kiwi_cm_got_reply(struct kiwi_ep *ep, enum kiwi_mpa_status st,
 		return;
 	}
 	kiwi_ep_disarm_timeout(ep);
-	ep->state = KIWI_EP_CONNECTED;
+	kiwi_ep_set_state(ep, KIWI_EP_CONNECTED);
 	kiwi_cm_event(ep, ep->cm_id, IW_CM_EVENT_CONNECT_REPLY, 0, f);
 }
 
@@ -94,7 +96,8 @@ static void kiwi_cm_tcp_connected(struct kiwi_ep *ep)
 		kiwi_cm_connect_fail(ep, err, NULL);
 		return;
 	}
-	ep->state = KIWI_EP_WAIT_REP;
+	kiwi_cm_count(ep->qp->ibqp.device, KIWI_STAT_MPA_REQ_SENT);
+	kiwi_ep_set_state(ep, KIWI_EP_WAIT_REP);
 	kiwi_cm_read_reply(ep);
 }
 
@@ -120,12 +123,12 @@ void kiwi_cm_active_work(struct kiwi_ep *ep, unsigned long ev)
 }
 
 /* Under ep->lock: the Request, encoded into ep->rbuf until it is sent. */
-static int kiwi_cm_prepare_request(struct kiwi_ep *ep,
+static int kiwi_cm_prepare_request(struct kiwi_ep *ep, struct iw_cm_id *cm_id,
 				   const struct iw_cm_conn_param *param)
 {
 	int rv;
 
-	kiwi_cm_policy(&ep->pol, param->ird, param->ord);
+	kiwi_cm_policy(&ep->pol, cm_id->device, param->ird, param->ord);
 	rv = kiwi_mpa_make_request(&ep->pol, param->private_data,
 				   param->private_data_len, &ep->req);
 	if (rv)
@@ -198,7 +201,7 @@ int kiwi_cm_connect(struct iw_cm_id *cm_id, struct iw_cm_conn_param *param)
 	/* Published before the check: a destroy either sees it or we see it. */
 	WRITE_ONCE(ep->qp, qp);
 	rv = kiwi_qp_destroyed(qp) ? -EINVAL :
-	     kiwi_cm_prepare_request(ep, param);
+	     kiwi_cm_prepare_request(ep, cm_id, param);
 	if (!rv)
 		rv = kiwi_cm_start_tcp(ep, cm_id);
 	if (rv) {
@@ -209,8 +212,9 @@ int kiwi_cm_connect(struct iw_cm_id *cm_id, struct iw_cm_conn_param *param)
 		return rv;
 	}
 	kiwi_ep_set_cm_id(ep, cm_id);
-	ep->state = KIWI_EP_CONNECTING;
-	kiwi_ep_arm_timeout(ep, kiwi_cm_mpa_timeout());
+	kiwi_ep_set_state(ep, KIWI_EP_CONNECTING);
+	kiwi_ep_arm_timeout(ep, kiwi_cm_mpa_timeout(cm_id->device));
+	kiwi_cm_count(cm_id->device, KIWI_STAT_CM_CONNECTS);
 	kiwi_ep_queue(ep, KIWI_EV_STATE);
 	mutex_unlock(&ep->lock);
 	return 0;

@@ -114,6 +114,7 @@ static void kiwi_cm_closing_read(struct kiwi_ep *ep)
  */
 static void kiwi_cm_shutdown(struct kiwi_ep *ep)
 {
+	unsigned int timeout;
 	int err;
 
 	kiwi_cm_detach(ep);
@@ -122,9 +123,10 @@ static void kiwi_cm_shutdown(struct kiwi_ep *ep)
 		return;
 	}
 	kernel_sock_shutdown(ep->sock, SHUT_WR);
-	ep->state = KIWI_EP_CLOSING;
+	timeout = kiwi_cm_mpa_timeout(ep->qp->ibqp.device);
+	kiwi_ep_set_state(ep, KIWI_EP_CLOSING);
 	kiwi_cm_report_close(ep);
-	kiwi_ep_arm_timeout(ep, kiwi_cm_mpa_timeout());
+	kiwi_ep_arm_timeout(ep, timeout);
 	kiwi_cm_closing_read(ep);
 }
 
@@ -134,7 +136,7 @@ static void kiwi_cm_drain(struct kiwi_ep *ep)
 	if (ep->draining)
 		return;
 	ep->draining = true;
-	kiwi_ep_arm_timeout(ep, kiwi_cm_drain_timeout());
+	kiwi_ep_arm_timeout(ep, kiwi_cm_drain_timeout(ep->qp->ibqp.device));
 }
 
 /**

@@ -13,6 +13,7 @@
 #include <net/sock.h>
 
 #include "cm_ep.h"
+#include "kiwi_trace.h"
 
 static struct workqueue_struct *kiwi_cm_wq;
 static LIST_HEAD(kiwi_eps);
@@ -330,7 +331,7 @@ void kiwi_ep_finish(struct kiwi_ep *ep)
 		return;
 	kiwi_ep_disarm_timeout(ep);
 	kiwi_ep_unchild(ep);
-	ep->state = KIWI_EP_CLOSED;
+	kiwi_ep_set_state(ep, KIWI_EP_CLOSED);
 	kiwi_ep_put(ep);
 }
 
@@ -371,7 +372,32 @@ int kiwi_cm_event(struct kiwi_ep *ep, struct iw_cm_id *cm_id,
 		ev.private_data = (void *)f->pdata;
 		ev.private_data_len = min_t(u16, f->pdata_len, U8_MAX);
 	}
+	trace_kiwi_cm_event(cm_id->device, ep, type, status);
 	return cm_id->event_handler(cm_id, &ev);
+}
+
+/**
+ * kiwi_ep_get_by_cm_id - the live endpoint that reports to @cm_id
+ * @cm_id: an iw_cm id
+ *
+ * Return: the endpoint with a reference the caller drops with
+ * kiwi_ep_put(), or NULL. It may have moved on by the time the caller
+ * takes its lock.
+ */
+struct kiwi_ep *kiwi_ep_get_by_cm_id(struct iw_cm_id *cm_id)
+{
+	struct kiwi_ep *ep, *found = NULL;
+
+	spin_lock_irq(&kiwi_eps_lock);
+	list_for_each_entry(ep, &kiwi_eps, all_entry) {
+		if (READ_ONCE(ep->cm_id) == cm_id &&
+		    kref_get_unless_zero(&ep->ref)) {
+			found = ep;
+			break;
+		}
+	}
+	spin_unlock_irq(&kiwi_eps_lock);
+	return found;
 }
 
 /*

@@ -158,12 +158,14 @@ void kiwi_ep_finish(struct kiwi_ep *ep);
 int kiwi_cm_event(struct kiwi_ep *ep, struct iw_cm_id *cm_id,
 		  enum iw_cm_event_type type, int status,
 		  const struct kiwi_mpa_frame *f);
+struct kiwi_ep *kiwi_ep_get_by_cm_id(struct iw_cm_id *cm_id);
 
-/* cm_param.c: module parameters */
-unsigned int kiwi_cm_mpa_timeout(void);
-unsigned int kiwi_cm_drain_timeout(void);
-bool kiwi_cm_responder_waits(void);
-void kiwi_cm_policy(struct kiwi_mpa_policy *pol, u32 ird, u32 ord);
+/* cm_param.c: the device's settings, as the CM uses them */
+unsigned int kiwi_cm_mpa_timeout(struct ib_device *ibdev);
+unsigned int kiwi_cm_drain_timeout(struct ib_device *ibdev);
+bool kiwi_cm_responder_waits(struct ib_device *ibdev);
+void kiwi_cm_policy(struct kiwi_mpa_policy *pol, struct ib_device *ibdev,
+		    u32 ird, u32 ord);
 
 /* cm_sock.c: socket helpers */
 int kiwi_cm_sock_create(int family, struct socket **sockp);
@@ -191,6 +193,13 @@ void kiwi_cm_passive_work(struct kiwi_ep *ep, unsigned long ev);
 int kiwi_cm_accept(struct kiwi_ep *ep, struct iw_cm_id *cm_id,
 		   struct iw_cm_conn_param *param);
 int kiwi_cm_reject(struct kiwi_ep *ep, const void *pdata, u8 pdata_len);
+
+/* cm_obs.c: tracepoints and counters of connection management */
+void kiwi_ep_set_state(struct kiwi_ep *ep, enum kiwi_ep_state state);
+void kiwi_cm_count(struct ib_device *ibdev, enum kiwi_stat_id id);
+void kiwi_cm_obs_reply(struct kiwi_ep *ep, enum kiwi_mpa_status st);
+void kiwi_cm_obs_request(struct kiwi_ep *ep, enum kiwi_mpa_status st,
+			 const struct kiwi_mpa_params *p);
 
 /* cm_close.c: connected endpoints and teardown */
 int kiwi_cm_attach(struct kiwi_ep *ep);

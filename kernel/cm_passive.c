@@ -88,9 +88,9 @@ int kiwi_cm_listen(struct iw_cm_id *cm_id, int backlog)
 	lockdep_set_class(&ep->lock, &kiwi_listener_lock_key);
 	mutex_lock(&ep->lock);
 	ep->backlog = backlog;
-	ep->state = KIWI_EP_LISTEN;
 	kiwi_ep_set_cm_id(ep, cm_id);
 	kiwi_ep_sock_attach(ep, sock, NULL);
+	kiwi_ep_set_state(ep, KIWI_EP_LISTEN);
 	kiwi_ep_queue(ep, KIWI_EV_DATA);
 	mutex_unlock(&ep->lock);
 	return 0;
@@ -108,6 +108,7 @@ static void kiwi_cm_new_child(struct kiwi_ep *l, struct socket *sock)
 	struct kiwi_ep *child;
 	bool room;
 
+	kiwi_cm_count(l->cm_id->device, KIWI_STAT_CM_REQUESTS);
 	spin_lock_bh(&l->child_lock);
 	room = l->nchildren < l->backlog;
 	spin_unlock_bh(&l->child_lock);
@@ -118,16 +119,17 @@ static void kiwi_cm_new_child(struct kiwi_ep *l, struct socket *sock)
 	}
 	tcp_sock_set_nodelay(sock->sk);
 	mutex_lock_nested(&child->lock, SINGLE_DEPTH_NESTING);
-	kiwi_cm_policy(&child->pol, KIWI_MAX_IRD, KIWI_MAX_ORD);
+	kiwi_cm_policy(&child->pol, l->cm_id->device, KIWI_MAX_IRD,
+		       KIWI_MAX_ORD);
 	kiwi_ep_get(l);
 	child->listener = l;
-	child->state = KIWI_EP_WAIT_REQ;
 	spin_lock_bh(&l->child_lock);
 	list_add_tail(&child->child_entry, &l->children);
 	l->nchildren++;
 	spin_unlock_bh(&l->child_lock);
 	kiwi_ep_sock_attach(child, sock, l);
-	kiwi_ep_arm_timeout(child, kiwi_cm_mpa_timeout());
+	kiwi_ep_set_state(child, KIWI_EP_WAIT_REQ);
+	kiwi_ep_arm_timeout(child, kiwi_cm_mpa_timeout(l->cm_id->device));
 	kiwi_ep_queue(child, KIWI_EV_DATA);
 	mutex_unlock(&child->lock);
 }
@@ -160,7 +162,7 @@ static int kiwi_cm_report_request(struct kiwi_ep *ep,
 	if (l->state == KIWI_EP_LISTEN && l->cm_id) {
 		set_bit(KIWI_EPF_IWCM_REF, &ep->flags);
 		kiwi_ep_get(ep);
-		ep->state = KIWI_EP_RECVD_REQ;
+		kiwi_ep_set_state(ep, KIWI_EP_RECVD_REQ);
 		rv = kiwi_cm_event(ep, l->cm_id, IW_CM_EVENT_CONNECT_REQUEST,
 				   0, f);
 		if (rv && test_and_clear_bit(KIWI_EPF_IWCM_REF, &ep->flags))
@@ -176,7 +178,7 @@ static int kiwi_cm_report_request(struct kiwi_ep *ep,
 /* Under ep->lock: read the Request; report it once it is whole. */
 static void kiwi_cm_read_request(struct kiwi_ep *ep)
 {
-	struct kiwi_mpa_params out;
+	struct kiwi_mpa_params out = {};
 	struct kiwi_mpa_frame f, rep;
 	enum kiwi_mpa_status st;
 	int err;
@@ -189,6 +191,7 @@ static void kiwi_cm_read_request(struct kiwi_ep *ep)
 	}
 	if (st == KIWI_MPA_ST_OK)
 		st = kiwi_mpa_respond(&ep->pol, &f, &rep, &out);
+	kiwi_cm_obs_request(ep, st, &out);
 	if (st != KIWI_MPA_ST_OK) {
 		kiwi_cm_fail(ep, true);
 		return;
@@ -249,7 +252,7 @@ static int kiwi_cm_accept_locked(struct kiwi_ep *ep, struct iw_cm_id *cm_id,
 
 	if (ep->state != KIWI_EP_RECVD_REQ)
 		return -ECONNRESET;
-	kiwi_cm_policy(&ep->pol, param->ird, param->ord);
+	kiwi_cm_policy(&ep->pol, cm_id->device, param->ird, param->ord);
 	rv = kiwi_cm_make_reply(ep, &rep, param->private_data,
 				param->private_data_len);
 	if (rv)
@@ -274,12 +277,13 @@ static int kiwi_cm_accept_locked(struct kiwi_ep *ep, struct iw_cm_id *cm_id,
 	rv = kiwi_cm_send(ep->sock, &rep);
 	if (rv)
 		return rv;
+	kiwi_cm_count(cm_id->device, KIWI_STAT_MPA_REP_SENT);
 	kiwi_qp_llp_reply_sent(qp);
 	/* In peer-to-peer mode the RTR opens the gate, as RFC 6581 wants. */
-	if (!ep->llp.mpa.p2p && !kiwi_cm_responder_waits())
+	if (!ep->llp.mpa.p2p && !kiwi_cm_responder_waits(cm_id->device))
 		kiwi_qp_llp_ungate(ep->qp);
 	kiwi_ep_set_cm_id(ep, cm_id);
-	ep->state = KIWI_EP_CONNECTED;
+	kiwi_ep_set_state(ep, KIWI_EP_CONNECTED);
 	kiwi_cm_event(ep, cm_id, IW_CM_EVENT_ESTABLISHED, 0, NULL);
 	return 0;
 }

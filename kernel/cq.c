@@ -8,6 +8,7 @@
 #include <linux/slab.h>
 
 #include "kiwi.h"
+#include "kiwi_trace.h"
 
 static int kiwi_cq_respond(struct kiwi_cq *cq, struct ib_udata *udata)
 {
@@ -149,6 +150,7 @@ int kiwi_cq_push(struct kiwi_cq *cq, const struct kiwi_cqe *cqe,
 		 * sides miss each other and the event is lost.
 		 */
 		smp_mb();
+		trace_kiwi_cqe(&cq->ibcq, cqe);
 		rv = kiwi_cq_disarm(cq, cqe);
 	}
 	spin_unlock_irqrestore(&cq->lock, flags);

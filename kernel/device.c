@@ -154,6 +154,7 @@ static void kiwi_dealloc_driver(struct ib_device *ibdev)
 	kiwi_device_unlist(kdev);
 	xa_destroy(&kdev->qp_xa);
 	xa_destroy(&kdev->mr_xa);
+	kiwi_stats_dev_fini(&kdev->stats);
 	netdev_put(kdev->netdev, &kdev->netdev_tracker);
 }
 
@@ -161,10 +162,17 @@ static const struct ib_device_ops kiwi_device_ops = {
 	.owner = THIS_MODULE,
 	.driver_id = RDMA_DRIVER_UNKNOWN,
 	.uverbs_abi_ver = KIWI_ABI_VERSION,
+	.device_group = &kiwi_settings_group,
 
+	.alloc_hw_port_stats = kiwi_alloc_hw_port_stats,
 	.alloc_mr = kiwi_alloc_mr,
 	.alloc_pd = kiwi_alloc_pd,
 	.alloc_ucontext = kiwi_alloc_ucontext,
+	.counter_alloc_stats = kiwi_counter_alloc_stats,
+	.counter_bind_qp = kiwi_counter_bind_qp,
+	.counter_dealloc = kiwi_counter_dealloc,
+	.counter_unbind_qp = kiwi_counter_unbind_qp,
+	.counter_update_stats = kiwi_counter_update_stats,
 	.create_cq = kiwi_create_cq,
 	.create_qp = kiwi_create_qp,
 	.create_srq = kiwi_create_srq,
@@ -176,8 +184,11 @@ static const struct ib_device_ops kiwi_device_ops = {
 	.destroy_cq = kiwi_destroy_cq,
 	.destroy_qp = kiwi_destroy_qp,
 	.destroy_srq = kiwi_destroy_srq,
+	.fill_res_cm_id_entry = kiwi_fill_res_cm_id_entry,
+	.fill_res_qp_entry = kiwi_fill_res_qp_entry,
 	.get_dev_fw_str = kiwi_get_dev_fw_str,
 	.get_dma_mr = kiwi_get_dma_mr,
+	.get_hw_stats = kiwi_get_hw_stats,
 	.get_port_immutable = kiwi_get_port_immutable,
 	.iw_accept = kiwi_iw_accept,
 	.iw_add_ref = kiwi_iw_add_ref,
@@ -220,6 +231,8 @@ static void kiwi_device_init(struct kiwi_device *kdev, struct net_device *ndev)
 	xa_init_flags(&kdev->qp_xa, XA_FLAGS_ALLOC1);
 	xa_init_flags(&kdev->mr_xa, XA_FLAGS_ALLOC1);
 	kdev->port_state = kiwi_port_state(ndev);
+	kiwi_settings_init(&kdev->settings);
+	kiwi_stats_dev_init(&kdev->stats);
 	ib_set_device_ops(ibdev, &kiwi_device_ops);
 	ibdev->node_type = RDMA_NODE_RNIC;
 	ibdev->phys_port_cnt = 1;

@@ -23,6 +23,8 @@
 #include <rdma/kiwi-abi.h>
 
 #include "qp_dp.h"
+#include "settings.h"
+#include "stats.h"
 
 /*
  * Allocations a user verb makes for its caller: charged to the caller's
@@ -99,6 +101,8 @@ static inline u32 kiwi_stag_index(u32 stag)
  * @num_mr: MRs in use
  * @qmem_used: queue memory held by the device's objects, in octets,
  *             bounded by the budget (qmem.c)
+ * @settings: the administrator's settings (settings.h)
+ * @stats: counters (stats.h)
  */
 struct kiwi_device {
 	struct ib_device ibdev;
@@ -116,6 +120,8 @@ struct kiwi_device {
 	atomic_t num_srq;
 	atomic_t num_mr;
 	atomic64_t qmem_used;
+	struct kiwi_settings settings;
+	struct kiwi_dev_stats stats;
 };
 
 /**
@@ -233,6 +239,7 @@ struct kiwi_srq {
  *         (held from create to destroy); NULL for kernel QPs
  * @tx: transmit side of the data path (qp_dp.h)
  * @rx: receive side of the data path (qp_dp.h)
+ * @stats: counters and last Terminates (stats.h)
  *
  * iWARP states map onto @state: IDLE = INIT (RTR and RTS requests before a
  * connection is attached are accepted and leave the QP in INIT), RTS =
@@ -260,6 +267,7 @@ struct kiwi_qp {
 	struct mem_cgroup *memcg;
 	struct kiwi_qp_tx tx;
 	struct kiwi_qp_rx rx;
+	struct kiwi_qp_stats stats;
 };
 
 /**
@@ -554,6 +562,28 @@ int kiwi_iw_destroy_listen(struct iw_cm_id *id);
 void kiwi_iw_add_ref(struct ib_qp *ibqp);
 void kiwi_iw_rem_ref(struct ib_qp *ibqp);
 struct ib_qp *kiwi_iw_get_qp(struct ib_device *ibdev, int qpn);
+
+/* stats.c: counters (stats.h) and the ib_device_ops that show them */
+void kiwi_stats_dev_init(struct kiwi_dev_stats *s);
+void kiwi_stats_dev_fini(struct kiwi_dev_stats *s);
+void kiwi_stats_qp_add(struct kiwi_qp *qp);
+void kiwi_stats_qp_del(struct kiwi_qp *qp);
+void kiwi_stats_qp_fail(struct kiwi_qp *qp, enum kiwi_term_err err,
+			const struct kiwi_term *t, bool sent);
+void kiwi_stats_term_rcvd(struct kiwi_qp *qp, const struct kiwi_term *t);
+struct rdma_hw_stats *kiwi_alloc_hw_port_stats(struct ib_device *ibdev,
+					       u32 port);
+int kiwi_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
+		      u32 port, int index);
+struct rdma_hw_stats *kiwi_counter_alloc_stats(struct rdma_counter *counter);
+int kiwi_counter_bind_qp(struct rdma_counter *counter, struct ib_qp *ibqp);
+int kiwi_counter_unbind_qp(struct ib_qp *ibqp);
+int kiwi_counter_dealloc(struct rdma_counter *counter);
+int kiwi_counter_update_stats(struct rdma_counter *counter);
+
+/* restrack.c: driver details of `rdma resource show -dd` */
+int kiwi_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
+int kiwi_fill_res_cm_id_entry(struct sk_buff *msg, struct rdma_cm_id *cm_id);
 
 /* cm_ep.c: the CM workqueue; exit after every device is unregistered */
 int kiwi_cm_init(void);

@@ -129,20 +129,14 @@ static int kiwi_newlink(const char *name, struct net_device *ndev)
 {
 	struct ib_device *ibdev;
 
-	if (strncmp(name, KIWI_DEV_NAME_PREFIX,
-		    strlen(KIWI_DEV_NAME_PREFIX))) {
-		pr_info("device name '%s' must start with '%s'\n", name,
-			KIWI_DEV_NAME_PREFIX);
-		return -EINVAL;
-	}
 	if (!net_eq(dev_net(ndev), &init_net)) {
-		pr_info("%s: only net_devices of the initial network namespace are supported\n",
-			ndev->name);
+		pr_info_ratelimited("%s on %s: only net_devices of the initial network namespace are supported\n",
+				    name, ndev->name);
 		return -EOPNOTSUPP;
 	}
 	if (!kiwi_netdev_supported(ndev)) {
-		pr_info("%s: not an Ethernet or loopback net_device\n",
-			ndev->name);
+		pr_info_ratelimited("%s on %s: not an Ethernet or loopback net_device\n",
+				    name, ndev->name);
 		return -EOPNOTSUPP;
 	}
 	ibdev = ib_device_get_by_name(name, RDMA_DRIVER_UNKNOWN);

@@ -15,6 +15,7 @@
 #include <linux/log2.h>
 
 #include "kiwi.h"
+#include "kiwi_trace.h"
 
 /* Attributes an iWARP RC QP accepts in modify_qp. */
 #define KIWI_QP_ATTR_MASK (IB_QP_STATE | IB_QP_CUR_STATE |		\
@@ -219,6 +220,7 @@ int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 			goto err_xa;
 	}
 	kiwi_qp_fill_cap(qp, &attr->cap);
+	kiwi_stats_qp_add(qp);
 	return 0;
 
 err_xa:
@@ -308,6 +310,7 @@ static bool kiwi_qp_enter(struct kiwi_qp *qp, enum ib_qp_state next)
 			qp->tx.drain_to = qp->sq.cons + kiwi_sq_produced(qp);
 		if (cur == IB_QPS_RTS || cur == IB_QPS_SQD) {
 			qp->state = next;
+			trace_kiwi_qp_state(&qp->ibqp, cur, next);
 			qp->tx.close_req = true;
 		}
 		return false;
@@ -323,6 +326,7 @@ static bool kiwi_qp_enter(struct kiwi_qp *qp, enum ib_qp_state next)
 		break;
 	}
 	qp->state = next;
+	trace_kiwi_qp_state(&qp->ibqp, cur, next);
 	return next == IB_QPS_ERR && cur != IB_QPS_ERR;
 }
 
@@ -459,6 +463,7 @@ int kiwi_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	kiwi_swq_free(qp);
 	kiwi_ring_free(&qp->rq);
 	kiwi_ring_free(&qp->sq);
+	kiwi_stats_qp_del(qp);
 	atomic_dec(&kdev->num_qp);
 	return 0;
 }

@@ -8,6 +8,7 @@
 
 #include "kiwi.h"
 #include "conn.h"
+#include "kiwi_trace.h"
 
 /* RTS or CLOSING (SQD): the stream carries messages. qp->lock or racy. */
 bool kiwi_qp_connected(struct kiwi_qp *qp)
@@ -40,6 +41,7 @@ void kiwi_qp_to_error(struct kiwi_qp *qp)
 	spin_lock_irqsave(&qp->lock, flags);
 	flush = qp->state != IB_QPS_ERR;
 	if (flush) {
+		trace_kiwi_qp_state(&qp->ibqp, qp->state, IB_QPS_ERR);
 		qp->state = IB_QPS_ERR;
 		kiwi_qp_flush(qp, &send_res, &recv_res);
 	}
@@ -149,6 +151,7 @@ static bool kiwi_llp_commit(struct kiwi_qp *qp, struct kiwi_ep *ep,
 	if (initiator && qp->access_sets < 2)
 		qp->access |= IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ;
 	WRITE_ONCE(qp->state, IB_QPS_RTS);
+	trace_kiwi_qp_state(&qp->ibqp, IB_QPS_INIT, IB_QPS_RTS);
 	return true;
 }
 

@@ -13,6 +13,7 @@
  * other state post_send fails with -EINVAL (kiwi_doorbell() for user QPs).
  */
 #include "kiwi.h"
+#include "kiwi_trace.h"
 
 /**
  * kiwi_rqe_from_wr - translate a kernel receive WR into a ring element
@@ -206,6 +207,8 @@ static int kiwi_post_send_ring(struct kiwi_qp *qp, const struct ib_send_wr *wr,
 		}
 		kiwi_sqe_from_wr(qp, r->prod, wr);
 		kiwi_ring_produced(r);
+		trace_kiwi_post_send(&qp->ibqp, wr->wr_id, wr->opcode,
+				     wr->num_sge);
 	}
 	return 0;
 }
@@ -344,6 +347,7 @@ static int kiwi_post_recv_ring(struct kiwi_qp *qp, const struct ib_recv_wr *wr,
 		if (rv)
 			break;
 		kiwi_ring_produced(r);
+		trace_kiwi_post_recv(&qp->ibqp, wr->wr_id, -1, wr->num_sge);
 	}
 	if (rv)
 		*bad_wr = wr;

@@ -12,6 +12,7 @@
  */
 #include "kiwi.h"
 #include "conn.h"
+#include "kiwi_trace.h"
 
 /* The async event a Terminate of class @t stands for. */
 static enum ib_event_type kiwi_term_event(const struct kiwi_term *t)
@@ -59,6 +60,7 @@ void kiwi_qp_fail(struct kiwi_qp *qp, enum kiwi_term_err err,
 	spin_lock_irqsave(&qp->lock, flags);
 	first = kiwi_qp_connected(qp);
 	if (first) {
+		trace_kiwi_qp_state(&qp->ibqp, qp->state, IB_QPS_SQE);
 		qp->state = IB_QPS_SQE;
 		tx->close_req = true;
 		if (len > 0) {
@@ -68,10 +70,12 @@ void kiwi_qp_fail(struct kiwi_qp *qp, enum kiwi_term_err err,
 		}
 	}
 	spin_unlock_irqrestore(&qp->lock, flags);
+	kiwi_stats_qp_fail(qp, err, &t, first);
 	if (!first)
 		return;
-	pr_info_ratelimited("kiwi: QP %u: %s, sending Terminate\n",
-			    qp->ibqp.qp_num, kiwi_term_err_name(err));
+	trace_kiwi_terminate(&qp->ibqp, true, t.layer, t.etype, t.ecode);
+	ibdev_info_ratelimited(qp->ibqp.device, "QP %u: %s, sending Terminate\n",
+			       qp->ibqp.qp_num, kiwi_term_err_name(err));
 	kiwi_qp_event(qp, kiwi_term_event(&t));
 	/* A peer that does not read cannot hold the Terminate forever. */
 	kiwi_qp_drain_llp(qp);
@@ -97,9 +101,11 @@ void kiwi_qp_term_received(struct kiwi_qp *qp, const u8 *ulpdu, u32 len)
 	if (kiwi_term_decode(&t, body, blen, flags) < 0)
 		t.etype = KIWI_TERM_ET_RDMAP_LOCAL_CATA;
 	err = kiwi_term_err_lookup(t.layer, t.etype, t.ecode);
-	pr_info_ratelimited("kiwi: QP %u: Terminate from peer: layer %u type %u code 0x%02x (%s)\n",
-			    qp->ibqp.qp_num, t.layer, t.etype, t.ecode,
-			    err > 0 ? kiwi_term_err_name(err) : "unknown");
+	kiwi_stats_term_rcvd(qp, &t);
+	trace_kiwi_terminate(&qp->ibqp, false, t.layer, t.etype, t.ecode);
+	ibdev_info_ratelimited(qp->ibqp.device, "QP %u: Terminate from peer: layer %u type %u code 0x%02x (%s)\n",
+			       qp->ibqp.qp_num, t.layer, t.etype, t.ecode,
+			       err > 0 ? kiwi_term_err_name(err) : "unknown");
 	kiwi_qp_event(qp, IB_EVENT_QP_FATAL);
 	kiwi_qp_to_error(qp);
 	kiwi_qp_close_llp(qp, false);

@@ -389,10 +389,12 @@ static void kiwi_rx_end(struct kiwi_qp *qp)
 {
 	struct kiwi_qp_rx *rx = &qp->rx;
 
+	kiwi_qp_stat_inc(&qp->stats, KIWI_STAT_RX_FPDUS);
 	if (!rx->seen_first)
 		kiwi_rx_first(qp);
 	if (rx->expect_rtr) {
 		rx->expect_rtr = false;
+		kiwi_qp_stat_inc(&qp->stats, KIWI_STAT_RTR_RCVD);
 		if (rx->kind == KIWI_RX_RTR && !rx->h.tagged)
 			rx->msn_send++;
 	}
@@ -412,8 +414,10 @@ static void kiwi_rx_end(struct kiwi_qp *qp)
 		break;
 	case KIWI_RX_RREQ:
 		rx->msn_rreq++;
-		if (!kiwi_irq_push(qp, rx->mr, &rx->rreq))
+		if (!kiwi_irq_push(qp, rx->mr, &rx->rreq)) {
+			kiwi_qp_stat_inc(&qp->stats, KIWI_STAT_IRD_EXCEEDED);
 			kiwi_rx_fail(qp, KIWI_TERM_ERR_RDMAP_CATA_STREAM, true);
+		}
 		rx->mr = NULL;
 		break;
 	case KIWI_RX_TERM:
@@ -485,6 +489,7 @@ static void kiwi_rx_feed_skb(struct kiwi_qp *qp, struct sk_buff *skb,
 
 	if (!len)
 		return;
+	kiwi_qp_stat_add(&qp->stats, KIWI_STAT_RX_OCTETS, len);
 	skb_prepare_seq_read(skb, off, off + len, &st);
 	while ((n = skb_seq_read(done, &data, &st)) != 0) {
 		/* The block returned may run past the end given above. */

@@ -289,6 +289,7 @@ static int kiwi_tx_segment(struct kiwi_qp *qp)
 		rv = kiwi_tx_seg_end(tx, hlen + seg.len);
 	if (rv)
 		goto fail;
+	kiwi_qp_stat_inc(&qp->stats, KIWI_STAT_TX_FPDUS);
 	if (seg.last)
 		kiwi_tx_msg_end(qp);
 	return 0;
@@ -332,6 +333,7 @@ static bool kiwi_tx_start_rresp(struct kiwi_qp *qp)
 	spin_unlock_irqrestore(&qp->lock, flags);
 	if (!have)
 		return false;
+	kiwi_qp_stat_inc(&qp->stats, KIWI_STAT_RREQ_SERVED);
 	memset(m, 0, sizeof(*m));
 	m->rresp = true;
 	m->idx = U32_MAX;
@@ -366,6 +368,7 @@ static bool kiwi_tx_start_rtr(struct kiwi_qp *qp)
 	if (!type)
 		return false;
 	tx->rtr = 0;
+	kiwi_qp_stat_inc(&qp->stats, KIWI_STAT_RTR_SENT);
 	memset(m, 0, sizeof(*m));
 	m->idx = U32_MAX;
 	if (type == KIWI_MPA_RTR_WRITE) {
@@ -414,6 +417,7 @@ static bool kiwi_tx_term(struct kiwi_qp *qp)
 	kiwi_tx_msg_put(&tx->cur);
 	tx->term_sent = true;
 	kiwi_tx_seg_end(tx, len);
+	kiwi_qp_stat_inc(&qp->stats, KIWI_STAT_TX_FPDUS);
 	return true;
 }
 
@@ -514,6 +518,7 @@ static int kiwi_tx_push(struct kiwi_qp *qp, struct socket *sock)
 	if (rv < 0)
 		return rv;
 	tx->sent += rv;
+	kiwi_qp_stat_add(&qp->stats, KIWI_STAT_TX_OCTETS, rv);
 	return tx->sent == tx->len ? 0 : -EAGAIN;
 }
 
@@ -552,8 +557,10 @@ static void kiwi_tx_run(struct kiwi_qp *qp, struct socket *sock)
 			return;
 		if (tx->sent < tx->len) {
 			rv = kiwi_tx_push(qp, sock);
-			if (rv == -EAGAIN)
+			if (rv == -EAGAIN) {
+				kiwi_qp_stat_inc(&qp->stats, KIWI_STAT_TX_STALLS);
 				return;
+			}
 			if (rv < 0) {
 				kiwi_qp_close_llp(qp, true);
 				return;

@@ -10,6 +10,7 @@
  */
 #include "kiwi.h"
 #include "conn.h"
+#include "kiwi_trace.h"
 
 #define KIWI_DP_MAX_MSG		0x80000000ULL	/* max_msg_sz of the device */
 
@@ -176,6 +177,7 @@ static bool kiwi_tx_setup(struct kiwi_qp *qp, u32 idx)
 
 	memset(m, 0, sizeof(*m));
 	m->idx = idx;
+	trace_kiwi_wr_start(&qp->ibqp, idx, &w->sqe);
 	switch (w->sqe.opcode) {
 	case KIWI_WR_SEND:
 	case KIWI_WR_SEND_WITH_INV:

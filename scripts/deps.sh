@@ -22,6 +22,9 @@ PKGS=(
 	# QEMU lab and system tests
 	qemu-system-x86 qemu-utils busybox-static iproute2 iputils-ping ethtool
 	procps psmisc util-linux coreutils rsync tshark tcpdump iperf3
+	# operations: tracepoint capture, Debian packages and DKMS, man page
+	trace-cmd linux-perf dpkg-dev debhelper dh-dkms dkms fakeroot lintian
+	man-db openssl
 )
 
 APT_OPTS=(-y -o DPkg::Lock::Timeout=900 --no-install-recommends)

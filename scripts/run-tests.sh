@@ -3,24 +3,25 @@
 #
 # `make test` (what CI runs): build, then the test tiers check-unit,
 # check-sanitize (the unit suites under ASan+UBSan and libkiwi's under TSan),
-# check-fuzz (FUZZ_SECONDS 15 per target unless set), check-vm, check-pair,
-# check-kunit, check-vm-debug (the scenarios in DEBUG_VM_CI only) in that
-# order, each one even when an earlier one failed. When a debug kernel tier
-# is asked for and the debug kernel is not cached, its build starts in the
-# background at nice 19 right after the build tier: it takes the CPU the
-# guests of check-vm and check-pair leave idle, and the debug tiers come
-# last, waiting for it (scripts/debug-kernel.sh locks its cache entry).
-# Its output goes to build/test-logs/debug-kernel.log. Arguments pick
-# tiers (e.g. `scripts/run-tests.sh build check-unit`). Each tier's output goes to the terminal and to
-# build/test-logs/TIER.log. A tier's count is taken from its last
-# 'N passed, N failed' line (or ctest's summary); a tier that prints neither
-# counts as one test. Ends with one line per tier and 'N passed, N failed';
+# check-fuzz (FUZZ_SECONDS 15 per target unless set), check-vm, check-pkg,
+# check-pair, check-kunit, check-vm-debug (the scenarios in DEBUG_VM_CI only)
+# in that order, each one even when an earlier one failed. When a debug
+# kernel tier is asked for and the debug kernel is not cached, its build
+# starts in the background at nice 19 right after the build tier: it takes
+# the CPU the guests of check-vm and check-pair leave idle, and the debug
+# tiers come last, waiting for it (scripts/debug-kernel.sh locks its cache
+# entry). Its output goes to build/test-logs/debug-kernel.log. Arguments
+# pick tiers (e.g. `scripts/run-tests.sh build check-unit`). Each tier's
+# output goes to the terminal and to build/test-logs/TIER.log. A tier's
+# count is taken from its last 'N passed, N failed' line (or ctest's
+# summary); a tier that prints neither counts as one test. Ends with one
+# line per tier and 'N passed, N failed';
 # exit status 0 only if everything passed.
 
 set -uo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-ALL_TIERS=(build check-unit check-sanitize check-fuzz check-vm check-pair check-kunit check-vm-debug)
+ALL_TIERS=(build check-unit check-sanitize check-fuzz check-vm check-pkg check-pair check-kunit check-vm-debug)
 # Under the debug kernel CI runs the scenarios that drive connections, the
 # QP state machine and device removal (about 4 minutes); the rest, the
 # hostile peer included, run in `make check-vm-debug` (about 25 minutes).

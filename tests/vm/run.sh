@@ -67,6 +67,11 @@ if [ -f "$REPO/tests/vm/kmod/Makefile" ] &&
 	exit 1
 fi
 
+# 12-names loads Linux siw: build it here (cached in /var/cache/kiwi),
+# not slowly in the guest.
+"$REPO/scripts/siw.sh" --quiet > /dev/null ||
+	echo "check-vm: scripts/siw.sh failed; a scenario may build siw in the guest"
+
 single=()
 two=()
 for s in "${picked[@]}"; do

@@ -5,6 +5,7 @@
 // Every entry point is wrapped by entry<> (boundary.h), so no C++
 // exception crosses into libibverbs.
 #include "boundary.h"
+#include "match.h"
 #include "provider.h"
 #include "verbs_private.h"
 
@@ -65,25 +66,18 @@ void uninit_device(pabi::verbs_device *device) noexcept
 	delete device;
 }
 
-// Every kiwi device is named kiwi<something>; see kiwi-abi.h.
-constexpr pabi::verbs_match_ent kMatchTable[] = {
-	{
-		.driver_data = nullptr,
-		.u = {.modalias = "rdma_device:*N" KIWI_DEV_NAME_PREFIX "*"},
-		.vendor = 0,
-		.device = 0,
-		.kind = pabi::kMatchModalias,
-	},
-	{},
-};
+constexpr pabi::verbs_match_ent kNoMatchTable[] = {{}};
 
 constexpr pabi::verbs_device_ops kDeviceOps = {
 	.name = "kiwi",
 	.match_min_abi_version = KIWI_ABI_VERSION,
 	.match_max_abi_version = KIWI_ABI_VERSION,
-	.match_table = kMatchTable,
+	// match_device alone decides (match.cc), by a sysfs file. The table
+	// holds only its end marker: libibverbs walks it unchecked when a
+	// device reports a driver id (siw, rxe, hardware).
+	.match_table = kNoMatchTable,
 	.static_providers = nullptr,
-	.match_device = nullptr,
+	.match_device = match_device,
 	.alloc_context = alloc_context,
 	.import_context = nullptr,
 	.alloc_device = alloc_device,

@@ -36,8 +36,13 @@
 
 #define KIWI_ABI_VERSION 1
 
-/* Name prefix every kiwi ib_device carries; libkiwi matches on it. */
-#define KIWI_DEV_NAME_PREFIX "kiwi"
+/*
+ * Every kiwi ib_device, whatever its name, has this sysfs attribute group
+ * (/sys/class/infiniband/DEV/kiwi/), and in it abi_version holding
+ * KIWI_ABI_VERSION in decimal: libkiwi claims a device by that file.
+ */
+#define KIWI_SYSFS_GROUP "kiwi"
+#define KIWI_SYSFS_ABI_FILE KIWI_SYSFS_GROUP "/abi_version"
 
 #define KIWI_MAX_SGE 6
 /* Inline send data lives in the SGE array of the SQE. */

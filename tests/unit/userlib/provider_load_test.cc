@@ -2,9 +2,9 @@
 //
 // Loads the built libkiwi through libibverbs against the fake sysfs tree
 // and /dev/infiniband that run_load_test.sh sets up (see there): checks
-// that libkiwi claims kiwi* devices of its ABI version only, reports them
-// as iWARP, and that alloc_context refuses a "kernel" (/dev/null) that
-// sends no kiwi response.
+// that libkiwi claims the devices carrying kiwi/abi_version of its ABI,
+// whatever their name, and nothing else; reports them as iWARP; and that
+// alloc_context refuses a "kernel" (/dev/null) that sends no kiwi response.
 #include <infiniband/verbs.h>
 
 #include <gtest/gtest.h>
@@ -54,9 +54,24 @@ TEST_F(ProviderLoad, ClaimsKiwiDevicesAsIwarp)
 	EXPECT_STREQ(dev->dev_name, "uverbs0");
 }
 
+TEST_F(ProviderLoad, ClaimsAKiwiDeviceOfAnyName)
+{
+	ibv_device *dev = find("eth0_kiwi");
+
+	ASSERT_NE(dev, nullptr) << "libkiwi did not claim eth0_kiwi";
+	EXPECT_EQ(dev->transport_type, IBV_TRANSPORT_IWARP);
+}
+
 TEST_F(ProviderLoad, LeavesOtherDevicesAlone)
 {
 	EXPECT_EQ(find("other0"), nullptr);
+	EXPECT_EQ(find("kiwi_fake"), nullptr)
+		<< "a kiwi-like name without kiwi/abi_version was claimed";
+}
+
+TEST_F(ProviderLoad, RefusesAnotherKiwiAbiFile)
+{
+	EXPECT_EQ(find("kiwi2"), nullptr) << "kiwi2 has kiwi/abi_version 7";
 }
 
 TEST_F(ProviderLoad, RefusesAnotherAbiVersion)

@@ -3,9 +3,13 @@
 #
 # Runs provider_load_test against a fake RDMA device tree: a private mount
 # namespace with a tmpfs /dev whose /dev/infiniband/uverbsN nodes are
-# /dev/null (1:3), and a SYSFS_PATH tree describing an RNIC "kiwi0", a
-# "kiwi1" with another uverbs ABI version and a foreign "other0". libibverbs enumerates through sysfs when netlink has no
-# RDMA devices and loads libkiwi through RDMAV_DRIVERS.
+# /dev/null (1:3), and a SYSFS_PATH tree of RNICs: kiwi devices carry
+# kiwi/abi_version (KIWI_SYSFS_ABI_FILE) whatever their name ("kiwi0",
+# "eth0_kiwi"); "kiwi1" has another uverbs ABI version, "kiwi2" a kiwi/
+# abi_version of another ABI; "kiwi_fake" is named like a kiwi device but
+# has no kiwi/ group, "other0" is foreign. libibverbs enumerates through
+# sysfs when netlink has no RDMA devices and loads libkiwi through
+# RDMAV_DRIVERS.
 #
 # usage: run_load_test.sh TEST_BINARY LIBKIWI_DIR   (exit 77: skipped)
 set -eu
@@ -25,14 +29,21 @@ sys=$tmp/sys
 mkdir -p "$sys/class/infiniband_verbs"
 echo 6 >"$sys/class/infiniband_verbs/abi_version"
 n=0
-for dev in kiwi0:1 kiwi1:2 other0:1; do
-	name=${dev%:*}
+# NAME:UVERBS_ABI:KIWI_ABI ("-": no kiwi/ group)
+for dev in kiwi0:1:1 kiwi1:2:1 other0:1:- eth0_kiwi:1:1 kiwi_fake:1:- \
+	kiwi2:1:7; do
+	IFS=: read -r name uabi kabi <<<"$dev"
 	v=$sys/class/infiniband_verbs/uverbs$n
-	mkdir -p "$v" "$sys/class/infiniband/$name"
+	d=$sys/class/infiniband/$name
+	mkdir -p "$v" "$d"
 	echo "$name" >"$v/ibdev"
 	echo 1:3 >"$v/dev"
-	echo "${dev#*:}" >"$v/abi_version"
-	echo "4: RNIC" >"$sys/class/infiniband/$name/node_type"
+	echo "$uabi" >"$v/abi_version"
+	echo "4: RNIC" >"$d/node_type"
+	if [ "$kabi" != - ]; then
+		mkdir "$d/kiwi"
+		echo "$kabi" >"$d/kiwi/abi_version"
+	fi
 	n=$((n + 1))
 done
 
@@ -42,9 +53,9 @@ unshare -m /bin/bash -c '
 	mount -t tmpfs kiwi-load-test /dev
 	mknod -m 666 /dev/null c 1 3
 	mkdir /dev/infiniband
-	mknod -m 666 /dev/infiniband/uverbs0 c 1 3
-	mknod -m 666 /dev/infiniband/uverbs1 c 1 3
-	mknod -m 666 /dev/infiniband/uverbs2 c 1 3
+	for i in 0 1 2 3 4 5; do
+		mknod -m 666 /dev/infiniband/uverbs$i c 1 3
+	done
 	exec env KIWI_FAKE_SYSFS=1 SYSFS_PATH="$1" RDMAV_DRIVERS="$2/libkiwi" \
 		"$3" </dev/null
 ' load-test "$sys" "$libdir" "$bin" || rc=$?

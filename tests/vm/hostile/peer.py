@@ -55,6 +55,8 @@ def selftest():
     ok &= crc32c(_FIG5[:48]) == struct.unpack("<I", _FIG5[48:])[0]
     # Without the leading marker (seeds-digest 2.5): what fpdu() frames.
     ok &= fpdu(_FIG5[6:48])[-4:] == struct.pack("<I", 0xC33E24B7)
+    # With the leading marker: the whole figure.
+    ok &= fpdu(_FIG5[6:48], marker=0) == _FIG5
     print("selftest:", "ok" if ok else "FAIL")
     return 0 if ok else 1
 
@@ -88,10 +90,13 @@ def pad_len(n):
     return (4 - (n + 2) % 4) % 4
 
 
-def fpdu(ulpdu, crc=True, bad_crc=False, len_field=None):
-    """One FPDU, markers off: ULPDU_Length, ULPDU, PAD, CRC (le32)."""
+def fpdu(ulpdu, crc=True, bad_crc=False, len_field=None, marker=None):
+    """One FPDU: ULPDU_Length, ULPDU, PAD, CRC (le32). With @marker, an
+    MPA marker of that FPDUPTR leads it; the CRC covers the marker too (RFC
+    5044 Figure 5). Markers elsewhere are not supported."""
     n = len(ulpdu)
-    body = struct.pack(">H", n if len_field is None else len_field)
+    body = b"" if marker is None else struct.pack(">HH", 0, marker)
+    body += struct.pack(">H", n if len_field is None else len_field)
     body += ulpdu + b"\0" * pad_len(n)
     v = crc32c(body) if crc else 0
     if bad_crc:
@@ -335,11 +340,16 @@ class Result:
         print("  note: " + msg)
 
 
-def handshake(info, res, rev=2, rcvbuf=None, ird=8, ord_=8, pd=b""):
+def handshake(info, res, rev=2, rcvbuf=None, ird=8, ord_=8, marker=None,
+              pd=b""):
     """Connect, MPA Request (C=1), validated Reply; the opener FPDU.
 
     pd: private data for the target (vt_target: b"vt:access=..." asks for
-    a QP with exactly those remote rights)."""
+    a QP with exactly those remote rights).
+    With @marker the target must ask for markers (M=1 in its Reply) and
+    the opener goes out behind a marker at stream offset 0 whose FPDUPTR
+    is @marker (0 is right: no FPDU is open there, RFC 5044 5). Everything
+    the caller sends then must fit in the stream's first 512 octets."""
     c = Conn(info, rcvbuf)
     enh = enhanced_field(ird, ord_) if rev == 2 else None
     c.send(mpa_frame(REQ_KEY, rev=rev, crc=1, enhanced=enh, pd=pd))
@@ -350,8 +360,11 @@ def handshake(info, res, rev=2, rcvbuf=None, ird=8, ord_=8, pd=b""):
     if key != REP_KEY or flags & 0x20:
         raise Closed("bad or rejecting Reply: key=%r flags=0x%02x" %
                      (key, flags))
-    if flags & 0x80:
+    if flags & 0x80 and marker is None:
         raise Closed("the target asks for markers; peer.py sends none")
+    if marker is not None and not flags & 0x80:
+        raise Closed("the target does not ask for markers (kiwi: set "
+                     "mpa_markers)")
     c.crc = True     # we asked for CRC: both directions use it
     if rev == 2 and flags & 0x10 and len(pd) >= 4:
         v_ird, v_ord = struct.unpack(">HH", pd[:4])
@@ -365,7 +378,7 @@ def handshake(info, res, rev=2, rcvbuf=None, ird=8, ord_=8, pd=b""):
     # zero-length RDMA Write, whose STag and TO are not checked (RFC 5041
     # 5.2), naming a non-zero STag (hardware refuses STag 0).
     c.send(fpdu(tagged(OP_WRITE, int(info["target_stag"], 0),
-                       int(info["target_addr"], 0))))
+                       int(info["target_addr"], 0)), marker=marker))
     return c
 
 
@@ -435,6 +448,18 @@ def expect_terminate(c, res, expect, layout, bad_hdr=None, want_d=True,
     return t
 
 
+def expect_quiet_close(c, res, a, after, seconds=10):
+    """After @after the target must close, sending no Terminate."""
+    t, _ = collect(c, res, set(), a.layout, seconds=seconds)
+    if t is not None:
+        res.fail("unexpected Terminate after %s" % after)
+    if not c.eof:
+        res.fail("the target did not close after %s within %d s" %
+                 (after, seconds))
+    else:
+        res.seen("connection closed by the target (%s)" % c.eof)
+
+
 def expect_mpa_close(c, res, seconds, no_reply=True):
     """MPA startup error: the target closes, sending no Reply."""
     start = time.monotonic()
@@ -501,6 +526,12 @@ def c_good_dribble(info, res, a):
     return good(info, res, a, rev=2, read=True, dribble=True)
 
 
+@case("mpa-good-markers", "control: the target asks for markers (kiwi: "
+      "mpa_markers=Y); a correct marker, Write, Send, Read, graceful close")
+def c_good_markers(info, res, a):
+    return good(info, res, a, rev=2, read=True, marker=0)
+
+
 def control_pattern(n):
     return bytes((i * 7 + 1) & 0xFF for i in range(n))
 
@@ -519,8 +550,8 @@ def send_dribble(c, data):
 
 
 def good(info, res, a, rev, read, split=False, pd=b"", rresp=False,
-         dribble=False):
-    c = handshake(info, res, rev=rev, pd=pd)
+         dribble=False, marker=None):
+    c = handshake(info, res, rev=rev, pd=pd, marker=marker)
     send = (lambda d: send_split(c, d)) if split else c.send
     if dribble:
         send = lambda d: send_dribble(c, d)
@@ -532,13 +563,13 @@ def good(info, res, a, rev, read, split=False, pd=b"", rresp=False,
     if read:
         send(fpdu(untagged(OP_RREQ, QN_RREQ, 1,
                            rreq_hdr(0x11223344, 0x1000, n, stag, addr))))
-        t, rresp = collect(c, res, set(), a.layout, want_rresp=1)
+        t, resp = collect(c, res, set(), a.layout, want_rresp=1)
         if t is not None:
             res.fail("unexpected Terminate")
-        elif len(rresp) != 1:
+        elif len(resp) != 1:
             res.fail("no Read Response (connection %s)" % (c.eof or "open"))
         else:
-            u = rresp[0]
+            u = resp[0]
             s, to = struct.unpack(">IQ", u[2:14])
             res.seen("Read Response STag 0x%08x TO 0x%x, %d octets" %
                      (s, to, len(u) - 14))
@@ -559,13 +590,7 @@ def good(info, res, a, rev, read, split=False, pd=b"", rresp=False,
                 res.fail("unexpected Terminate after a whole Read Response")
     # Graceful close: FIN; the target must close as well.
     c.sock.shutdown(socket.SHUT_WR)
-    t, rresp = collect(c, res, set(), a.layout, seconds=10)
-    if t is not None:
-        res.fail("unexpected Terminate on a graceful close")
-    if not c.eof:
-        res.fail("the target did not close after our FIN within 10 s")
-    else:
-        res.seen("connection closed by the target (%s)" % c.eof)
+    expect_quiet_close(c, res, a, "our FIN")
 
 
 # MPA startup errors (RFC 5044 7.1.2; rdmap-digest 2.2 for rev 2).
@@ -662,6 +687,15 @@ def c_bad_crc(info, res, a):
     seg = tagged(OP_WRITE, ival(info, "target_stag"),
                  ival(info, "target_addr") + 4096, bytes(range(64)))
     one_bad(info, res, a, seg, {(2, 0, 2)}, want_d=False, bad_crc=True)
+
+
+# MPA-080: a marker that disagrees with the framing is an error.
+@case("mpa-bad-marker", "the target asks for markers (kiwi: "
+      "mpa_markers=Y); the marker at stream offset 0 has FPDUPTR 4, not 0: "
+      "Terminate 2/0/03")
+def c_bad_marker(info, res, a):
+    c = handshake(info, res, marker=4)
+    expect_terminate(c, res, {(2, 0, 3)}, a.layout)
 
 
 # MPA-043/079: framing by ULPDU_Length; the error is reported.
@@ -901,6 +935,35 @@ def c_ird(info, res, a):
     time.sleep(1)
     expect_terminate(c, res, {(0, 2, 7)}, a.layout, want_d=False,
                      seconds=20)
+
+
+# A Terminate from the peer (RFC 5040 4.8, no headers copied).
+
+def peer_terminate(info, res, a, code):
+    c = handshake(info, res)
+    layer, etype, ecode = code
+    body = bytes([layer << 4 | etype, ecode, 0, 0])
+    c.send(fpdu(untagged(OP_TERM, QN_TERM, 1, body)))
+    res.seen("sent Terminate %s" % code_str(code))
+    expect_quiet_close(c, res, a, "our Terminate")
+
+
+@case("term-from-peer-rdmap", "the peer sends a Terminate 0/0/00 (RDMAP "
+      "catastrophic): the target closes, sending none back")
+def c_term_rdmap(info, res, a):
+    peer_terminate(info, res, a, (0, 0, 0x00))
+
+
+@case("term-from-peer-ddp", "the peer sends a Terminate 1/2/01 (DDP invalid "
+      "QN): the target closes, sending none back")
+def c_term_ddp(info, res, a):
+    peer_terminate(info, res, a, (1, 2, 0x01))
+
+
+@case("term-from-peer-llp", "the peer sends a Terminate 2/0/02 (MPA CRC "
+      "error): the target closes, sending none back")
+def c_term_llp(info, res, a):
+    peer_terminate(info, res, a, (2, 0, 0x02))
 
 
 # Incomplete messages (RFC 5041 5.3/5.4: the sink delivers a message only

@@ -3,16 +3,18 @@
 #
 # Connection management in one guest: rping client and server on kiwi0
 # (eth0), loopback through the guest's own address, in every MPA flavour
-# the module parameters select, over IPv4 and IPv6, with specific and
-# wildcard listeners; connect to a port without listener; a silent peer on
-# either side (mpa_timeout); a bad Request; a listener destroyed with a
-# pending child; parameter validation; unload at the end.
+# kiwi0's settings select, over IPv4 and IPv6, with specific and wildcard
+# listeners; connect to a port without listener; a silent peer on either
+# side (mpa_timeout); a bad Request; a listener destroyed with a pending
+# child; module parameter validation; unload at the end. (62-ops checks the
+# settings themselves.)
 # kiwi-lab: timeout=600
 
 . "$(dirname "$0")/lib/common.bash"
 
 IP=${KIWI_MY_IP:-10.77.0.1}
 P=/sys/module/kiwi/parameters
+S=/sys/class/infiniband/kiwi0/kiwi
 PEER=$VT_TMP/peer.py
 
 vt_clean_links
@@ -59,24 +61,6 @@ except socket.timeout:
 print("%s %.1f" % (how, time.time() - t0), flush=True)
 PY
 
-# rping server + client, 10 pings: NAME PORT [LISTEN_ADDR [CONNECT_ADDR]]
-# (both default to eth0's IPv4 address).
-rping_pair() {
-	local name=$1 port=$2 la=${3:-$IP} ca=${4:-$IP} srv rc out
-
-	rping -s -a "$la" -p "$port" -C 10 -v > "$VT_TMP/srv.$port" 2>&1 &
-	srv=$!
-	sleep 2
-	out=$(timeout 120 rping -c -a "$ca" -p "$port" -C 10 -v 2>&1)
-	rc=$?
-	wait $srv
-	if [ $rc = 0 ] && [ "$(grep -c 'ping data' <<<"$out")" = 10 ]; then
-		vt_pass "rping $name: 10 pings"
-	else
-		vt_fail "rping $name: status $rc: $(tail -n 3 <<<"$out" | tr '\n' ' ') server: $(tail -n 3 "$VT_TMP/srv.$port" | tr '\n' ' ')"
-	fi
-}
-
 # 1. Parameters: nonsense is refused, the old value stays.
 for bad in "mpa_rev 3" "mpa_rev 0" "mpa_timeout 0" "mpa_timeout 601" "mpa_timeout x" "mpa_markers maybe"; do
 	set -- $bad
@@ -88,26 +72,26 @@ for bad in "mpa_rev 3" "mpa_rev 0" "mpa_timeout 0" "mpa_timeout 601" "mpa_timeou
 done
 vt_eq "mpa_rev default" "$(cat $P/mpa_rev)" 2
 vt_eq "mpa_timeout default" "$(cat $P/mpa_timeout)" 10
-echo 3 > $P/mpa_timeout
+echo 3 > $S/mpa_timeout
 
-# 2. Data path in each flavour (kiwi on both ends).
-rping_pair "rev2 p2p crc" 7101
-echo N > $P/mpa_p2p
-rping_pair "rev2 no-p2p" 7102
-echo 1 > $P/mpa_rev
-rping_pair "rev1" 7103
-echo 2 > $P/mpa_rev
-echo Y > $P/mpa_crc_off
-rping_pair "no crc" 7104
-echo N > $P/mpa_crc_off
-echo Y > $P/mpa_markers
-rping_pair "markers" 7105
-echo N > $P/mpa_markers
-echo Y > $P/mpa_p2p
-rping_pair "wildcard listener" 7106 0.0.0.0
+# 2. Data path in each flavour (kiwi0 on both ends).
+vt_rping "rev2 p2p crc" 7101 10
+echo N > $S/mpa_p2p
+vt_rping "rev2 no-p2p" 7102 10
+echo 1 > $S/mpa_rev
+vt_rping "rev1" 7103 10
+echo 2 > $S/mpa_rev
+echo Y > $S/mpa_crc_off
+vt_rping "no crc" 7104 10
+echo N > $S/mpa_crc_off
+echo Y > $S/mpa_markers
+vt_rping "markers" 7105 10
+echo N > $S/mpa_markers
+echo Y > $S/mpa_p2p
+vt_rping "wildcard listener" 7106 10 0.0.0.0
 ip -6 addr add fd77::1/64 dev eth0 nodad
-rping_pair "IPv6" 7107 fd77::1 fd77::1
-rping_pair "IPv6 wildcard listener" 7108 :: fd77::1
+vt_rping "IPv6" 7107 10 fd77::1 fd77::1
+vt_rping "IPv6 wildcard listener" 7108 10 :: fd77::1
 ip -6 addr del fd77::1/64 dev eth0
 
 # 3. No listener: refused at once.
@@ -157,7 +141,7 @@ else
 fi
 
 # 6. Listener destroyed while a child still waits for its Request.
-echo 30 > $P/mpa_timeout
+echo 30 > $S/mpa_timeout
 python3 "$PEER" silent-client 7111 "$IP" > "$VT_TMP/pending" 2>&1 &
 peer=$!
 sleep 2
@@ -171,7 +155,7 @@ if { [ "${1:-}" = reset ] || [ "${1:-}" = eof ]; } && [ "${2%.*}" -lt 20 ]; then
 else
 	vt_fail "listener destroyed, pending child: $res"
 fi
-echo 10 > $P/mpa_timeout
+echo 10 > $S/mpa_timeout
 
 # 7. Nothing left behind; unload.
 sleep 1

@@ -10,7 +10,10 @@
 # vt_target's memory verdict (guards, foreign MRs, the target beyond what
 # the control case writes), `rdma resource show` back to the held set and
 # no TCP connection left on the port except TIME-WAIT. The lab watches the
-# console for oopses and WARNings.
+# console for oopses and WARNings. On kiwi each case must also move the
+# counters it provokes (case_counters: `rdma statistic show link`), the
+# marker cases run with kiwi0's mpa_markers setting on, and the
+# kiwi_terminate tracepoint must have seen Terminates sent and received.
 #
 # HOSTILE_DEV=siw runs the same cases against Linux siw (scripts/siw.sh)
 # to prove the harness; tests/vm/hostile/siw-scenario.sh sets it. siw's
@@ -31,7 +34,28 @@ MPA_CASES="mpa-wrong-key mpa-rev9 mpa-pdlen-513 mpa-truncated mpa-silent
 	mpa-slowloris"
 
 # siw 6.1 deviations (see the README's table); XFAIL under HOSTILE_DEV=siw.
-SIW_XFAIL=""
+# siw implements no MPA markers, so it never asks for them.
+SIW_XFAIL="mpa-good-markers mpa-bad-marker"
+
+# Cases that need the target to ask for markers (kiwi: mpa_markers=Y).
+MARKER_CASES="mpa-good-markers mpa-bad-marker"
+
+# case_counters NAME: the kiwi counters case NAME must move.
+case_counters() {
+	case "$1" in
+	mpa-good-rev2) echo "cm_requests mpa_req_rcvd mpa_rep_sent rx_fpdus" \
+		"rx_octets tx_fpdus tx_octets read_req_served" ;;
+	mpa-wrong-key | mpa-rev9 | mpa-pdlen-513) echo mpa_bad_frames ;;
+	mpa-bad-crc) echo "rx_crc_errors term_sent_llp" ;;
+	mpa-bad-marker) echo "rx_marker_errors term_sent_llp" ;;
+	rdmap-opcode-unknown) echo term_sent_rdmap ;;
+	ddp-stag-invalid) echo term_sent_ddp ;;
+	rdmap-read-beyond-ird) echo "ird_exceeded term_sent_rdmap" ;;
+	term-from-peer-rdmap) echo term_rcvd_rdmap ;;
+	term-from-peer-ddp) echo term_rcvd_ddp ;;
+	term-from-peer-llp) echo term_rcvd_llp ;;
+	esac
+}
 
 setup_kiwi() {
 	local p
@@ -102,8 +126,12 @@ no_lingering() {
 
 # run_case NAME: one case, its outcome and the target's state afterwards.
 run_case() {
-	local name=$1 before k line bad=() rc t0 t1
+	local name=$1 before k line bad=() rc t0 t1 s0 s1 n
 
+	[ "$DEV_KIND" = kiwi ] && s0=$(vt_stats "$DEV")
+	if [ "$DEV_KIND" = kiwi ] && [[ " $(echo $MARKER_CASES) " = *" $name "* ]]; then
+		echo Y > "/sys/class/infiniband/$DEV/kiwi/mpa_markers"
+	fi
 	before=$(ends)
 	k=$((before + 1))
 	t0=$(date +%s)
@@ -157,6 +185,16 @@ run_case() {
 		bad+=("rdma resource show: $(vt_res "$DEV"), held set $held")
 	vt_wait_for 15 no_lingering ||
 		bad+=("connections left on port $PORT: $(lingering | tr '\n' ' ')")
+	if [ "$DEV_KIND" = kiwi ]; then
+		echo N > "/sys/class/infiniband/$DEV/kiwi/mpa_markers"
+		s1=$(vt_stats "$DEV")
+		for n in $(case_counters "$name"); do
+			[ "$(vt_stat "$s1" "$n")" -gt "$(vt_stat "$s0" "$n")" ] ||
+				bad+=("counter $n did not grow ($(vt_stat "$s0" "$n") -> $(vt_stat "$s1" "$n"))")
+		done
+		[ -z "$(case_counters "$name")" ] ||
+			vt_log "counters moved: $(for n in $(case_counters "$name"); do printf '%s %s->%s ' "$n" "$(vt_stat "$s0" "$n")" "$(vt_stat "$s1" "$n")"; done)"
+	fi
 	t1=$(date +%s)
 
 	if [ ${#bad[@]} = 0 ]; then
@@ -182,6 +220,11 @@ siw) setup_siw ;;
 *) vt_die "HOSTILE_DEV must be kiwi or siw, not $DEV_KIND" ;;
 esac
 base=$(vt_res "$DEV")
+TRACE=/sys/kernel/tracing
+if [ "$DEV_KIND" = kiwi ]; then
+	echo > "$TRACE/trace"
+	echo 1 > "$TRACE/events/kiwi/kiwi_terminate/enable"
+fi
 
 "$VT_PROGS/vt_target" -a "$IP" -p "$PORT" -o "$VT_TMP/info" -d "$DEV" \
 	>"$VT_TMP/target.log" 2>&1 &
@@ -208,6 +251,15 @@ wait "$target_pid"
 vt_eq "vt_target exit status (every memory verdict)" "$?" 0
 tail -n 3 "$VT_TMP/target.log" | sed 's/^/    target: /'
 vt_eq "resources after vt_target" "$(vt_res "$DEV")" "$base"
+if [ "$DEV_KIND" = kiwi ]; then
+	echo 0 > "$TRACE/events/kiwi/kiwi_terminate/enable"
+	terms=$(grep -o 'kiwi_terminate: .*' "$TRACE/trace")
+	vt_log "$(grep -c . <<<"$terms") kiwi_terminate events, e.g. $(head -n 1 <<<"$terms")"
+	vt_check "tracepoint: Terminate 2/0/02 sent on $DEV" \
+		grep -q "dev=$DEV qpn=[0-9]* sent layer=2 etype=0 ecode=0x02" <<<"$terms"
+	vt_check "tracepoint: Terminate 1/2/01 received on $DEV" \
+		grep -q "dev=$DEV qpn=[0-9]* received layer=1 etype=2 ecode=0x01" <<<"$terms"
+fi
 teardown_dev
 
 vt_log "summary ($DEV_KIND):"

@@ -120,11 +120,12 @@ vt_link_del() {
 	return 0
 }
 
-# vt_kiwi_devs: names of the registered kiwi devices, one per line.
+# vt_kiwi_devs: names of the registered kiwi devices, one per line. A
+# kiwi device may have any name; it is the one with kiwi/abi_version.
 vt_kiwi_devs() {
 	local d
-	for d in /sys/class/infiniband/kiwi*; do
-		[ -e "$d" ] && basename "$d"
+	for d in /sys/class/infiniband/*; do
+		[ -e "$d/kiwi/abi_version" ] && basename "$d"
 	done
 	return 0
 }
@@ -163,6 +164,38 @@ print(" ".join("%s=%s" % (k, c[k]) for k in ("pd", "cq", "qp", "mr", "srq", "ctx
 ' "$@"
 }
 
+# vt_stats DEV: "name=value ..." of every counter of DEV's port 1, from
+# `rdma statistic show link DEV/1`.
+vt_stats() {
+	rdma -j statistic show link "$1/1" | python3 -c '
+import json, sys
+row = json.load(sys.stdin)[0]
+print(" ".join("%s=%s" % (k, v) for k, v in row.items()
+               if k not in ("ifname", "port")))
+'
+}
+
+# vt_stat STATS NAME: one counter of a vt_stats line (empty if absent).
+vt_stat() {
+	tr ' ' '\n' <<<"$1" | sed -n "s/^$2=//p"
+}
+
+# vt_stat_moved WHAT BEFORE AFTER NAME...: each counter NAME must have
+# grown from the vt_stats line BEFORE to AFTER.
+vt_stat_moved() {
+	local what=$1 before=$2 after=$3 n b a
+	shift 3
+	for n in "$@"; do
+		b=$(vt_stat "$before" "$n")
+		a=$(vt_stat "$after" "$n")
+		if [ -n "$a" ] && [ -n "$b" ] && [ "$a" -gt "$b" ]; then
+			vt_pass "$what: $n $b -> $a"
+		else
+			vt_fail "$what: counter $n did not grow ('$b' -> '$a')"
+		fi
+	done
+}
+
 # vt_query_get DEV KEY: one value printed by vt_query.
 vt_query_get() {
 	"$VT_PROGS/vt_query" -d "$1" | sed -n "s/^$2=//p"
@@ -178,6 +211,31 @@ vt_wait_file() {
 		sleep 0.1
 	done
 	return 1
+}
+
+# vt_rping NAME PORT COUNT [LISTEN_ADDR [CONNECT_ADDR]]: an rping server
+# and client, COUNT verified pings; both addresses default to eth0's
+# (KIWI_MY_IP). Passes or fails one check named "rping NAME".
+vt_rping() {
+	local ip=${KIWI_MY_IP:-10.77.0.1}
+	local name=$1 port=$2 n=$3 la=${4:-$ip} ca=${5:-$ip} srv rc out
+
+	rping -s -a "$la" -p "$port" -C "$n" -v > "$VT_TMP/srv.$port" 2>&1 &
+	srv=$!
+	sleep 2
+	out=$(timeout 120 rping -c -a "$ca" -p "$port" -C "$n" -v 2>&1)
+	rc=$?
+	wait $srv
+	if [ $rc = 0 ] && [ "$(grep -c 'ping data' <<<"$out")" = "$n" ]; then
+		vt_pass "rping $name: $n pings"
+	else
+		vt_fail "rping $name: status $rc: $(tail -n 3 <<<"$out" | tr '\n' ' ') server: $(tail -n 3 "$VT_TMP/srv.$port" | tr '\n' ' ')"
+	fi
+}
+
+# vt_listening PORT: a TCP socket listens on PORT (for vt_wait_for).
+vt_listening() {
+	[ -n "$(ss -Hltn "sport = :$1")" ]
 }
 
 # vt_wait_for SECONDS CMD...: poll CMD every 0.2 s until it succeeds.

@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * kiwi: what connection management shows an administrator: endpoint
+ * states and MPA negotiation results as tracepoints (kiwi_trace.h), and
+ * the device's connection counters (stats.h).
+ *
+ * An endpoint does not hold its device. Its device is known, and alive,
+ * while the endpoint holds a QP (destroy_qp, which device removal runs,
+ * waits for that reference) or listens (iw_destroy_listen, which device
+ * removal runs, waits for the listener's lock); a responder's child still
+ * reading its Request reaches the device through its listener.
+ */
+#include "cm_ep.h"
+#include "kiwi_trace.h"
+
+/* Under ep->lock: the endpoint's device while it is known, else NULL. */
+static struct ib_device *kiwi_ep_ibdev(struct kiwi_ep *ep)
+{
+	if (ep->qp)
+		return ep->qp->ibqp.device;
+	if (ep->state == KIWI_EP_LISTEN && ep->cm_id)
+		return ep->cm_id->device;
+	return NULL;
+}
+
+/**
+ * kiwi_ep_set_state - an endpoint enters @state
+ * @ep: the endpoint, ep->lock held (or not yet reachable by anyone else)
+ * @state: its new state
+ */
+void kiwi_ep_set_state(struct kiwi_ep *ep, enum kiwi_ep_state state)
+{
+	struct sockaddr_storage laddr = {}, raddr = {};
+	enum kiwi_ep_state old = ep->state;
+
+	ep->state = state;
+	if (!trace_kiwi_cm_state_enabled() || old == state)
+		return;
+	if (ep->sock)
+		kiwi_cm_addrs(ep->sock, &laddr, &raddr);
+	trace_kiwi_cm_state(kiwi_ep_ibdev(ep), ep, old, state, &laddr,
+			    &raddr);
+}
+
+/* Count one connection management event of @ibdev. */
+void kiwi_cm_count(struct ib_device *ibdev, enum kiwi_stat_id id)
+{
+	kiwi_dev_stat_inc(&to_kdev(ibdev)->stats, id);
+}
+
+/**
+ * kiwi_cm_obs_reply - an initiator judged the Reply: count and trace it
+ * @ep: the endpoint, ep->lock held, its QP held
+ * @st: the parse or negotiation status; with KIWI_MPA_ST_OK
+ *	ep->llp.mpa holds the agreed parameters
+ */
+void kiwi_cm_obs_reply(struct kiwi_ep *ep, enum kiwi_mpa_status st)
+{
+	struct ib_device *ibdev = ep->qp->ibqp.device;
+
+	trace_kiwi_mpa_nego(ibdev, ep, true, st, &ep->llp.mpa);
+	switch (st) {
+	case KIWI_MPA_ST_OK:
+		kiwi_cm_count(ibdev, KIWI_STAT_MPA_REP_RCVD);
+		break;
+	case KIWI_MPA_ST_REJECTED:
+		kiwi_cm_count(ibdev, KIWI_STAT_MPA_REJ_RCVD);
+		break;
+	case KIWI_MPA_ST_IRD:
+		kiwi_cm_count(ibdev, KIWI_STAT_MPA_IRD_REFUSED);
+		fallthrough;
+	default:
+		kiwi_cm_count(ibdev, KIWI_STAT_MPA_BAD_FRAMES);
+		break;
+	}
+}
+
+/**
+ * kiwi_cm_obs_request - a responder judged a whole Request
+ * @ep: a child still reading its Request, its lock held
+ * @st: the parse or negotiation status
+ * @p: with KIWI_MPA_ST_OK, what the Reply would agree to
+ *
+ * The listener's lock nests inside the child's (as when the Request is
+ * reported); a listener that stopped listening counts nothing.
+ */
+void kiwi_cm_obs_request(struct kiwi_ep *ep, enum kiwi_mpa_status st,
+			 const struct kiwi_mpa_params *p)
+{
+	struct kiwi_ep *l = ep->listener;
+	struct ib_device *ibdev;
+
+	if (!l)
+		return;
+	mutex_lock(&l->lock);
+	ibdev = kiwi_ep_ibdev(l);
+	if (ibdev) {
+		trace_kiwi_mpa_nego(ibdev, ep, false, st, p);
+		kiwi_cm_count(ibdev, st == KIWI_MPA_ST_OK ?
+				     KIWI_STAT_MPA_REQ_RCVD :
+				     KIWI_STAT_MPA_BAD_FRAMES);
+	}
+	mutex_unlock(&l->lock);
+}

@@ -1,0 +1,505 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Operating kiwi like a hardware RNIC, in one guest (kiwi(7)):
+# 1. settings: kiwi0's kiwi/ attributes hold the defaults; bad values are
+#    refused with EINVAL and a rate-limited log line naming the device,
+#    the old value stays; dynamic debug shows a change; the module
+#    parameters are the defaults of new devices only, each described by
+#    modinfo with its default;
+# 2. per device: kiwi1 on a veth with other settings; connections on each
+#    device use their own, as `rdma resource show qp -dd` shows (MPA
+#    revision, CRC, peer-to-peer, RTR, addresses, IRD/ORD, MULPDU, MSNs)
+#    with `rdma resource show cm_id -dd` for the endpoints; with two
+#    devices a wildcard listen fails with EADDRINUSE (kiwi(7) LIMITS);
+# 3. a QP bound to its own counter (`rdma statistic qp bind`) counts there;
+# 4. counters: every counter of `rdma statistic show link` that kiwi0
+#    traffic can move here grows (Terminates and MPA errors: 70-hostile);
+#    after all connections ended, FPDUs and octets sent equal those
+#    received (kiwi0 talks only to itself);
+# 5. a Write to a bogus STag between two kiwi QPs: Terminate 1/1/00 sent
+#    and received, shown by -dd on both QPs and by the kiwi_terminate
+#    tracepoint;
+# 6. tracepoints recorded with trace-cmd and perf trace around an rping.
+# kiwi-lab: timeout=600
+
+. "$(dirname "$0")/lib/common.bash"
+
+IP=${KIWI_MY_IP:-10.77.0.1}
+IP1=10.78.0.1
+P=/sys/module/kiwi/parameters
+S0=/sys/class/infiniband/kiwi0/kiwi
+S1=/sys/class/infiniband/kiwi1/kiwi
+TRACE=/sys/kernel/tracing
+PY=$VT_TMP/cm.py
+RAW=$VT_TMP/raw.py
+
+vt_clean_links
+grep -q '^kiwi ' /proc/modules && modprobe -r kiwi
+vt_check "modprobe kiwi" modprobe kiwi
+vt_link_add kiwi0 eth0 || vt_die "no kiwi0"
+
+# --- 1. settings --------------------------------------------------------------
+
+for kv in mpa_timeout=10 drain_timeout=3 mpa_rev=2 mpa_crc_off=N mpa_markers=N mpa_p2p=Y \
+	mpa_rtr=send,write,read mpa_responder_waits=Y abi_version=1; do
+	vt_eq "kiwi0 ${kv%%=*} default" "$(cat "$S0/${kv%%=*}")" "${kv#*=}"
+done
+
+# modinfo describes every setting with its default.
+parm=$(modinfo -F parm kiwi)
+for n in mpa_timeout drain_timeout mpa_rev mpa_crc_off mpa_markers mpa_p2p \
+	mpa_rtr mpa_responder_waits; do
+	vt_check "modinfo: $n, a default for new devices, with its default" \
+		grep -q "^$n:Default for new devices: .*default" <<<"$parm"
+done
+
+# refuse NAME VALUE: writing VALUE fails with EINVAL (EACCES for a
+# read-only file), the value stays, and the log names device and setting.
+refuse() {
+	local before err
+	before=$(cat "$S0/$1")
+	if err=$( (printf '%s\n' "$2" > "$S0/$1") 2>&1); then
+		vt_fail "kiwi0 $1='$2' accepted"
+		return
+	fi
+	vt_eq "kiwi0 $1 after refusing '$2'" "$(cat "$S0/$1")" "$before"
+	case "$1:$err" in
+	abi_version:*"Permission denied"*) vt_pass "abi_version is read only" ;;
+	abi_version:*) vt_fail "abi_version write: $err" ;;
+	*:*"Invalid argument"*) ;;
+	*) vt_fail "kiwi0 $1='$2': '$err', expected Invalid argument" ;;
+	esac
+	[ "$1" = abi_version ] ||
+		vt_check "log line for $1='$2'" \
+			grep -qF "kiwi0: $1: refused '$2'" <<<"$(dmesg | tail -n 20)"
+}
+refuse mpa_rev 3
+refuse mpa_rev 0
+refuse mpa_rev two
+refuse mpa_timeout 0
+refuse mpa_timeout 601
+refuse mpa_timeout -1
+refuse drain_timeout 0
+refuse drain_timeout 61
+refuse mpa_markers maybe
+refuse mpa_rtr ""
+refuse mpa_rtr fax
+refuse mpa_rtr "write,"
+refuse mpa_rtr ",read"
+refuse abi_version 2
+
+# A flood of bad writes is logged at most 10 times per 5 s.
+sleep 5
+n0=$(dmesg | grep -c 'kiwi0: mpa_rev: refused')
+for i in $(seq 30); do echo 9 > "$S0/mpa_rev" 2>/dev/null; done
+n1=$(dmesg | grep -c 'kiwi0: mpa_rev: refused')
+if [ $((n1 - n0)) -ge 1 ] && [ $((n1 - n0)) -le 10 ]; then
+	vt_pass "30 refused writes logged $((n1 - n0)) times (rate-limited)"
+else
+	vt_fail "30 refused writes logged $((n1 - n0)) times"
+fi
+
+# Good values, in every spelling a boolean takes.
+for kv in mpa_rev=1:1 mpa_rev=2:2 mpa_markers=on:Y mpa_markers=0:N \
+	mpa_p2p=n:N mpa_p2p=1:Y mpa_rtr=read,send:send,read \
+	mpa_rtr=send,write,read:send,write,read mpa_timeout=600:600 \
+	drain_timeout=60:60 drain_timeout=3:3; do
+	v=${kv#*=}
+	echo "${v%:*}" > "$S0/${kv%%=*}"
+	vt_eq "kiwi0 ${kv%%=*} after writing '${v%:*}'" "$(cat "$S0/${kv%%=*}")" "${v#*:}"
+done
+
+# Dynamic debug shows each change.
+DD=/sys/kernel/debug/dynamic_debug/control
+echo 'module kiwi +p' > "$DD"
+echo 10 > "$S0/mpa_timeout"
+echo 'module kiwi -p' > "$DD"
+vt_check "dynamic debug: 'kiwi0: mpa_timeout set to 10'" \
+	grep -q 'kiwi0: mpa_timeout set to 10' <<<"$(dmesg | tail -n 5)"
+
+# Module parameters: defaults of new devices, no effect on kiwi0.
+echo 1 > $P/mpa_rev
+echo Y > $P/mpa_crc_off
+echo write > $P/mpa_rtr
+vt_check "module parameter mpa_rtr refuses 'foo'" \
+	sh -c "! echo foo > $P/mpa_rtr 2>/dev/null"
+vt_veth_pair vk0 vk1 || vt_die "veth vk0"
+ip addr add $IP1/24 dev vk0
+vt_link_add kiwi1 vk0 || vt_die "no kiwi1"
+vt_eq "kiwi1 mpa_rev from the module parameter" "$(cat $S1/mpa_rev)" 1
+vt_eq "kiwi1 mpa_crc_off from the module parameter" "$(cat $S1/mpa_crc_off)" Y
+vt_eq "kiwi1 mpa_rtr from the module parameter" "$(cat $S1/mpa_rtr)" write
+vt_eq "kiwi0 mpa_rev unchanged" "$(cat $S0/mpa_rev)" 2
+vt_eq "kiwi0 mpa_crc_off unchanged" "$(cat $S0/mpa_crc_off)" N
+echo 2 > $P/mpa_rev
+echo N > $P/mpa_crc_off
+echo send,write,read > $P/mpa_rtr
+
+# --- 2, 3. per-device settings in -dd; a QP counter ----------------------------
+
+# Start the counters here: everything below is kiwi0 talking to itself.
+st0=$(vt_stats kiwi0)
+
+# rping_bg NAME ADDR PORT COUNT: server and client in the background.
+rping_bg() {
+	rping -s -a "$2" -p "$3" -C "$4" -S 64 > "$VT_TMP/srv.$1" 2>&1 &
+	eval "srv_$1=$!"
+	sleep 2
+	rping -c -a "$2" -p "$3" -C "$4" -S 64 > "$VT_TMP/cli.$1" 2>&1 &
+	eval "cli_$1=$!"
+}
+
+# rping_wait NAME COUNT: both ends exit 0.
+rping_wait() {
+	local s c
+	eval "s=\$srv_$1 c=\$cli_$1"
+	if wait "$c" && wait "$s"; then
+		vt_pass "rping $1: $2 pings"
+	else
+		vt_fail "rping $1: $(tail -n 2 "$VT_TMP/cli.$1" | tr '\n' ' ')"
+	fi
+}
+
+# attached_qps: QPs with an attached stream, from rdma -j res show qp -dd.
+attached_qps() {
+	rdma -j res show qp -dd | python3 -c '
+import json, sys
+print(sum(1 for q in json.load(sys.stdin) if q.get("drv_attached") == 1))'
+}
+
+rping_bg k0 "$IP" 7301 4000
+rping_bg k1 "$IP1" 7302 4000
+for i in $(seq 100); do
+	[ "$(attached_qps)" -ge 4 ] && break
+	sleep 0.2
+done
+rdma -j res show qp -dd > "$VT_TMP/qp.json"
+rdma -j res show cm_id -dd > "$VT_TMP/cm.json"
+rdma res show qp -dd | sed 's/^/    /'
+rdma res show cm_id -dd | sed 's/^/    /'
+
+# Bind kiwi0's initiator QP to a counter of its own; watch it count.
+lqpn=$(python3 -c '
+import json, sys
+for q in json.load(open(sys.argv[1])):
+    if q["ifname"] == "kiwi0" and q.get("drv_role") == "initiator":
+        print(q["lqpn"])' "$VT_TMP/qp.json")
+vt_check "rdma statistic qp bind link kiwi0/1 lqpn $lqpn" \
+	rdma statistic qp bind link kiwi0/1 lqpn "$lqpn"
+qp_counter() {
+	rdma -j statistic qp show link kiwi0/1 | python3 -c '
+import json, sys
+rows = [r for r in json.load(sys.stdin) if "tx_fpdus" in r]
+print(" ".join("%s=%s" % (k, v) for k, v in rows[0].items()) if rows else "")'
+}
+c1=$(qp_counter)
+sleep 2
+c2=$(qp_counter)
+vt_log "QP counter: $c2"
+vt_stat_moved "QP $lqpn's own counter" "$c1" "$c2" tx_fpdus rx_fpdus \
+	tx_octets rx_octets
+vt_eq "its connection counters stay 0" "$(vt_stat "$c2" cm_connects)" 0
+
+python3 - "$VT_TMP/qp.json" "$VT_TMP/cm.json" 7301 7302 > "$VT_TMP/dd.out" <<'PY'
+import json, sys
+qps = json.load(open(sys.argv[1]))
+cms = json.load(open(sys.argv[2]))
+ports = {"kiwi0": int(sys.argv[3]), "kiwi1": int(sys.argv[4])}
+# kiwi0: revision 2, CRC, peer-to-peer; kiwi1: revision 1, no CRC.
+want = {"kiwi0": {"drv_mpa_rev": 2, "drv_crc": 1, "drv_p2p": 1},
+        "kiwi1": {"drv_mpa_rev": 1, "drv_crc": 0, "drv_p2p": 0}}
+bad = []
+seen = {}
+for q in qps:
+    dev = q["ifname"]
+    if dev not in want or q.get("drv_attached") != 1:
+        continue
+    role = q["drv_role"]
+    seen[dev, role] = q
+    for k, v in want[dev].items():
+        if q.get(k) != v:
+            bad.append("%s %s QP %s: %s=%s, want %s" % (dev, role, q["lqpn"], k, q.get(k), v))
+    port = ports[dev]
+    mine = q["drv_laddr"] if role == "responder" else q["drv_raddr"]
+    if not mine.endswith(":%d" % port):
+        bad.append("%s %s: addresses %s -> %s, port %d expected" % (dev, role, q["drv_laddr"], q["drv_raddr"], port))
+    if not 0 < q["drv_mulpdu"] <= 65535 or not 1 <= q["drv_ird"] <= 128 or not 1 <= q["drv_ord"] <= 128:
+        bad.append("%s %s: mulpdu %s ird %s ord %s" % (dev, role, q["drv_mulpdu"], q["drv_ird"], q["drv_ord"]))
+    if q["drv_msn_rx_send"] < 2 or q["drv_msn_tx_send"] < 2 or q["drv_rx_failed"]:
+        bad.append("%s %s: MSNs %s/%s, rx_failed %s" % (dev, role, q["drv_msn_tx_send"], q["drv_msn_rx_send"], q["drv_rx_failed"]))
+    if dev == "kiwi0" and q.get("drv_rtr") != ("write" if role == "initiator" else "send,write,read"):
+        bad.append("kiwi0 %s: rtr %s" % (role, q.get("drv_rtr")))
+for dev in want:
+    for role in ("initiator", "responder"):
+        if (dev, role) not in seen:
+            bad.append("no attached %s QP on %s" % (role, dev))
+lst = [c for c in cms if c.get("drv_ep_state") == "LISTEN"]
+con = [c for c in cms if c.get("drv_ep_state") == "CONNECTED"]
+if len(lst) < 2 or any(c.get("drv_backlog", 0) < 1 for c in lst):
+    bad.append("listeners: %s" % lst)
+if len(con) < 4 or any(c.get("drv_mpa_rev") not in (1, 2) or "drv_raddr" not in c for c in con):
+    bad.append("connected cm_ids: %s" % con)
+print("\n".join(bad) if bad else "ok: %d QPs, %d cm_ids checked" % (len(seen), len(lst) + len(con)))
+PY
+out=$(cat "$VT_TMP/dd.out")
+if [ "${out:0:3}" = "ok:" ]; then
+	vt_pass "-dd: $out; kiwi0 rev 2 CRC p2p, kiwi1 rev 1 no CRC"
+else
+	vt_fail "-dd: $out"
+fi
+rping_wait k0 4000
+rping_wait k1 4000
+sleep 1
+vt_eq "QP counter gone with its QP" "$(qp_counter)" ""
+# Two kiwi devices cannot both listen on a wildcard address (each binds
+# 0.0.0.0:port; kiwi(7) LIMITS).
+out=$(timeout 20 rping -s -a 0.0.0.0 -p 7320 -C 1 2>&1)
+vt_check "two kiwi devices: a wildcard listen fails with EADDRINUSE ($out)" \
+	grep -q 'rdma_listen.*Address already in use' <<<"$out"
+# perftest below listens on a wildcard, on kiwi0 alone.
+vt_link_del kiwi1
+ip link del vk0
+
+# --- 4. counters --------------------------------------------------------------
+
+cat > "$RAW" <<'PY'
+# A raw TCP peer: "silent-server PORT IP" accepts and reads; "big-ord PORT IP"
+# answers the Request with an RFC 6581 Reply whose ORD (200) exceeds the
+# IRD a kiwi QP can serve; "bad PORT IP" sends a malformed Request.
+import socket, struct, sys
+mode, port, ip = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+if mode == "bad":
+    s = socket.create_connection((ip, port))
+    s.sendall(b"MPA ID Bad Frame" + bytes([0x40, 1, 0, 0]))
+    s.settimeout(20)
+    try:
+        s.recv(100)
+    except OSError:
+        pass
+    sys.exit(0)
+ls = socket.socket()
+ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+ls.bind((ip, port))
+ls.listen(1)
+print("listening", flush=True)
+s, _ = ls.accept()
+s.settimeout(20)
+hdr = b""
+while len(hdr) < 20:
+    hdr += s.recv(20 - len(hdr))
+n = struct.unpack(">H", hdr[18:20])[0]
+pd = b""
+while len(pd) < n:
+    pd += s.recv(n - len(pd))
+if mode == "big-ord":
+    a_bit = struct.unpack(">H", pd[:2])[0] & 0x8000
+    enh = struct.pack(">HH", a_bit | 0x4000 | 8, 0x8000 | 200)
+    s.sendall(b"MPA ID Rep Frame" + bytes([0x50, 2]) + struct.pack(">H", 4) + enh)
+try:
+    s.recv(100)
+except OSError:
+    pass
+PY
+
+cat > "$PY" <<'PY'
+# rdma_cm through pyverbs (synchronous ids): MODE IP PORT [HOLDFILE]
+#   reject-server  listen, reject the first request
+#   reject-client  connect; must be refused
+#   term-server    listen, accept; hold the QP while HOLDFILE exists
+#   term-client    connect, RDMA Write to an STag the server never had;
+#                  hold the QP while HOLDFILE exists
+import os, sys, time
+from pyverbs.cmid import CMID, AddrInfo
+import pyverbs.cm_enums as ce
+from pyverbs.qp import QPInitAttr, QPCap
+
+mode, ip, port = sys.argv[1], sys.argv[2], sys.argv[3]
+hold = sys.argv[4] if len(sys.argv) > 4 else None
+attr = QPInitAttr(cap=QPCap(max_send_wr=4, max_recv_wr=4, max_send_sge=1,
+                            max_recv_sge=1), sq_sig_all=1)
+
+
+def wait_hold():
+    while hold and os.path.exists(hold):
+        time.sleep(0.2)
+
+
+if mode.endswith("server"):
+    ai = AddrInfo(src=ip, src_service=port, port_space=ce.RDMA_PS_TCP,
+                  flags=ce.RAI_PASSIVE)
+    lid = CMID(creator=ai, qp_init_attr=attr)
+    lid.listen()
+    print("listening", flush=True)
+    conn = lid.get_request()
+    if mode == "reject-server":
+        conn.reject()
+        print("rejected", flush=True)
+        # The Request event stays unacknowledged on conn until conn is
+        # destroyed (rdma_reject does not ack it), and destroying the
+        # listener first waits for that ack for good: conn goes first.
+        conn.close()
+        lid.close()
+    else:
+        conn.accept()
+        print("accepted", flush=True)
+        wait_hold()
+    sys.exit(0)
+
+ai = AddrInfo(dst=ip, dst_service=port, port_space=ce.RDMA_PS_TCP)
+cid = CMID(creator=ai, qp_init_attr=attr)
+try:
+    cid.connect()
+except Exception as e:
+    print("refused: %s" % e, flush=True)
+    sys.exit(0 if mode == "reject-client" else 1)
+if mode == "reject-client":
+    print("connected, not refused", flush=True)
+    sys.exit(1)
+print("connected", flush=True)
+mr = cid.reg_write(64)
+cid.post_write(mr, 64, 0x1000, 0xdead01)
+try:
+    wc = cid.get_send_comp()
+    print("write completed: status %s" % wc.status, flush=True)
+except Exception as e:
+    print("write failed: %s" % e, flush=True)
+wait_hold()
+PY
+
+# wait_line FILE TEXT SECONDS: until FILE holds a line with TEXT.
+wait_line() {
+	local i
+	for ((i = 0; i < $3 * 5; i++)); do
+		grep -q "$2" "$1" 2>/dev/null && return 0
+		sleep 0.2
+	done
+	return 1
+}
+
+# One of each connection outcome on kiwi0.
+rping_bg ok "$IP" 7311 20
+rping_wait ok 20
+timeout 30 rping -c -a "$IP" -p 7319 -C 1 > /dev/null 2>&1
+vt_log "no listener: rping exit $?"
+# raw_responder MODE PORT: an rping client against a raw TCP responder.
+raw_responder() {
+	local raw
+	python3 "$RAW" "$1" "$2" "$IP" > "$VT_TMP/raw.$1" 2>&1 &
+	raw=$!
+	wait_line "$VT_TMP/raw.$1" listening 10
+	timeout 30 rping -c -a "$IP" -p "$2" -C 1 > /dev/null 2>&1
+	vt_log "raw responder $1: rping exit $?"
+	wait $raw
+}
+echo 3 > "$S0/mpa_timeout"
+raw_responder silent-server 7312
+raw_responder big-ord 7313
+echo 10 > "$S0/mpa_timeout"
+rping -s -a "$IP" -p 7314 -C 1 > /dev/null 2>&1 &
+srv=$!
+sleep 2
+timeout 30 python3 "$RAW" bad 7314 "$IP"
+kill $srv 2>/dev/null
+wait $srv
+python3 "$PY" reject-server "$IP" 7315 > "$VT_TMP/rej.srv" 2>&1 &
+srv=$!
+wait_line "$VT_TMP/rej.srv" listening 20
+out=$(timeout 60 python3 "$PY" reject-client "$IP" 7315 2>&1)
+vt_check "pyverbs: a rejected connection is refused ($out)" test $? = 0
+wait $srv
+vt_check "pyverbs server rejected" grep -q rejected "$VT_TMP/rej.srv"
+
+# Bulk RDMA Writes fill the socket: TX stalls and resumes. Over loopback
+# the receiver keeps up with default buffers; 16 KiB ones make it stall.
+wmem=$(sysctl -n net.ipv4.tcp_wmem)
+rmem=$(sysctl -n net.ipv4.tcp_rmem)
+sysctl -qw net.ipv4.tcp_wmem="4096 16384 16384" \
+	net.ipv4.tcp_rmem="4096 16384 16384"
+ib_write_bw -d kiwi0 -R -F -s 65536 -n 400 -p 7316 > "$VT_TMP/bw.srv" 2>&1 &
+srv=$!
+vt_wait_for 10 vt_listening 7316
+vt_check "ib_write_bw 64 KiB x 400 on kiwi0, 16 KiB socket buffers" \
+	timeout 180 ib_write_bw -d kiwi0 -R -F -s 65536 -n 400 -p 7316 "$IP"
+wait $srv
+sysctl -qw net.ipv4.tcp_wmem="$wmem" net.ipv4.tcp_rmem="$rmem"
+
+st1=$(vt_stats kiwi0)
+vt_log "kiwi0: $st1"
+vt_stat_moved "kiwi0" "$st0" "$st1" tx_fpdus tx_octets tx_stalls rx_fpdus \
+	rx_octets rtr_sent rtr_rcvd read_req_served cm_connects \
+	cm_connect_errors cm_requests mpa_req_sent mpa_req_rcvd mpa_rep_sent \
+	mpa_rep_rcvd mpa_rej_sent mpa_rej_rcvd mpa_bad_frames mpa_ird_refused
+# Sent and received by the same device, counted once each, a bound QP
+# counter included.
+for n in fpdus octets; do
+	vt_eq "kiwi0 tx_$n = rx_$n" "$(vt_stat "$st1" "tx_$n")" \
+		"$(vt_stat "$st1" "rx_$n")"
+done
+
+# --- 5. a Terminate between two kiwi QPs --------------------------------------
+
+echo > "$TRACE/trace"
+echo 1 > "$TRACE/events/kiwi/kiwi_terminate/enable"
+touch "$VT_TMP/hold"
+python3 "$PY" term-server "$IP" 7317 "$VT_TMP/hold" > "$VT_TMP/term.srv" 2>&1 &
+tsrv=$!
+wait_line "$VT_TMP/term.srv" listening 20
+python3 "$PY" term-client "$IP" 7317 "$VT_TMP/hold" > "$VT_TMP/term.cli" 2>&1 &
+tcli=$!
+wait_line "$VT_TMP/term.cli" "write" 30
+for i in $(seq 50); do
+	dd=$(rdma res show qp link kiwi0/1 -dd)
+	grep -q drv_term_rcvd <<<"$dd" && break
+	sleep 0.2
+done
+vt_log "$(cat "$VT_TMP/term.cli")"
+echo "$dd" | sed 's/^/    /'
+vt_check "-dd: the server QP sent Terminate 1/1/0x00" \
+	grep -q "drv_term_sent 1/1/0x00 " <<<"$dd"
+vt_check "-dd: the client QP received Terminate 1/1/0x00" \
+	grep -q "drv_term_rcvd 1/1/0x00 " <<<"$dd"
+rm -f "$VT_TMP/hold"
+wait $tcli $tsrv
+echo 0 > "$TRACE/events/kiwi/kiwi_terminate/enable"
+terms=$(grep -o 'kiwi_terminate: .*' "$TRACE/trace")
+vt_check "tracepoint: Terminate 1/1/00 sent on kiwi0" \
+	grep -q "dev=kiwi0 qpn=[0-9]* sent layer=1 etype=1 ecode=0x00" <<<"$terms"
+vt_check "tracepoint: Terminate 1/1/00 received on kiwi0" \
+	grep -q "dev=kiwi0 qpn=[0-9]* received layer=1 etype=1 ecode=0x00" <<<"$terms"
+st2=$(vt_stats kiwi0)
+vt_stat_moved "kiwi0, kiwi Terminate" "$st1" "$st2" term_sent_ddp term_rcvd_ddp
+
+# --- 6. trace-cmd and perf trace ----------------------------------------------
+
+# rping_pair_cmd PORT: an rping client and server, 3 pings.
+cat > "$VT_TMP/pair.sh" <<EOF
+rping -s -a $IP -p \$1 -C 3 > /dev/null 2>&1 &
+sleep 2
+rping -c -a $IP -p \$1 -C 3 > /dev/null 2>&1
+wait
+EOF
+vt_check "trace-cmd record -e kiwi" timeout 120 trace-cmd record -q -e kiwi \
+	-o "$VT_TMP/trace.dat" bash "$VT_TMP/pair.sh" 7321
+trace-cmd report -i "$VT_TMP/trace.dat" > "$VT_TMP/trace.txt" 2>/dev/null
+for ev in kiwi_cm_state kiwi_cm_event kiwi_mpa_nego kiwi_qp_state \
+	kiwi_wr_start kiwi_cqe; do
+	vt_check "trace-cmd saw $ev on kiwi0" \
+		grep -qE "$ev: +dev=kiwi0" "$VT_TMP/trace.txt"
+done
+grep -m 1 'kiwi_mpa_nego' "$VT_TMP/trace.txt" | sed 's/^/    /'
+vt_check "trace-cmd: both MPA sides agreed (OK, rev 2, CRC)" \
+	test "$(grep -c 'kiwi_mpa_nego: .* OK rev=2 crc=1' "$VT_TMP/trace.txt")" -ge 2
+# --libtraceevent_print: the event's own format (dev=kiwi0 ...), not
+# perf's field list.
+timeout 120 perf trace -a --libtraceevent_print -e 'kiwi:kiwi_mpa_nego' \
+	-o "$VT_TMP/perf.txt" -- bash "$VT_TMP/pair.sh" 7322 \
+	> "$VT_TMP/perf.err" 2>&1
+vt_log "perf trace: $(head -n 2 "$VT_TMP/perf.txt" "$VT_TMP/perf.err" 2>&1)"
+vt_check "perf trace saw kiwi:kiwi_mpa_nego" \
+	grep -q 'kiwi:kiwi_mpa_nego.*dev=kiwi0' "$VT_TMP/perf.txt"
+
+# --- the end ------------------------------------------------------------------
+
+vt_link_del kiwi0
+vt_finish
