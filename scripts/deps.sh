@@ -22,6 +22,8 @@ PKGS=(
 	# QEMU lab and system tests
 	qemu-system-x86 qemu-utils busybox-static iproute2 iputils-ping ethtool
 	procps psmisc util-linux coreutils rsync tshark tcpdump iperf3
+	# kernel ULPs over RDMA (make check-ulp, make bench-ulp)
+	nvme-cli fio nfs-kernel-server targetcli-fb open-iscsi e2fsprogs
 )
 
 APT_OPTS=(-y -o DPkg::Lock::Timeout=900 --no-install-recommends)
