@@ -15,7 +15,7 @@ PROVIDER_DIR ?= $(PREFIX)/lib/$(MULTIARCH)/libibverbs
 KVER = $(shell $(MAKE) -s -C $(KDIR) kernelrelease 2>/dev/null)
 
 .PHONY: all kernel userlib deps install uninstall test check-unit check-kunit \
-	check-fuzz check-vm check-vm-debug check-pair check-pair-full bench demo lint clean help
+	check-fuzz check-fuzz-long check-vm check-vm-debug check-pair check-pair-full check-soak soak bench demo lint clean help
 
 all: kernel userlib
 
@@ -26,9 +26,11 @@ help:
 	@echo "make uninstall  remove what make install installed"
 	@echo "make test       run every test tier CI runs"
 	@echo "make check-unit | check-kunit | check-fuzz | check-vm   one tier"
+	@echo "make check-fuzz-long  every fuzz target for 10^7 executions (not in CI)"
 	@echo "make check-vm-debug  check-vm under the KASAN/lockdep kernel (DEBUG_VM=scenarios)"
 	@echo "make check-pair two guests: kiwi<->kiwi, kiwi<->siw (short runs; in make test)"
 	@echo "make check-pair-full  every combination and flavour, long sweeps (not in CI)"
+	@echo "make check-soak netem loss, connection churn, faults mid-transfer, short (soak: long, not in CI)"
 	@echo "make bench      benchmarks: wire library, then kiwi/siw/rxe/TCP in two guests"
 	@echo "make demo       boot QEMU guests and show kiwi working"
 	@echo "make lint       checkpatch --strict, sparse, W=1; clang-format, clang-tidy"
@@ -70,6 +72,10 @@ check-kunit:
 check-fuzz:
 	bash tests/fuzz/run.sh
 
+# Every parser for 10^7 executions (hours on two cores; not in CI).
+check-fuzz-long:
+	FUZZ_RUNS=10000000 bash tests/fuzz/run.sh
+
 check-vm: all
 	bash tests/vm/run.sh
 
@@ -82,6 +88,13 @@ check-pair: all
 
 check-pair-full: all
 	bash tests/vm/pair/ci.sh --full
+
+# The load and fault tests: check-soak is the short version, soak the long one.
+check-soak: all
+	bash tests/vm/soak/run.sh --quick
+
+soak: all
+	bash tests/vm/soak/run.sh
 
 bench: all
 	bash tests/bench/run.sh

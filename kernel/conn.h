@@ -146,6 +146,18 @@ enum kiwi_mem_status kiwi_mr_check(const struct kiwi_mr *mr, u32 stag,
 int kiwi_mr_page(const struct kiwi_mr *mr, u64 addr, u32 len,
 		 struct page **page, u32 *offset, u32 *chunk);
 
+/* The KIWI_DDP_ACC_* bits of IB_ACCESS_* remote and local write rights. */
+static inline u32 kiwi_ddp_acc(int access)
+{
+	return (access & IB_ACCESS_LOCAL_WRITE ? KIWI_DDP_ACC_LOCAL_WRITE : 0) |
+	       (access & IB_ACCESS_REMOTE_WRITE ? KIWI_DDP_ACC_REMOTE_WRITE : 0) |
+	       (access & IB_ACCESS_REMOTE_READ ? KIWI_DDP_ACC_REMOTE_READ : 0);
+}
+
+/* @mr (from kiwi_mr_get of @stag) as proto/'s validators see it. */
+void kiwi_mr_stag_info(const struct kiwi_mr *mr, u32 stag,
+		       struct kiwi_ddp_stag_info *st);
+
 /* Copy to / from a checked range of @mr; -EFAULT once it is invalid. */
 int kiwi_mr_write(const struct kiwi_mr *mr, u64 addr, const void *src,
 		  u32 len);

@@ -186,6 +186,8 @@ struct kiwi_srq {
  *        post from any context)
  * @state: IB QP state
  * @access: IB_ACCESS_* allowed to the remote peer
+ * @access_sets: how often modify_qp set @access since create or RESET,
+ *               saturating at 2 (kiwi_llp_commit() reads it)
  * @ord: outstanding RDMA Reads this QP may issue
  * @ird: inbound RDMA Reads this QP serves
  * @max_send_sge: SGEs per send WR
@@ -208,6 +210,7 @@ struct kiwi_qp {
 	spinlock_t lock;	/* see kernel-doc above */
 	enum ib_qp_state state;
 	int access;
+	u8 access_sets;
 	u8 ord;
 	u8 ird;
 	u32 max_send_sge;

@@ -114,6 +114,36 @@ enum kiwi_mem_status kiwi_mr_check(const struct kiwi_mr *mr, u32 stag,
 	return KIWI_MEM_OK;
 }
 
+/**
+ * kiwi_mr_stag_info - what proto/'s receive validators know of an STag
+ * @mr: the MR from kiwi_mr_get(@stag)
+ * @stag: the STag a peer named
+ * @st: filled in for kiwi_ddp_check_tagged(), kiwi_rdmap_check_rreq() and
+ *      kiwi_rdmap_check_inval()
+ *
+ * A snapshot: placement re-checks validity and bounds at each copy. The PD
+ * identity is the ib_pd's address (kiwi_ddp_stream.pd of the QP alike).
+ * The peer may invalidate only a fast-reg MR registered with remote
+ * rights (see kiwi_mr_inval_check()).
+ */
+void kiwi_mr_stag_info(const struct kiwi_mr *mr, u32 stag,
+		       struct kiwi_ddp_stag_info *st)
+{
+	int access;
+
+	st->valid = atomic_read_acquire(&mr->state) == KIWI_MR_VALID &&
+		    READ_ONCE(mr->stag) == stag;
+	access = READ_ONCE(mr->access);
+	st->pd = (uintptr_t)mr->pd;
+	st->qp = KIWI_DDP_ANY_QP;
+	st->access = kiwi_ddp_acc(access);
+	if (mr->kind == KIWI_MR_FAST_REG &&
+	    (access & (IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE)))
+		st->access |= KIWI_DDP_ACC_REMOTE_INV;
+	st->base = READ_ONCE(mr->iova);
+	st->len = READ_ONCE(mr->length);
+}
+
 /* The page of a kernel virtual address: linear map or vmalloc. */
 static struct page *kiwi_kva_page(unsigned long kva)
 {

@@ -240,6 +240,7 @@ static bool kiwi_qp_enter(struct kiwi_qp *qp, enum ib_qp_state next)
 		}
 		return false;
 	case IB_QPS_RESET:
+		qp->access_sets = 0;
 		kiwi_ring_discard(&qp->sq);
 		kiwi_ring_discard(&qp->rq);
 		kiwi_ring_set_error(&qp->sq, false);
@@ -271,8 +272,10 @@ static void kiwi_qp_llp_follow(struct kiwi_qp *qp, enum ib_qp_state next)
 static void kiwi_qp_set_attrs(struct kiwi_qp *qp, struct ib_qp_attr *attr,
 			      int mask)
 {
-	if (mask & IB_QP_ACCESS_FLAGS)
+	if (mask & IB_QP_ACCESS_FLAGS) {
 		qp->access = attr->qp_access_flags;
+		qp->access_sets = min(qp->access_sets + 1, 2);
+	}
 	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
 		qp->ord = attr->max_rd_atomic;
 	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)

@@ -271,6 +271,10 @@ struct kiwi_rx_ahead {
  * @msn_send: MSN of the next Send expected on QN 0
  * @msn_rreq: MSN of the next Read Request expected on QN 1
  * @msn_term: MSN of the next Terminate expected on QN 2
+ * @send_placed: payload octets of Send @msn_send placed so far (its next
+ *               segment's MO)
+ * @rresp_placed: payload octets of the oldest outstanding Read's Response
+ *                placed so far
  */
 struct kiwi_qp_rx {
 	bool active;
@@ -297,6 +301,8 @@ struct kiwi_qp_rx {
 	u32 msn_send;
 	u32 msn_rreq;
 	u32 msn_term;
+	u32 send_placed;
+	u32 rresp_placed;
 };
 
 #endif /* KIWI_QP_DP_H */

@@ -108,9 +108,22 @@ static int kiwi_llp_setup(struct kiwi_qp *qp, struct socket *sock,
 	return 0;
 }
 
-/* Under qp->lock: the QP takes the stream and enters RTS. */
+/*
+ * Under qp->lock: the QP takes the stream and enters RTS.
+ *
+ * The QP's access flags are the consumer's and are honoured as set, with
+ * one exception for an initiator. rdma_cm gives every iWARP QP the init
+ * attributes of its iw_cm_id, remote write and read (iw_cm_init_qp_attr);
+ * for a kernel initiator it applies them just before connect, but
+ * librdmacm applies a user initiator's attributes once only, when the QP
+ * is created and no iw_cm_id exists yet (flags 0), and never again. An
+ * initiator whose flags were set at most once still holds those
+ * placeholders: it gets iw_cm's rights now, as a kernel initiator would
+ * (rping's client is read and written by its server). Flags set again
+ * before connect, or in RTS, are the consumer's choice and stay exact.
+ */
 static bool kiwi_llp_commit(struct kiwi_qp *qp, struct kiwi_ep *ep,
-			    struct socket *sock)
+			    struct socket *sock, bool initiator)
 {
 	struct kiwi_qp_tx *tx = &qp->tx;
 
@@ -123,13 +136,8 @@ static bool kiwi_llp_commit(struct kiwi_qp *qp, struct kiwi_ep *ep,
 	WRITE_ONCE(tx->sock, sock);
 	qp->ord = tx->ord;
 	qp->ird = tx->ird;
-	/*
-	 * A connected iWARP QP serves remote Reads and Writes: iw_cm grants
-	 * both in its init attributes, but rdma_cm asks for them only where
-	 * it already has an iw_cm_id (not on the active side before
-	 * connect). The rights of each MR are what protects memory.
-	 */
-	qp->access |= IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ;
+	if (initiator && qp->access_sets < 2)
+		qp->access |= IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ;
 	WRITE_ONCE(qp->state, IB_QPS_RTS);
 	return true;
 }
@@ -151,7 +159,7 @@ int kiwi_qp_llp_attach(struct kiwi_qp *qp, struct kiwi_ep *ep,
 		goto out;
 	kiwi_ep_get(ep);
 	spin_lock_irqsave(&qp->lock, flags);
-	ok = kiwi_llp_commit(qp, ep, sock);
+	ok = kiwi_llp_commit(qp, ep, sock, p->initiator);
 	spin_unlock_irqrestore(&qp->lock, flags);
 	if (!ok) {
 		kiwi_ep_put(ep);

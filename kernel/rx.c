@@ -5,9 +5,13 @@
  * kiwi_qp_rx_ready() reads the socket with tcp_read_sock() and feeds every
  * octet to the MPA decoder (proto/mpa). Per FPDU: the header event brings
  * the first KIWI_MPA_RX_HDR_MAX ULPDU octets; the DDP and RDMAP headers
- * are checked and the target is resolved (STag with kiwi_mr_check(), or
- * the receive WR) before a single octet is placed; payload is placed
- * straight into the target's pages; only the end event delivers. With CRC
+ * are checked and the target is resolved (an STag's MR, or the receive
+ * WR) before a single octet is placed; payload is placed
+ * straight into the target's pages; only the end event delivers. Every
+ * judgement of peer input is made by proto/'s validators (rdmap.h lists
+ * them in order), fed with what the kernel knows: the QP's rights, the
+ * MR behind an STag (kiwi_mr_stag_info()), the receive WR, the octets of
+ * the current Send or Read Response already placed. With CRC
  * on, the decoder sees an FPDU only once the whole of it is on the socket
  * and its CRC was found good (rx_ahead.c), so nothing of a bad FPDU is
  * ever placed. After the first error nothing more is placed or
@@ -43,50 +47,51 @@ static void kiwi_rx_fail(struct kiwi_qp *qp, enum kiwi_term_err err,
 		     rx->ulpdu_len);
 }
 
-static enum kiwi_term_err kiwi_rx_mem_err(enum kiwi_mem_status st, bool rreq)
+/* The QP as proto/'s validators see it: PD, QP number, remote rights. */
+static void kiwi_rx_stream(struct kiwi_qp *qp, struct kiwi_ddp_stream *s)
 {
-	static const u8 tagged[] = {
-		[KIWI_MEM_STAG] = KIWI_TERM_ERR_DDP_T_INVALID_STAG,
-		[KIWI_MEM_PD] = KIWI_TERM_ERR_DDP_T_STAG_STREAM,
-		[KIWI_MEM_ACCESS] = KIWI_TERM_ERR_RDMAP_ACCESS,
-		[KIWI_MEM_BOUNDS] = KIWI_TERM_ERR_DDP_T_BOUNDS,
-	};
-	static const u8 source[] = {
-		[KIWI_MEM_STAG] = KIWI_TERM_ERR_RDMAP_INVALID_STAG,
-		[KIWI_MEM_PD] = KIWI_TERM_ERR_RDMAP_STAG_STREAM,
-		[KIWI_MEM_ACCESS] = KIWI_TERM_ERR_RDMAP_ACCESS,
-		[KIWI_MEM_BOUNDS] = KIWI_TERM_ERR_RDMAP_BOUNDS,
-	};
+	s->pd = (uintptr_t)qp->ibqp.pd;
+	s->qp = qp->ibqp.qp_num;
+	s->access = kiwi_ddp_acc(READ_ONCE(qp->access)) &
+		    ~KIWI_DDP_ACC_LOCAL_WRITE;
+}
 
-	if (st == KIWI_MEM_OK || st > KIWI_MEM_BOUNDS)
-		return st == KIWI_MEM_OK ? KIWI_TERM_ERR_NONE :
-					   KIWI_TERM_ERR_RDMAP_CATASTROPHIC;
-	return rreq ? source[st] : tagged[st];
+/* Look @stag up for a validator; NULL (no such STag) or a held MR. */
+static struct kiwi_mr *kiwi_rx_lookup(struct kiwi_qp *qp, u32 stag,
+				      struct kiwi_ddp_stag_info *st)
+{
+	struct kiwi_mr *mr = kiwi_mr_get(to_kdev(qp->ibqp.device), stag);
+
+	if (mr)
+		kiwi_mr_stag_info(mr, stag, st);
+	return mr;
 }
 
 /*
- * Look @stag up and check [@to, @to + @len) for @access; on success the MR
- * reference is left in *@mrp. The 64-bit wrap is judged first (SEC-05).
+ * The tagged segment in rx->h with rx->plen payload octets, judged by
+ * kiwi_ddp_check_tagged() for the rights in @need (KIWI_DDP_ACC_*); on
+ * success a target with payload is held in rx->mr.
  */
-static enum kiwi_term_err kiwi_rx_stag(struct kiwi_qp *qp, u32 stag, u64 to,
-				       u64 len, int access, bool rreq,
-				       struct kiwi_mr **mrp)
+static enum kiwi_term_err kiwi_rx_tagged(struct kiwi_qp *qp, u32 need)
 {
-	enum kiwi_mem_status st = KIWI_MEM_STAG;
-	struct kiwi_mr *mr;
+	struct kiwi_qp_rx *rx = &qp->rx;
+	struct kiwi_ddp_stag_info st;
+	struct kiwi_ddp_stream s;
+	struct kiwi_mr *mr = NULL;
+	enum kiwi_term_err err;
 
-	if (len && to > U64_MAX - (len - 1))
-		return rreq ? KIWI_TERM_ERR_RDMAP_TO_WRAP :
-			      KIWI_TERM_ERR_DDP_T_TO_WRAP;
-	mr = kiwi_mr_get(to_kdev(qp->ibqp.device), stag);
-	if (mr)
-		st = kiwi_mr_check(mr, stag, qp->ibqp.pd, access, to, len);
-	if (st != KIWI_MEM_OK) {
+	kiwi_rx_stream(qp, &s);
+	if (rx->plen)
+		mr = kiwi_rx_lookup(qp, rx->h.stag, &st);
+	err = kiwi_ddp_check_tagged(&rx->h, rx->plen, need, &s,
+				    mr ? &st : NULL);
+	if (err) {
 		if (mr)
 			kiwi_mr_put(mr);
-		return kiwi_rx_mem_err(st, rreq);
+		return err;
 	}
-	*mrp = mr;
+	rx->mr = mr;
+	rx->to = rx->h.to;
 	return KIWI_TERM_ERR_NONE;
 }
 
@@ -95,23 +100,23 @@ static enum kiwi_term_err kiwi_rx_write(struct kiwi_qp *qp)
 {
 	struct kiwi_qp_rx *rx = &qp->rx;
 
-	rx->kind = KIWI_RX_DROP;
-	if (!rx->plen)
-		return KIWI_TERM_ERR_NONE;	/* DDP-046: nothing checked */
-	if (!(READ_ONCE(qp->access) & IB_ACCESS_REMOTE_WRITE))
-		return KIWI_TERM_ERR_RDMAP_ACCESS;
-	rx->to = rx->h.to;
-	rx->kind = KIWI_RX_TAGGED;
-	return kiwi_rx_stag(qp, rx->h.stag, rx->h.to, rx->plen,
-			    IB_ACCESS_REMOTE_WRITE, false, &rx->mr);
+	rx->kind = rx->plen ? KIWI_RX_TAGGED : KIWI_RX_DROP;
+	return kiwi_rx_tagged(qp, KIWI_DDP_ACC_REMOTE_WRITE);
 }
 
-/* A Read Response must fall inside the oldest outstanding Read's sink. */
+/*
+ * A Read Response answers the oldest outstanding Read: its segments fill
+ * that Read's sink in order and the last one completes it exactly
+ * (kiwi_rdmap_check_rresp()); then the sink MR is checked like any tagged
+ * target.
+ */
 static enum kiwi_term_err kiwi_rx_rresp(struct kiwi_qp *qp)
 {
 	struct kiwi_qp_tx *tx = &qp->tx;
 	struct kiwi_qp_rx *rx = &qp->rx;
+	struct kiwi_rdmap_rresp_view v;
 	struct kiwi_orq_ent ent;
+	enum kiwi_term_err err;
 	unsigned long flags;
 	bool have;
 
@@ -120,26 +125,27 @@ static enum kiwi_term_err kiwi_rx_rresp(struct kiwi_qp *qp)
 	if (have)
 		ent = tx->orq[tx->orq_head % tx->ord];
 	spin_unlock_irqrestore(&qp->lock, flags);
-	if (!have)
-		return KIWI_TERM_ERR_RDMAP_OPCODE;
+	if (have) {
+		v.sink_stag = ent.stag;
+		v.sink_to = ent.to;
+		v.size = ent.len;
+		v.placed = rx->rresp_placed;
+	}
+	err = kiwi_rdmap_check_rresp(&rx->h, rx->plen, have ? &v : NULL);
+	if (err)
+		return err;
 	rx->kind = KIWI_RX_RRESP;
-	if (!rx->plen)
-		return KIWI_TERM_ERR_NONE;
-	if (rx->h.stag != ent.stag)
-		return KIWI_TERM_ERR_DDP_T_INVALID_STAG;
-	if (kiwi_ddp_to_range(ent.to, ent.len, rx->h.to, rx->plen))
-		return KIWI_TERM_ERR_DDP_T_BOUNDS;
-	rx->to = rx->h.to;
-	return kiwi_rx_stag(qp, rx->h.stag, rx->h.to, rx->plen,
-			    IB_ACCESS_LOCAL_WRITE, false, &rx->mr);
+	return kiwi_rx_tagged(qp, KIWI_DDP_ACC_LOCAL_WRITE);
 }
 
+/* A Send segment: the receive WR of message msn_send, filled in order. */
 static enum kiwi_term_err kiwi_rx_send(struct kiwi_qp *qp)
 {
 	struct kiwi_qp_rx *rx = &qp->rx;
 	struct kiwi_ddp_queue_view q = {
 		.msn_lo = rx->msn_send,
 		.msn_win = 1,
+		.mo_next = rx->send_placed,
 	};
 	enum kiwi_term_err err;
 
@@ -163,6 +169,9 @@ static enum kiwi_term_err kiwi_rx_rreq(struct kiwi_qp *qp)
 		.buf_len = KIWI_RDMAP_RREQ_LEN,
 	};
 	struct kiwi_rdmap_rreq *r = &rx->rreq;
+	struct kiwi_ddp_stag_info st;
+	struct kiwi_ddp_stream s;
+	struct kiwi_mr *mr = NULL;
 	enum kiwi_term_err err;
 
 	err = kiwi_ddp_check_untagged(&rx->h, rx->plen, &q);
@@ -172,14 +181,17 @@ static enum kiwi_term_err kiwi_rx_rreq(struct kiwi_qp *qp)
 				   rx->plen))
 		return KIWI_TERM_ERR_RDMAP_OP_UNSPEC;
 	rx->kind = KIWI_RX_RREQ;
-	if (!r->size)
-		return KIWI_TERM_ERR_NONE;	/* RDMAP-15: not checked */
-	if (!(READ_ONCE(qp->access) & IB_ACCESS_REMOTE_READ))
-		return KIWI_TERM_ERR_RDMAP_ACCESS;
-	if (r->sink_to > U64_MAX - (r->size - 1))
-		return KIWI_TERM_ERR_RDMAP_TO_WRAP;
-	return kiwi_rx_stag(qp, r->src_stag, r->src_to, r->size,
-			    IB_ACCESS_REMOTE_READ, true, &rx->mr);
+	kiwi_rx_stream(qp, &s);
+	if (r->size)
+		mr = kiwi_rx_lookup(qp, r->src_stag, &st);
+	err = kiwi_rdmap_check_rreq(r, &s, mr ? &st : NULL);
+	if (err) {
+		if (mr)
+			kiwi_mr_put(mr);
+		return err;
+	}
+	rx->mr = mr;
+	return KIWI_TERM_ERR_NONE;
 }
 
 static enum kiwi_term_err kiwi_rx_term(struct kiwi_qp *qp)
@@ -198,14 +210,16 @@ static enum kiwi_term_err kiwi_rx_term(struct kiwi_qp *qp)
 
 /*
  * RFC 6581: the responder's first FPDU must be an RTR of a type it
- * offered: a zero-length Send, Write or Read Request.
+ * offered: a zero-length Send (a whole message: MO 0, L = 1), Write or
+ * Read Request.
  */
 static enum kiwi_term_err kiwi_rx_rtr(struct kiwi_qp *qp, u8 op)
 {
 	struct kiwi_qp_rx *rx = &qp->rx;
 	u8 type = 0;
 
-	if (op == KIWI_RDMAP_SEND && !rx->plen && rx->h.msn == rx->msn_send)
+	if (op == KIWI_RDMAP_SEND && !rx->plen && rx->h.msn == rx->msn_send &&
+	    !rx->h.mo && rx->h.last)
 		type = KIWI_MPA_RTR_SEND;
 	else if (op == KIWI_RDMAP_WRITE && !rx->plen)
 		type = KIWI_MPA_RTR_WRITE;
@@ -239,7 +253,11 @@ static enum kiwi_term_err kiwi_rx_dispatch(struct kiwi_qp *qp)
 	}
 }
 
-/* Place payload octets at ULPDU offset @uoff of the current FPDU. */
+/*
+ * Place payload octets at ULPDU offset @uoff of the current FPDU. Once the
+ * QP left RTS/SQD (modify_qp to ERR, a flush) nothing more is placed: its
+ * receive WRs completed as flushed and may be in the consumer's hands.
+ */
 static void kiwi_rx_place(struct kiwi_qp *qp, u32 uoff, const u8 *p, u32 len)
 {
 	struct kiwi_qp_rx *rx = &qp->rx;
@@ -248,12 +266,18 @@ static void kiwi_rx_place(struct kiwi_qp *qp, u32 uoff, const u8 *p, u32 len)
 
 	if (!len)
 		return;
-	if (rx->kind == KIWI_RX_TAGGED || rx->kind == KIWI_RX_RRESP)
+	if (!kiwi_qp_connected(qp))
+		rv = -ESHUTDOWN;
+	else if (rx->kind == KIWI_RX_TAGGED || rx->kind == KIWI_RX_RRESP)
 		rv = kiwi_mr_write(rx->mr, rx->to + off, p, len);
 	else if (rx->kind == KIWI_RX_SEND)
 		rv = kiwi_rx_place_rqe(qp, (u64)rx->h.mo + off, p, len);
-	if (rv)
+	if (rv == -ESHUTDOWN) {
+		rx->failed = true;	/* the flush ended the stream */
+		kiwi_rx_mr_put(rx);
+	} else if (rv) {
 		kiwi_rx_fail(qp, KIWI_TERM_ERR_RDMAP_CATASTROPHIC, true);
+	}
 }
 
 static void kiwi_rx_header(struct kiwi_qp *qp, const struct kiwi_mpa_ev *ev)
@@ -318,20 +342,44 @@ static void kiwi_rx_read_done(struct kiwi_qp *qp)
 	kiwi_tx_kick(qp);
 }
 
+/*
+ * Send with Invalidate: kiwi_rdmap_check_inval() judges the STag, then
+ * the MR is invalidated (which fails if it changed meanwhile).
+ */
+static enum kiwi_term_err kiwi_rx_invalidate(struct kiwi_qp *qp, u32 stag)
+{
+	struct kiwi_ddp_stag_info st;
+	struct kiwi_ddp_stream s;
+	enum kiwi_term_err err;
+	struct kiwi_mr *mr;
+
+	kiwi_rx_stream(qp, &s);
+	mr = kiwi_rx_lookup(qp, stag, &st);
+	err = kiwi_rdmap_check_inval(&s, mr ? &st : NULL);
+	if (mr)
+		kiwi_mr_put(mr);
+	if (!err && kiwi_mr_invalidate(to_kdev(qp->ibqp.device), stag,
+				       qp->ibqp.pd, true))
+		err = KIWI_TERM_ERR_RDMAP_CANNOT_INVALIDATE;
+	return err;
+}
+
+/* The L = 1 segment of a Send was placed: all of the message is there. */
 static void kiwi_rx_send_done(struct kiwi_qp *qp)
 {
 	struct kiwi_qp_rx *rx = &qp->rx;
 	u8 op = kiwi_rdmap_opcode(rx->h.ulp_ctrl);
 	struct kiwi_cqe cqe = {
 		.opcode = KIWI_WC_RECV,
-		.byte_len = rx->h.mo + rx->plen,
+		.byte_len = rx->send_placed,
 	};
+	enum kiwi_term_err err;
 
+	rx->send_placed = 0;
 	if (kiwi_rx_is_inv(op)) {
-		if (kiwi_mr_invalidate(to_kdev(qp->ibqp.device),
-				       rx->h.ulp_word, qp->ibqp.pd, true)) {
-			kiwi_rx_fail(qp, KIWI_TERM_ERR_RDMAP_CANNOT_INVALIDATE,
-				     true);
+		err = kiwi_rx_invalidate(qp, rx->h.ulp_word);
+		if (err) {
+			kiwi_rx_fail(qp, err, true);
 			return;
 		}
 		cqe.flags |= KIWI_CQE_WITH_INV;
@@ -365,10 +413,14 @@ static void kiwi_rx_end(struct kiwi_qp *qp)
 	switch (rx->kind) {
 	case KIWI_RX_RRESP:
 		kiwi_rx_mr_put(rx);
-		if (rx->h.last)
+		rx->rresp_placed += rx->plen;
+		if (rx->h.last) {
+			rx->rresp_placed = 0;
 			kiwi_rx_read_done(qp);
+		}
 		break;
 	case KIWI_RX_SEND:
+		rx->send_placed += rx->plen;
 		if (rx->h.last)
 			kiwi_rx_send_done(qp);
 		break;

@@ -91,12 +91,35 @@ static bool kiwi_rx_ahead_skb(struct kiwi_rx_ahead *a, struct sk_buff *skb,
 	return true;
 }
 
-/* Check the octets queued from @skb on that the copy has not read yet. */
-static void kiwi_rx_ahead_run(struct kiwi_rx_ahead *a, struct sock *sk,
-			      struct sk_buff *skb)
+/*
+ * The queued skb holding the copy's next octet, found from the tail: the
+ * copy has read everything before it, so only skbs queued since its last
+ * run are passed over. NULL if the queue is empty.
+ */
+static struct sk_buff *kiwi_rx_ahead_next(struct kiwi_rx_ahead *a,
+					  struct sk_buff_head *q)
 {
+	struct sk_buff *skb = skb_peek_tail(q);
+
+	while (skb && after(TCP_SKB_CB(skb)->seq, a->seq) &&
+	       !skb_queue_is_first(q, skb))
+		skb = skb_queue_prev(q, skb);
+	return skb;
+}
+
+/*
+ * Check the queued octets the copy has not read yet. Each run starts at the
+ * copy's position, not at the skb tcp_read_sock() offers, so a peer that
+ * dribbles an FPDU in many small segments costs work linear in what it
+ * sends, not quadratic.
+ */
+static void kiwi_rx_ahead_run(struct kiwi_rx_ahead *a, struct sock *sk)
+{
+	struct sk_buff *skb = kiwi_rx_ahead_next(a, &sk->sk_receive_queue);
 	u32 start, off;
 
+	if (!skb)
+		return;
 	skb_queue_walk_from(&sk->sk_receive_queue, skb) {
 		start = TCP_SKB_CB(skb)->seq;
 		off = a->seq - start;
@@ -127,7 +150,7 @@ u32 kiwi_rx_ahead_checked(struct kiwi_qp *qp, struct sock *sk,
 	u32 pos = TCP_SKB_CB(skb)->seq + off;
 
 	if (!after(a->good, pos) && !a->err)
-		kiwi_rx_ahead_run(a, sk, skb);
+		kiwi_rx_ahead_run(a, sk);
 	if (after(a->good, pos))
 		return min(len, a->good - pos);
 	if (a->err)

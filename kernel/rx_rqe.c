@@ -125,10 +125,10 @@ enum kiwi_term_err kiwi_rx_take_rqe(struct kiwi_qp *qp)
 	return kiwi_rx_rqe_check(qp, max_sge);
 }
 
-/* Place @len octets at message offset @off into the held receive WR. */
-int kiwi_rx_place_rqe(struct kiwi_qp *qp, u64 off, const u8 *src, u32 len)
+/* Copy @len octets to message offset @off of the held receive WR. */
+static int kiwi_rx_copy_rqe(struct kiwi_qp_rx *rx, u64 off, const u8 *src,
+			    u32 len)
 {
-	struct kiwi_qp_rx *rx = &qp->rx;
 	const struct kiwi_sge *sge;
 	u32 i, n;
 	int rv;
@@ -148,6 +148,38 @@ int kiwi_rx_place_rqe(struct kiwi_qp *qp, u64 off, const u8 *src, u32 len)
 		off = 0;
 	}
 	return len ? -ERANGE : 0;
+}
+
+/**
+ * kiwi_rx_place_rqe - place Send payload into the held receive WR
+ * @qp: the QP
+ * @off: message offset of the first octet
+ * @src: the octets
+ * @len: how many
+ *
+ * An RQ element stays in the RQ until delivery, where a flush (modify_qp
+ * to ERR, under qp->lock) completes it with IB_WC_WR_FLUSH_ERR and hands
+ * its buffer back. So it is filled under qp->lock and only while the QP
+ * is connected: no octet lands after its flush completion was queued. An
+ * SRQ element belongs to RX until kiwi_rx_release() flushes it, after RX
+ * stopped.
+ *
+ * Return: 0; -ESHUTDOWN if the QP is no longer connected; -ERANGE or
+ * -EFAULT if the WR cannot take the octets.
+ */
+int kiwi_rx_place_rqe(struct kiwi_qp *qp, u64 off, const u8 *src, u32 len)
+{
+	struct kiwi_qp_rx *rx = &qp->rx;
+	unsigned long flags;
+	int rv = -ESHUTDOWN;
+
+	if (rx->rqe_srq)
+		return kiwi_rx_copy_rqe(rx, off, src, len);
+	spin_lock_irqsave(&qp->lock, flags);
+	if (kiwi_qp_connected(qp))
+		rv = kiwi_rx_copy_rqe(rx, off, src, len);
+	spin_unlock_irqrestore(&qp->lock, flags);
+	return rv;
 }
 
 /**

@@ -2,9 +2,14 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # `make test` (what CI runs): build, then the test tiers check-unit,
-# check-fuzz, check-kunit, check-vm, check-vm-debug (the scenarios in
-# DEBUG_VM_CI only), check-pair in that order, each one even when an
-# earlier one failed. Arguments pick tiers (e.g. `scripts/run-tests.sh build
+# check-fuzz (FUZZ_SECONDS 15 per target unless set), check-vm, check-pair,
+# check-kunit, check-vm-debug (the scenarios in DEBUG_VM_CI only) in that
+# order, each one even when an earlier one failed. When a debug kernel tier
+# is asked for and the debug kernel is not cached, its build starts in the
+# background at nice 19 right after the build tier: it takes the CPU the
+# guests of check-vm and check-pair leave idle, and the debug tiers come
+# last, waiting for it (scripts/debug-kernel.sh locks its cache entry).
+# Its output goes to build/test-logs/debug-kernel.log. Arguments pick tiers (e.g. `scripts/run-tests.sh build
 # check-unit`). Each tier's output goes to the terminal and to
 # build/test-logs/TIER.log. A tier's count is taken from its last
 # 'N passed, N failed' line (or ctest's summary); a tier that prints neither
@@ -14,7 +19,7 @@
 set -uo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-ALL_TIERS=(build check-unit check-fuzz check-kunit check-vm check-vm-debug check-pair)
+ALL_TIERS=(build check-unit check-fuzz check-vm check-pair check-kunit check-vm-debug)
 # Under the debug kernel CI runs the scenarios that drive connections, the
 # QP state machine and device removal (about 4 minutes); the rest, the
 # hostile peer included, run in `make check-vm-debug` (about 25 minutes).
@@ -42,8 +47,25 @@ tier_cmd() {
 		make -C "$REPO" --no-print-directory JOBS="$JOBS" \
 			DEBUG_VM="$DEBUG_VM_CI" "$1"
 		;;
+	check-fuzz)
+		FUZZ_SECONDS=${FUZZ_SECONDS:-15} \
+			make -C "$REPO" --no-print-directory JOBS="$JOBS" "$1"
+		;;
 	*) make -C "$REPO" --no-print-directory JOBS="$JOBS" "$1" ;;
 	esac
+}
+
+# start_debug_kernel: build a cold debug kernel in the background (see top).
+start_debug_kernel() {
+	local dir
+	case " ${tiers[*]} " in
+	*" check-kunit "* | *" check-vm-debug "*) ;;
+	*) return 0 ;;
+	esac
+	dir=$("$REPO/scripts/debug-kernel.sh" --print-dir 2>/dev/null) || return 0
+	[ -e "$dir/.complete" ] && return 0
+	echo "===== debug kernel: cold, building in the background (log $LOGS/debug-kernel.log)"
+	nice -n 19 "$REPO/scripts/debug-kernel.sh" < /dev/null > "$LOGS/debug-kernel.log" 2>&1 &
 }
 
 # counts LOG RC: print "PASSED FAILED" for a tier from its log and status.
@@ -83,7 +105,9 @@ for t in "${tiers[@]}"; do
 	[ "$rc" = 0 ] || verdict=FAIL
 	summary+=("$(printf '%-12s %s  %4d passed, %3d failed  %5ds' "$t" "$verdict" "$p" "$f" "$secs")")
 	echo "===== $t: $verdict after ${secs}s"
+	[ "$t" != build ] || start_debug_kernel
 done
+wait
 
 echo
 echo "===== summary (logs in $LOGS, total $(($(date +%s) - start_all))s)"

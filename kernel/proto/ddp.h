@@ -144,21 +144,26 @@ u32 kiwi_ddp_seg_count(bool tagged, u32 msg_len, u32 mulpdu);
 #define KIWI_DDP_ANY_QP		0xffffffffU
 
 /**
- * struct kiwi_ddp_stream - local identity of the receiving stream.
- * @pd: protection domain id of the QP.
+ * struct kiwi_ddp_stream - local identity and rights of the receiving stream.
+ * @pd: identity of the QP's protection domain (the caller's choice of
+ *	value: an id or an address; only compared for equality).
  * @qp: QP (stream) id; never KIWI_DDP_ANY_QP.
+ * @access: KIWI_DDP_ACC_REMOTE_WRITE / KIWI_DDP_ACC_REMOTE_READ: the
+ *	remote operations the QP's consumer allows on this stream (its
+ *	qp_access_flags). Local write is a right of STags only.
  *
  * Local values only: nothing a peer sends can change them (SEC-11).
  */
 struct kiwi_ddp_stream {
-	u32 pd;
+	uintptr_t pd;
 	u32 qp;
+	u32 access;
 };
 
 /**
  * struct kiwi_ddp_stag_info - the caller's STag lookup result.
  * @valid: the STag exists and is valid (registered, not invalidated).
- * @pd: protection domain id of the STag.
+ * @pd: identity of the STag's protection domain (as kiwi_ddp_stream.pd).
  * @qp: QP the STag is bound to (a QP-bound memory window), or
  *	KIWI_DDP_ANY_QP for a PD-scoped STag.
  * @access: KIWI_DDP_ACC_* rights granted.
@@ -167,7 +172,7 @@ struct kiwi_ddp_stream {
  */
 struct kiwi_ddp_stag_info {
 	bool valid;
-	u32 pd;
+	uintptr_t pd;
 	u32 qp;
 	u32 access;
 	u64 base;
@@ -183,12 +188,18 @@ struct kiwi_ddp_stag_info {
  *	modulo 2^32, is "MSN range not valid".
  * @has_buf: a buffer is available for the segment's MSN.
  * @buf_len: octets in that buffer.
+ * @mo_next: octets of the message @msn_lo already placed: on an in-order
+ *	LLP (MPA over TCP) the next segment of the queue must carry exactly
+ *	this MO (0 for a message's first segment). Messages whose segments
+ *	each start where the last one ended are whole when L = 1 arrives
+ *	(DDP-017/052).
  */
 struct kiwi_ddp_queue_view {
 	u32 msn_lo;
 	u32 msn_win;
 	bool has_buf;
 	u32 buf_len;
+	u32 mo_next;
 };
 
 /**

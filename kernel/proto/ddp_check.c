@@ -57,9 +57,11 @@ int kiwi_ddp_to_range(u64 base, u64 size, u64 to, u32 len)
  * @st: the caller's lookup of @h->stag, or NULL if no such STag exists.
  *
  * Order: version; then, for @len > 0 only (DDP-046: STag and TO of a
- * zero-length tagged segment are not checked): STag valid, STag on this
- * PD and stream, access rights, TO wrap, bounds. DDP has no access code, so
- * a missing right is reported as RDMAP "access rights violation".
+ * zero-length tagged segment are not checked): the stream allows the
+ * remote rights in @need, STag valid, STag on this PD and stream, STag
+ * access rights, TO wrap, bounds. DDP has no access code, so a missing
+ * right (of the stream or of the STag) is reported as RDMAP "access
+ * rights violation" (RFC 5040 section 8.1.1).
  *
  * Return: KIWI_TERM_ERR_NONE, or the error to report.
  */
@@ -75,6 +77,8 @@ kiwi_ddp_check_tagged(const struct kiwi_ddp_hdr *h, u32 len, u32 need,
 		return err;
 	if (!h->tagged)
 		return KIWI_TERM_ERR_DDP_CATASTROPHIC;
+	if (need & ~KIWI_DDP_ACC_LOCAL_WRITE & ~s->access)
+		return KIWI_TERM_ERR_RDMAP_ACCESS;
 	if (!st || !st->valid)
 		return KIWI_TERM_ERR_DDP_T_INVALID_STAG;
 	if (!kiwi_ddp_stag_on_stream(s, st))
@@ -96,9 +100,11 @@ kiwi_ddp_check_tagged(const struct kiwi_ddp_hdr *h, u32 len, u32 need,
  * @q: the caller's view of queue @h->qn, or NULL if the stream has no
  *	such queue.
  *
- * Order: version, QN, MSN window, buffer present, MO inside the buffer,
- * MO + @len inside the buffer. A zero-length segment is checked as well:
- * a zero-length untagged message still consumes a buffer.
+ * Order: version, QN, MSN window, buffer present, MO where the message's
+ * placed octets end (@q->mo_next; a gap, an overlap or a message that
+ * starts with MO > 0 is "invalid MO", as siw reports it) and inside the
+ * buffer, MO + @len inside the buffer. A zero-length segment is checked as
+ * well: a zero-length untagged message still consumes a buffer.
  *
  * Return: KIWI_TERM_ERR_NONE, or the error to report.
  */
@@ -118,7 +124,7 @@ kiwi_ddp_check_untagged(const struct kiwi_ddp_hdr *h, u32 len,
 		return KIWI_TERM_ERR_DDP_U_MSN_RANGE;
 	if (!q->has_buf)
 		return KIWI_TERM_ERR_DDP_U_MSN_NOBUF;
-	if (h->mo > q->buf_len)
+	if (h->mo != q->mo_next || h->mo > q->buf_len)
 		return KIWI_TERM_ERR_DDP_U_MO;
 	if ((u64)h->mo + len > q->buf_len)
 		return KIWI_TERM_ERR_DDP_U_TOO_LONG;

@@ -14,10 +14,11 @@
  *     KIWI_TERM_ERR_DDP_CATASTROPHIC without copied headers.
  *  2. kiwi_rdmap_check_hdr(): DDP version, RDMAP version, opcode, T bit,
  *     QN, Read Request/Terminate shape.
- *  3. Tagged: look up the STag, kiwi_ddp_check_tagged(). Untagged: look up
- *     the queue of the QN, kiwi_ddp_check_untagged(). Read Request:
- *     kiwi_rdmap_rreq_decode() and kiwi_rdmap_check_rreq(). Send with
- *     Invalidate: kiwi_rdmap_check_inval() at delivery.
+ *  3. Tagged: look up the STag, kiwi_ddp_check_tagged(); a Read Response
+ *     first kiwi_rdmap_check_rresp() against the oldest outstanding Read.
+ *     Untagged: look up the queue of the QN, kiwi_ddp_check_untagged().
+ *     Read Request: kiwi_rdmap_rreq_decode() and kiwi_rdmap_check_rreq().
+ *     Send with Invalidate: kiwi_rdmap_check_inval() at delivery.
  *  4. On the first error: kiwi_term_from_err() with the failing ULPDU and
  *     kiwi_term_build_msg(); place nothing more (DDP-069/071).
  *  5. A received Terminate that passed 2-3 is read with kiwi_term_decode(),
@@ -151,6 +152,20 @@ struct kiwi_rdmap_rreq {
 	u64 src_to;
 };
 
+/**
+ * struct kiwi_rdmap_rresp_view - the Read a Read Response must answer.
+ * @sink_stag: Data Sink STag of the oldest outstanding RDMA Read.
+ * @sink_to: its Data Sink TO.
+ * @size: its RDMA Read Message Size.
+ * @placed: octets of its Read Response already placed.
+ */
+struct kiwi_rdmap_rresp_view {
+	u32 sink_stag;
+	u64 sink_to;
+	u32 size;
+	u32 placed;
+};
+
 const struct kiwi_rdmap_op_info *kiwi_rdmap_op_lookup(u8 op);
 u32 kiwi_rdmap_hdr_len(u8 op);
 const char *kiwi_rdmap_op_name(u8 op);
@@ -168,6 +183,9 @@ enum kiwi_term_err
 kiwi_rdmap_check_rreq(const struct kiwi_rdmap_rreq *r,
 		      const struct kiwi_ddp_stream *s,
 		      const struct kiwi_ddp_stag_info *st);
+enum kiwi_term_err
+kiwi_rdmap_check_rresp(const struct kiwi_ddp_hdr *h, u32 len,
+		       const struct kiwi_rdmap_rresp_view *v);
 enum kiwi_term_err
 kiwi_rdmap_check_inval(const struct kiwi_ddp_stream *s,
 		       const struct kiwi_ddp_stag_info *st);

@@ -76,8 +76,9 @@ enum kiwi_term_err kiwi_rdmap_check_hdr(const struct kiwi_ddp_hdr *h, u32 len)
  * @st: the caller's lookup of @r->src_stag, or NULL if no such STag.
  *
  * A zero-size Read is not checked at all (RDMAP-15). Otherwise, in order:
- * STag valid, STag on this PD and stream, remote read right, TO wrap,
- * bounds (RFC 5040 section 7.2 a-e plus the access rule of section 8.1.1).
+ * the stream allows remote reads (the QP's access flags), STag valid, STag
+ * on this PD and stream, the STag's remote read right, TO wrap, bounds
+ * (RFC 5040 section 7.2 a-e plus the access rules of section 8.1.1).
  * Last, the Data Sink range the Read Response will carry must not wrap
  * either: such a Response could not be segmented (kiwi_ddp_seg_init()
  * refuses it), so it is reported as TO wrap up front.
@@ -93,6 +94,8 @@ kiwi_rdmap_check_rreq(const struct kiwi_rdmap_rreq *r,
 
 	if (!r->size)
 		return KIWI_TERM_ERR_NONE;
+	if (!(s->access & KIWI_DDP_ACC_REMOTE_READ))
+		return KIWI_TERM_ERR_RDMAP_ACCESS;
 	if (!st || !st->valid)
 		return KIWI_TERM_ERR_RDMAP_INVALID_STAG;
 	if (!kiwi_ddp_stag_on_stream(s, st))
@@ -106,6 +109,44 @@ kiwi_rdmap_check_rreq(const struct kiwi_rdmap_rreq *r,
 		return KIWI_TERM_ERR_RDMAP_BOUNDS;
 	if (r->sink_to > ~(u64)0 - (r->size - 1))
 		return KIWI_TERM_ERR_RDMAP_TO_WRAP;
+	return KIWI_TERM_ERR_NONE;
+}
+
+/**
+ * kiwi_rdmap_check_rresp() - does a Read Response segment answer the Read?
+ * @h: decoded header of a Read Response segment (T = 1).
+ * @len: its payload octets.
+ * @v: the oldest outstanding Read and the octets of its Response already
+ *	placed, or NULL if no Read is outstanding.
+ *
+ * A Read Response with no Read outstanding is an "unexpected opcode". On an
+ * in-order LLP the Response of a Read is one tagged message whose segments
+ * arrive in order: a segment with payload must name the Read's Data Sink
+ * STag ("invalid STag" otherwise) and start where the placed octets end,
+ * TO = sink TO + placed, without running past the Read's size. The L = 1
+ * segment must complete the Read exactly: placed + @len == size, so a
+ * zero-length or short last segment cannot complete a Read whose sink was
+ * not filled. Those range errors have no code of their own and are
+ * reported as tagged "base or bounds violation", as siw does. The STag and
+ * TO of a zero-length segment are not checked (DDP-046). Memory checks of
+ * the sink follow with kiwi_ddp_check_tagged().
+ *
+ * Return: KIWI_TERM_ERR_NONE, or the error to report.
+ */
+enum kiwi_term_err
+kiwi_rdmap_check_rresp(const struct kiwi_ddp_hdr *h, u32 len,
+		       const struct kiwi_rdmap_rresp_view *v)
+{
+	if (!v)
+		return KIWI_TERM_ERR_RDMAP_OPCODE;
+	if (len && h->stag != v->sink_stag)
+		return KIWI_TERM_ERR_DDP_T_INVALID_STAG;
+	if (len && h->to != v->sink_to + v->placed)
+		return KIWI_TERM_ERR_DDP_T_BOUNDS;
+	if ((u64)v->placed + len > v->size)
+		return KIWI_TERM_ERR_DDP_T_BOUNDS;
+	if (h->last && v->placed + len != v->size)
+		return KIWI_TERM_ERR_DDP_T_BOUNDS;
 	return KIWI_TERM_ERR_NONE;
 }
 

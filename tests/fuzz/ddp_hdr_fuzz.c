@@ -7,9 +7,12 @@
  * read as zero), then one received DDP segment. Checks, aborting on any
  * violation: the header codec round-trips; every validator returns a value
  * of enum kiwi_term_err; a tagged or untagged segment accepted for placement
- * lies inside its buffer (128-bit oracle) and on this PD/stream (SEC-11:
- * no received octet changes the local PD/QP association); a Read
- * Request's source range likewise; the Terminate built for any error
+ * lies inside its buffer (128-bit oracle), on this PD/stream (SEC-11:
+ * no received octet changes the local PD/QP association) and within the
+ * stream's own rights; an accepted untagged segment starts where the
+ * message's placed octets end; a Read Request's source range likewise; an
+ * accepted Read Response continues the outstanding Read's sink in order
+ * and its last segment completes it exactly; the Terminate built for any error
  * re-encodes and decodes to itself; and the segmentation of the given
  * message length at the given MULPDU covers it exactly.
  */
@@ -23,6 +26,8 @@ struct ddp_fuzz_state {
 	struct kiwi_ddp_stream s;
 	struct kiwi_ddp_stag_info st;
 	struct kiwi_ddp_queue_view q;
+	struct kiwi_rdmap_rresp_view rr;
+	bool have_rr;
 	bool have_st;
 	bool have_q;
 	u32 mulpdu;
@@ -37,6 +42,8 @@ static void ddp_fuzz_state(struct ddp_fuzz_state *f, const uint8_t *c)
 	memset(f, 0, sizeof(*f));
 	f->s.pd = 1;
 	f->s.qp = 7;
+	f->s.access = (c[0] & 0x20 ? KIWI_DDP_ACC_REMOTE_WRITE : 0) |
+		      (c[0] & 0x40 ? KIWI_DDP_ACC_REMOTE_READ : 0);
 	f->have_st = c[0] & 1;
 	f->st.valid = c[0] & 2;
 	f->st.pd = (c[0] & 4) ? 2 : 1;
@@ -49,6 +56,12 @@ static void ddp_fuzz_state(struct ddp_fuzz_state *f, const uint8_t *c)
 	f->q.msn_lo = ddp_fuzz_be32(c + 19);
 	f->q.msn_win = ddp_fuzz_be32(c + 23);
 	f->q.buf_len = ddp_fuzz_be32(c + 27);
+	f->q.mo_next = (c[18] & 4) ? f->q.buf_len >> (c[18] >> 3 & 31) : 0;
+	f->have_rr = c[18] & 8;
+	f->rr.sink_stag = ddp_fuzz_be32(c + 36);
+	f->rr.sink_to = f->st.base;
+	f->rr.size = f->q.buf_len;
+	f->rr.placed = f->q.mo_next;
 	f->mulpdu = (u32)c[31] << 8 | c[32];
 	f->msg_len = ((u32)c[33] << 16 | (u32)c[34] << 8 | c[35]) & 0xfffff;
 	f->to = (u64)ddp_fuzz_be32(c + 36) << 24;
@@ -105,7 +118,26 @@ static void ddp_fuzz_tagged(const struct ddp_fuzz_state *f,
 		return;
 	DDP_FUZZ_CHECK(st && st->valid && kiwi_ddp_stag_on_stream(&f->s, st));
 	DDP_FUZZ_CHECK((st->access & need) == need);
+	DDP_FUZZ_CHECK(!(need & ~KIWI_DDP_ACC_LOCAL_WRITE & ~f->s.access));
 	DDP_FUZZ_CHECK(ddp_fuzz_inside(st->base, st->len, h->to, plen));
+}
+
+static void ddp_fuzz_rresp(const struct ddp_fuzz_state *f,
+			   const struct kiwi_ddp_hdr *h, u32 plen)
+{
+	const struct kiwi_rdmap_rresp_view *v = f->have_rr ? &f->rr : NULL;
+	enum kiwi_term_err err;
+
+	if (v && v->placed > v->size)
+		return;	/* not a state the caller can be in */
+	err = kiwi_rdmap_check_rresp(h, plen, v);
+	DDP_FUZZ_CHECK((u32)err < KIWI_TERM_ERR_COUNT);
+	if (err != KIWI_TERM_ERR_NONE)
+		return;
+	DDP_FUZZ_CHECK(v && (u64)v->placed + plen <= v->size);
+	DDP_FUZZ_CHECK(!plen || (h->stag == v->sink_stag &&
+				 h->to == v->sink_to + v->placed));
+	DDP_FUZZ_CHECK(!h->last || v->placed + plen == v->size);
 }
 
 static void ddp_fuzz_untagged(const struct ddp_fuzz_state *f,
@@ -119,6 +151,7 @@ static void ddp_fuzz_untagged(const struct ddp_fuzz_state *f,
 	if (err != KIWI_TERM_ERR_NONE)
 		return;
 	DDP_FUZZ_CHECK(q && q->has_buf && h->msn - q->msn_lo < q->msn_win);
+	DDP_FUZZ_CHECK(h->mo == q->mo_next);
 	DDP_FUZZ_CHECK((u64)h->mo + plen <= q->buf_len);
 }
 
@@ -139,6 +172,7 @@ static void ddp_fuzz_rreq(const struct ddp_fuzz_state *f, const uint8_t *p,
 	DDP_FUZZ_CHECK((u32)err < KIWI_TERM_ERR_COUNT);
 	if (err != KIWI_TERM_ERR_NONE || !r.size)
 		return;
+	DDP_FUZZ_CHECK(f->s.access & KIWI_DDP_ACC_REMOTE_READ);
 	DDP_FUZZ_CHECK(st && st->valid && kiwi_ddp_stag_on_stream(&f->s, st));
 	DDP_FUZZ_CHECK(st->access & KIWI_DDP_ACC_REMOTE_READ);
 	DDP_FUZZ_CHECK(ddp_fuzz_inside(st->base, st->len, r.src_to, r.size));
@@ -195,7 +229,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ddp_fuzz_term(kiwi_rdmap_check_hdr(&h, plen), seg, len);
 	if (h.tagged)
 		ddp_fuzz_tagged(&f, &h, plen, ctl[1] >> 4);
-	else
+	if (h.tagged && kiwi_rdmap_opcode(h.ulp_ctrl) == KIWI_RDMAP_READ_RESP)
+		ddp_fuzz_rresp(&f, &h, plen);
+	if (!h.tagged)
 		ddp_fuzz_untagged(&f, &h, plen);
 	ddp_fuzz_term(h.tagged ?
 		      kiwi_ddp_check_tagged(&h, plen, ctl[1] >> 4, &f.s,

@@ -15,6 +15,9 @@
 #
 # usage: tests/fuzz/run.sh [TARGET...]     (default: every target)
 # env:   FUZZ_SECONDS  run time per target (default 30; e.g. 300 for a long run)
+#        FUZZ_RUNS     stop a target after this many executions instead (its
+#                      time limit is then FUZZ_SECONDS, default a day); make
+#                      check-fuzz-long runs 10^7 per target
 #        KIWI_BUILD    build dir (default REPO/build); objects in KIWI_BUILD/fuzz
 #        CC            clang (default clang)
 #        FUZZ_NICE     nice level of the fuzzing processes (default 10)
@@ -23,7 +26,12 @@ set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 OUT=${KIWI_BUILD:-$REPO/build}/fuzz
-SECONDS_EACH=${FUZZ_SECONDS:-30}
+RUNS=${FUZZ_RUNS:-}
+if [ -n "$RUNS" ]; then
+	SECONDS_EACH=${FUZZ_SECONDS:-86400}
+else
+	SECONDS_EACH=${FUZZ_SECONDS:-30}
+fi
 CC=${CC:-clang}
 NICE=${FUZZ_NICE:-10}
 SAN=("-fsanitize=address,undefined" -fno-sanitize-recover=all)
@@ -37,6 +45,7 @@ die() {
 }
 
 [[ "$SECONDS_EACH" =~ ^[1-9][0-9]*$ ]] || die "FUZZ_SECONDS='$SECONDS_EACH' is not a positive number"
+[[ -z "$RUNS" || "$RUNS" =~ ^[1-9][0-9]*$ ]] || die "FUZZ_RUNS='$RUNS' is not a positive number"
 command -v "$CC" > /dev/null || die "$CC missing (apt-get install clang libclang-rt-14-dev)"
 
 # The wire library, instrumented for coverage but without libFuzzer's main.
@@ -66,22 +75,25 @@ build_target() {
 
 # run_target NAME: fuzz for SECONDS_EACH; prints the verdict line.
 run_target() {
-	local name=$1 work log rc=0 execs rate dict=()
+	local name=$1 work log rc=0 execs rate dict=() runs=() start secs
 
 	work=$(mktemp -d "$OUT/corpus-$name.XXXXXX")
 	log=$OUT/logs/$name.log
 	[ -d "$REPO/tests/fuzz/corpus/$name" ] && cp -r "$REPO/tests/fuzz/corpus/$name/." "$work/"
 	[ -r "$REPO/tests/fuzz/$name.dict" ] && dict=(-dict="$REPO/tests/fuzz/$name.dict")
+	[ -z "$RUNS" ] || runs=(-runs="$RUNS")
+	start=$(date +%s)
 	mkdir -p "$OUT/artifacts"
-	nice -n "$NICE" "$OUT/bin/$name" "${dict[@]}" -max_total_time="$SECONDS_EACH" \
+	nice -n "$NICE" "$OUT/bin/$name" "${dict[@]}" "${runs[@]}" -max_total_time="$SECONDS_EACH" \
 		-timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
 		-artifact_prefix="$OUT/artifacts/$name-" "$work" > "$log" 2>&1 || rc=$?
 	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
 	rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -n 1)
+	secs=$(($(date +%s) - start))
 	rm -rf "$work"
 	if [ "$rc" -eq 0 ] && ! grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error:' "$log"; then
 		printf 'PASS %s: %s execs in %s s (%s/s), seeds %s\n' "$name" "${execs:-?}" \
-			"$SECONDS_EACH" "${rate:-?}" "$(find "$REPO/tests/fuzz/corpus/$name" -type f 2> /dev/null | wc -l)"
+			"$secs" "${rate:-?}" "$(find "$REPO/tests/fuzz/corpus/$name" -type f 2> /dev/null | wc -l)"
 		return 0
 	fi
 	printf 'FAIL %s: exit %s after %s execs; log %s\n' "$name" "$rc" "${execs:-?}" "$log"

@@ -19,7 +19,10 @@ static const u8 write_hdr[KIWI_DDP_TAGGED_HDR_LEN] = {
 	0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08,
 };
 
-static const struct kiwi_ddp_stream kstream = { .pd = 3, .qp = 17 };
+static const struct kiwi_ddp_stream kstream = {
+	.pd = 3, .qp = 17,
+	.access = KIWI_DDP_ACC_REMOTE_WRITE | KIWI_DDP_ACC_REMOTE_READ,
+};
 
 static void ddp_hdr_untagged(struct kunit *test)
 {
@@ -162,6 +165,35 @@ static void ddp_check_tagged_codes(struct kunit *test)
 			KIWI_TERM_ERR_DDP_T_INVALID_STAG);
 }
 
+/* A stream without remote write refuses any Write with payload. */
+static void ddp_check_tagged_stream_rights(struct kunit *test)
+{
+	struct kiwi_ddp_stream ro = kstream;
+	struct kiwi_ddp_stag_info st = {
+		.valid = true, .pd = 3, .qp = KIWI_DDP_ANY_QP,
+		.access = KIWI_DDP_ACC_REMOTE_WRITE | KIWI_DDP_ACC_LOCAL_WRITE,
+		.base = 0x1000, .len = 0x100,
+	};
+	struct kiwi_ddp_hdr h = {
+		.tagged = true, .last = true, .dv = 1, .ulp_ctrl = 0x40,
+		.stag = 0x100, .to = 0x1000,
+	};
+
+	ro.access = KIWI_DDP_ACC_REMOTE_READ;
+	KUNIT_EXPECT_EQ(test, kiwi_ddp_check_tagged(&h, 1,
+						    KIWI_DDP_ACC_REMOTE_WRITE,
+						    &ro, &st),
+			KIWI_TERM_ERR_RDMAP_ACCESS);
+	KUNIT_EXPECT_EQ(test, kiwi_ddp_check_tagged(&h, 0,
+						    KIWI_DDP_ACC_REMOTE_WRITE,
+						    &ro, NULL),
+			KIWI_TERM_ERR_NONE);
+	KUNIT_EXPECT_EQ(test, kiwi_ddp_check_tagged(&h, 1,
+						    KIWI_DDP_ACC_LOCAL_WRITE,
+						    &ro, &st),
+			KIWI_TERM_ERR_NONE);
+}
+
 static enum kiwi_term_err ksend(u8 dv, u32 msn, u32 mo, u32 len,
 				const struct kiwi_ddp_queue_view *q)
 {
@@ -186,8 +218,13 @@ static void ddp_check_untagged_codes(struct kunit *test)
 			KIWI_TERM_ERR_DDP_U_MSN_RANGE);
 	KUNIT_EXPECT_EQ(test, ksend(1, 0, 1001, 0, &q),
 			KIWI_TERM_ERR_DDP_U_MO);
+	KUNIT_EXPECT_EQ(test, ksend(1, 0, 1, 0, &q), KIWI_TERM_ERR_DDP_U_MO);
+	q.mo_next = 1000;
 	KUNIT_EXPECT_EQ(test, ksend(1, 0, 1000, 1, &q),
 			KIWI_TERM_ERR_DDP_U_TOO_LONG);
+	KUNIT_EXPECT_EQ(test, ksend(1, 0, 999, 0, &q), KIWI_TERM_ERR_DDP_U_MO);
+	KUNIT_EXPECT_EQ(test, ksend(1, 0, 1000, 0, &q), KIWI_TERM_ERR_NONE);
+	q.mo_next = 0;
 	KUNIT_EXPECT_EQ(test, ksend(2, 0, 0, 1, &q),
 			KIWI_TERM_ERR_DDP_U_VERSION);
 	q.has_buf = false;
@@ -203,6 +240,7 @@ static struct kunit_case ddp_cases[] = {
 	KUNIT_CASE(ddp_seg_examples),
 	KUNIT_CASE(ddp_seg_zero_length),
 	KUNIT_CASE(ddp_check_tagged_codes),
+	KUNIT_CASE(ddp_check_tagged_stream_rights),
 	KUNIT_CASE(ddp_check_untagged_codes),
 	{}
 };

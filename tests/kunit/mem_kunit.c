@@ -371,6 +371,73 @@ static void invalidate_rules(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&usr->state), KIWI_MR_VALID);
 }
 
+/*
+ * The receive path judges an STag as rx.c does: kiwi_mr_stag_info() of the
+ * MR behind it, then proto/'s validators with the QP as stream (PD by
+ * address, the QP's remote rights). DDP-068, RDMAP-18/24, SEC-01/02/06/07.
+ */
+static void stag_info_judged_by_proto(struct kunit *test)
+{
+	struct mem_env *env = test->priv;
+	struct kiwi_ddp_stream s = {
+		.pd = (uintptr_t)&env->pd[0], .qp = 5,
+		.access = KIWI_DDP_ACC_REMOTE_WRITE | KIWI_DDP_ACC_REMOTE_READ,
+	};
+	struct kiwi_mr *fr = mk_frmr(test, IB_ACCESS_LOCAL_WRITE |
+				     IB_ACCESS_REMOTE_WRITE, 0x1000, 0x2000);
+	struct kiwi_mr *usr = mk_mr(test, KIWI_MR_USER, 9,
+				    IB_ACCESS_LOCAL_WRITE |
+				    IB_ACCESS_REMOTE_READ, 0x8000, 0x100);
+	struct kiwi_ddp_hdr h = {
+		.tagged = true, .last = true, .dv = 1, .ulp_ctrl = 0x40,
+		.stag = fr->stag, .to = 0x1000,
+	};
+	struct kiwi_rdmap_rreq r = { .size = 0x100, .src_to = 0x8000 };
+	struct kiwi_ddp_stag_info st;
+
+	kiwi_mr_stag_info(fr, fr->stag, &st);
+	KUNIT_EXPECT_TRUE(test, st.valid);
+	KUNIT_EXPECT_EQ(test, st.access, KIWI_DDP_ACC_LOCAL_WRITE |
+			KIWI_DDP_ACC_REMOTE_WRITE | KIWI_DDP_ACC_REMOTE_INV);
+	KUNIT_EXPECT_EQ(test, kiwi_ddp_check_tagged(&h, 0x2000,
+				KIWI_DDP_ACC_REMOTE_WRITE, &s, &st),
+			KIWI_TERM_ERR_NONE);
+	KUNIT_EXPECT_EQ(test, kiwi_ddp_check_tagged(&h, 0x2001,
+				KIWI_DDP_ACC_REMOTE_WRITE, &s, &st),
+			KIWI_TERM_ERR_DDP_T_BOUNDS);
+	KUNIT_EXPECT_EQ(test, kiwi_rdmap_check_inval(&s, &st),
+			KIWI_TERM_ERR_NONE);
+	s.pd = (uintptr_t)&env->pd[1];
+	KUNIT_EXPECT_EQ(test, kiwi_ddp_check_tagged(&h, 1,
+				KIWI_DDP_ACC_REMOTE_WRITE, &s, &st),
+			KIWI_TERM_ERR_DDP_T_STAG_STREAM);
+	s.pd = (uintptr_t)&env->pd[0];
+	kiwi_mr_stag_info(fr, fr->stag ^ 1, &st);
+	KUNIT_EXPECT_FALSE(test, st.valid);
+	KUNIT_EXPECT_EQ(test, kiwi_ddp_check_tagged(&h, 1,
+				KIWI_DDP_ACC_REMOTE_WRITE, &s, &st),
+			KIWI_TERM_ERR_DDP_T_INVALID_STAG);
+
+	/* A user MR: readable, not writable remotely, not invalidatable. */
+	kiwi_mr_stag_info(usr, usr->stag, &st);
+	KUNIT_EXPECT_EQ(test, kiwi_rdmap_check_rreq(&r, &s, &st),
+			KIWI_TERM_ERR_NONE);
+	h.stag = usr->stag;
+	h.to = 0x8000;
+	KUNIT_EXPECT_EQ(test, kiwi_ddp_check_tagged(&h, 1,
+				KIWI_DDP_ACC_REMOTE_WRITE, &s, &st),
+			KIWI_TERM_ERR_RDMAP_ACCESS);
+	KUNIT_EXPECT_EQ(test, kiwi_rdmap_check_inval(&s, &st),
+			KIWI_TERM_ERR_RDMAP_CANNOT_INVALIDATE);
+	/* The QP's own rights come first. */
+	s.access = KIWI_DDP_ACC_REMOTE_WRITE;
+	KUNIT_EXPECT_EQ(test, kiwi_rdmap_check_rreq(&r, &s, &st),
+			KIWI_TERM_ERR_RDMAP_ACCESS);
+	atomic_set(&usr->state, KIWI_MR_INVALID);
+	kiwi_mr_stag_info(usr, usr->stag, &st);
+	KUNIT_EXPECT_FALSE(test, st.valid);
+}
+
 /* An invalid fast-reg MR with map_mr_sg's geometry in its ib_mr. */
 static struct kiwi_mr *mk_mapped(struct kunit *test)
 {
@@ -431,6 +498,7 @@ static struct kunit_case mem_cases[] = {
 	KUNIT_CASE(write_needs_local_write),
 	KUNIT_CASE(get_rules),
 	KUNIT_CASE(invalidate_rules),
+	KUNIT_CASE(stag_info_judged_by_proto),
 	KUNIT_CASE(fast_reg_rules),
 	{}
 };

@@ -10,7 +10,10 @@
 #include "proto/rdmap.h"
 #include "proto/term.h"
 
-static const struct kiwi_ddp_stream kstream = { .pd = 1, .qp = 2 };
+static const struct kiwi_ddp_stream kstream = {
+	.pd = 1, .qp = 2,
+	.access = KIWI_DDP_ACC_REMOTE_WRITE | KIWI_DDP_ACC_REMOTE_READ,
+};
 
 static void rdmap_ctrl_octets(struct kunit *test)
 {
@@ -102,11 +105,63 @@ static void rdmap_rreq_checks(struct kunit *test)
 			KIWI_TERM_ERR_NONE);
 }
 
+/* A stream without remote read refuses a Read Request of any size > 0. */
+static void rdmap_rreq_stream_rights(struct kunit *test)
+{
+	struct kiwi_ddp_stream wo = kstream;
+	struct kiwi_rdmap_rreq r = { .size = 16, .src_to = 0x1000 };
+
+	wo.access = KIWI_DDP_ACC_REMOTE_WRITE;
+	KUNIT_EXPECT_EQ(test, kiwi_rdmap_check_rreq(&r, &wo, NULL),
+			KIWI_TERM_ERR_RDMAP_ACCESS);
+	r.size = 0;
+	KUNIT_EXPECT_EQ(test, kiwi_rdmap_check_rreq(&r, &wo, NULL),
+			KIWI_TERM_ERR_NONE);
+}
+
+static enum kiwi_term_err krresp(u64 to, u32 len, bool last,
+				 const struct kiwi_rdmap_rresp_view *v)
+{
+	struct kiwi_ddp_hdr h = {
+		.tagged = true, .last = last, .dv = 1, .ulp_ctrl = 0x42,
+		.stag = 0x77, .to = to,
+	};
+
+	return kiwi_rdmap_check_rresp(&h, len, v);
+}
+
+/* A Read Response covers the Read's sink in order, exactly. */
+static void rdmap_rresp_coverage(struct kunit *test)
+{
+	struct kiwi_rdmap_rresp_view v = {
+		.sink_stag = 0x77, .sink_to = 0x2000, .size = 100,
+	};
+
+	KUNIT_EXPECT_EQ(test, krresp(0x2000, 100, true, NULL),
+			KIWI_TERM_ERR_RDMAP_OPCODE);
+	KUNIT_EXPECT_EQ(test, krresp(0x2000, 100, true, &v),
+			KIWI_TERM_ERR_NONE);
+	KUNIT_EXPECT_EQ(test, krresp(0, 0, true, &v),
+			KIWI_TERM_ERR_DDP_T_BOUNDS);
+	KUNIT_EXPECT_EQ(test, krresp(0x2000, 60, true, &v),
+			KIWI_TERM_ERR_DDP_T_BOUNDS);
+	v.placed = 60;
+	KUNIT_EXPECT_EQ(test, krresp(0x2000 + 60, 40, true, &v),
+			KIWI_TERM_ERR_NONE);
+	KUNIT_EXPECT_EQ(test, krresp(0x2000 + 61, 39, false, &v),
+			KIWI_TERM_ERR_DDP_T_BOUNDS);
+	v.sink_stag = 0x78;
+	KUNIT_EXPECT_EQ(test, krresp(0x2000 + 60, 40, true, &v),
+			KIWI_TERM_ERR_DDP_T_INVALID_STAG);
+}
+
 static struct kunit_case rdmap_cases[] = {
 	KUNIT_CASE(rdmap_ctrl_octets),
 	KUNIT_CASE(rdmap_unsupported_opcodes),
 	KUNIT_CASE(rdmap_rreq_codec),
 	KUNIT_CASE(rdmap_rreq_checks),
+	KUNIT_CASE(rdmap_rreq_stream_rights),
+	KUNIT_CASE(rdmap_rresp_coverage),
 	{}
 };
 

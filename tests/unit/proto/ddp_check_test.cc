@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 // DDP receive validation (RFC 5041 section 7.1) and every error number of
-// section 7.2 (DDP-046, DDP-066, DDP-068, DDP-073, SEC-01..05, SEC-08/10).
+// section 7.2 (DDP-046, DDP-066, DDP-068, DDP-073, SEC-01..05, SEC-08/10),
+// the stream's own rights and MO continuity on an in-order LLP.
 #include <gtest/gtest.h>
 
 #include "ddp_test_util.h"
@@ -9,7 +10,11 @@ using namespace ddptest;
 
 namespace {
 
-const kiwi_ddp_stream stream = {.pd = 3, .qp = 17};
+const kiwi_ddp_stream stream = {
+	.pd = 3,
+	.qp = 17,
+	.access = KIWI_DDP_ACC_REMOTE_WRITE | KIWI_DDP_ACC_REMOTE_READ,
+};
 
 kiwi_ddp_stag_info mr(uint64_t base, uint64_t len)
 {
@@ -134,6 +139,31 @@ TEST(DdpCheckTagged, AccessRights)
 					&stream, &st));
 }
 
+// RFC 5040 section 8.1.1: a QP whose consumer allows no remote writes
+// refuses a Write into any STag (0, 1, 02), before the STag is looked at;
+// a Read Response sink needs no remote right of the stream.
+TEST(DdpCheckTagged, StreamRights)
+{
+	const kiwi_ddp_stream ro = {
+		.pd = 3, .qp = 17, .access = KIWI_DDP_ACC_REMOTE_READ};
+	auto st = mr(0, 4096);
+	kiwi_ddp_hdr h = tagged(KIWI_RDMAP_WRITE, 0x100, 0);
+	kiwi_ddp_hdr rr = tagged(KIWI_RDMAP_READ_RESP, 0x100, 0);
+
+	EXPECT_EQ(KIWI_TERM_ERR_RDMAP_ACCESS,
+		  kiwi_ddp_check_tagged(&h, 1, KIWI_DDP_ACC_REMOTE_WRITE, &ro,
+					&st));
+	EXPECT_EQ(KIWI_TERM_ERR_RDMAP_ACCESS,
+		  kiwi_ddp_check_tagged(&h, 1, KIWI_DDP_ACC_REMOTE_WRITE, &ro,
+					nullptr));
+	EXPECT_EQ(KIWI_TERM_ERR_NONE,
+		  kiwi_ddp_check_tagged(&h, 0, KIWI_DDP_ACC_REMOTE_WRITE, &ro,
+					nullptr));
+	EXPECT_EQ(KIWI_TERM_ERR_NONE,
+		  kiwi_ddp_check_tagged(&rr, 1, KIWI_DDP_ACC_LOCAL_WRITE, &ro,
+					&st));
+}
+
 // Order of checks: invalid STag beats association beats bounds.
 TEST(DdpCheckTagged, CheckOrder)
 {
@@ -149,13 +179,14 @@ TEST(DdpCheckTagged, CheckOrder)
 }
 
 kiwi_ddp_queue_view queue(uint32_t msn_lo, uint32_t win, uint32_t buf_len,
-			  bool has_buf = true)
+			  bool has_buf = true, uint32_t mo_next = 0)
 {
 	kiwi_ddp_queue_view q{};
 	q.msn_lo = msn_lo;
 	q.msn_win = win;
 	q.has_buf = has_buf;
 	q.buf_len = buf_len;
+	q.mo_next = mo_next;
 	return q;
 }
 
@@ -170,15 +201,37 @@ enum kiwi_term_err send(uint32_t msn, uint32_t mo, uint32_t len,
 TEST(DdpCheckUntagged, ValidSend)
 {
 	auto q = queue(1, 1, 2048);
+	auto second = queue(1, 1, 2048, true, 1482);
 
 	EXPECT_EQ(KIWI_TERM_ERR_NONE, send(1, 0, 1482, &q));
-	EXPECT_EQ(KIWI_TERM_ERR_NONE, send(1, 1482, 566, &q));
+	EXPECT_EQ(KIWI_TERM_ERR_NONE, send(1, 1482, 566, &second));
+}
+
+// DDP-017/052: on an in-order LLP each segment starts where the placed
+// octets end, so an L = 1 segment completes a whole message. A first
+// segment with MO > 0 (a Send that is only its last segment), a gap and an
+// overlap are all "invalid MO" (1, 2, 04), as siw reports them.
+TEST(DdpCheckUntagged, MoContinuity)
+{
+	auto first = queue(1, 1, 4096);
+	auto mid = queue(1, 1, 4096, true, 1000);
+
+	EXPECT_EQ(KIWI_TERM_ERR_DDP_U_MO, send(1, 1000, 24, &first));
+	EXPECT_EQ(KIWI_TERM_ERR_DDP_U_MO, send(1, 1, 0, &first));
+	EXPECT_EQ(KIWI_TERM_ERR_NONE, send(1, 1000, 24, &mid));
+	EXPECT_EQ(KIWI_TERM_ERR_DDP_U_MO, send(1, 1001, 24, &mid));
+	EXPECT_EQ(KIWI_TERM_ERR_DDP_U_MO, send(1, 999, 24, &mid));
+	EXPECT_EQ(KIWI_TERM_ERR_DDP_U_MO, send(1, 0, 24, &mid));
+	// MSN and buffer errors are reported before the MO.
+	EXPECT_EQ(KIWI_TERM_ERR_DDP_U_MSN_RANGE, send(2, 1001, 24, &mid));
 }
 
 // SEC-08: each untagged error number (1, 2, 01..05).
 TEST(DdpCheckUntagged, ErrorNumbers)
 {
 	auto q = queue(5, 1, 1000);
+	auto full = queue(5, 1, 1000, true, 1000);
+	auto end = queue(5, 1, 1000, true, 999);
 	auto nobuf = queue(5, 1, 0, false);
 
 	EXPECT_EQ(KIWI_TERM_ERR_DDP_U_INVALID_QN, send(5, 0, 1, nullptr));
@@ -186,12 +239,13 @@ TEST(DdpCheckUntagged, ErrorNumbers)
 	EXPECT_EQ(KIWI_TERM_ERR_DDP_U_MSN_RANGE, send(6, 0, 1, &q));
 	EXPECT_EQ(KIWI_TERM_ERR_DDP_U_MSN_RANGE, send(4, 0, 1, &q));
 	EXPECT_EQ(KIWI_TERM_ERR_DDP_U_MO, send(5, 1001, 0, &q));
-	EXPECT_EQ(KIWI_TERM_ERR_DDP_U_TOO_LONG, send(5, 1000, 1, &q));
+	EXPECT_EQ(KIWI_TERM_ERR_DDP_U_TOO_LONG, send(5, 1000, 1, &full));
 	EXPECT_EQ(KIWI_TERM_ERR_DDP_U_TOO_LONG, send(5, 0, 1001, &q));
-	EXPECT_EQ(KIWI_TERM_ERR_NONE, send(5, 1000, 0, &q));
+	EXPECT_EQ(KIWI_TERM_ERR_NONE, send(5, 1000, 0, &full));
 	EXPECT_EQ(KIWI_TERM_ERR_DDP_U_MO,
 		  send(5, 0xffffffffu, 0xffffffffu, &q));
-	EXPECT_EQ(KIWI_TERM_ERR_DDP_U_TOO_LONG, send(5, 999, 0xffffffffu, &q));
+	EXPECT_EQ(KIWI_TERM_ERR_DDP_U_TOO_LONG,
+		  send(5, 999, 0xffffffffu, &end));
 }
 
 // SEC-10: DV != 1 on an untagged segment -> (1, 2, 06).

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 // RDMAP (RFC 5040): control octet, opcode table, Read Request codec and the
-// section 7.2 receive checks (RDMAP-01..08, 11, 15, 17, 18, 24; EXT-02).
+// section 7.2 receive checks (RDMAP-01..08, 11, 15, 17, 18, 24; EXT-02),
+// the stream's rights and Read Response coverage (RDMAP-16).
 #include <gtest/gtest.h>
 
 #include <random>
@@ -15,7 +16,11 @@ using namespace ddptest;
 
 namespace {
 
-const kiwi_ddp_stream stream = {.pd = 1, .qp = 2};
+const kiwi_ddp_stream stream = {
+	.pd = 1,
+	.qp = 2,
+	.access = KIWI_DDP_ACC_REMOTE_WRITE | KIWI_DDP_ACC_REMOTE_READ,
+};
 
 // RDMAP-01 and the digest's wire table: control octets with RV = 1.
 TEST(Rdmap, ControlOctets)
@@ -311,6 +316,71 @@ TEST(RdmapCheck, ReadRequestSource)
 	r.src_to = ~0ull - 0x10;
 	EXPECT_EQ(KIWI_TERM_ERR_RDMAP_TO_WRAP,
 		  kiwi_rdmap_check_rreq(&r, &stream, &st));
+}
+
+// RFC 5040 section 8.1.1: a QP whose consumer allows no remote reads
+// refuses a Read Request (0, 1, 02) before its STag is looked at; a
+// zero-size Read is still not checked (RDMAP-15).
+TEST(RdmapCheck, ReadRequestStreamRights)
+{
+	const kiwi_ddp_stream wo = {
+		.pd = 1, .qp = 2, .access = KIWI_DDP_ACC_REMOTE_WRITE};
+	auto st = src(0x1000, 0x1000);
+	kiwi_rdmap_rreq r = {5, 0, 0x1000, 9, 0x1000};
+
+	EXPECT_EQ(KIWI_TERM_ERR_RDMAP_ACCESS,
+		  kiwi_rdmap_check_rreq(&r, &wo, &st));
+	EXPECT_EQ(KIWI_TERM_ERR_RDMAP_ACCESS,
+		  kiwi_rdmap_check_rreq(&r, &wo, nullptr));
+	r.size = 0;
+	EXPECT_EQ(KIWI_TERM_ERR_NONE, kiwi_rdmap_check_rreq(&r, &wo, nullptr));
+}
+
+enum kiwi_term_err rresp(uint32_t stag, uint64_t to, uint32_t len, bool last,
+			 const kiwi_rdmap_rresp_view *v)
+{
+	kiwi_ddp_hdr h = tagged(KIWI_RDMAP_READ_RESP, stag, to);
+
+	h.last = last;
+	return kiwi_rdmap_check_rresp(&h, len, v);
+}
+
+// RDMAP-13/16: a Read Response fills the oldest Read's sink in order and
+// its last segment completes it exactly; no Read outstanding is an
+// unexpected opcode (0, 2, 06); a wrong sink STag is (1, 1, 00); a gap,
+// an overrun, a short or a zero-length last segment is (1, 1, 01).
+TEST(RdmapCheck, ReadResponseCoverage)
+{
+	kiwi_rdmap_rresp_view v = {0x55, 0x10000, 4096, 0};
+
+	EXPECT_EQ(KIWI_TERM_ERR_RDMAP_OPCODE,
+		  rresp(0x55, 0x10000, 4096, true, nullptr));
+	EXPECT_EQ(KIWI_TERM_ERR_NONE, rresp(0x55, 0x10000, 4096, true, &v));
+	EXPECT_EQ(KIWI_TERM_ERR_NONE, rresp(0x55, 0x10000, 1000, false, &v));
+	EXPECT_EQ(KIWI_TERM_ERR_DDP_T_INVALID_STAG,
+		  rresp(0x56, 0x10000, 4096, true, &v));
+	EXPECT_EQ(KIWI_TERM_ERR_DDP_T_BOUNDS,
+		  rresp(0x55, 0x10001, 100, false, &v));
+	EXPECT_EQ(KIWI_TERM_ERR_DDP_T_BOUNDS,
+		  rresp(0x55, 0x10000, 4097, false, &v));
+	EXPECT_EQ(KIWI_TERM_ERR_DDP_T_BOUNDS,
+		  rresp(0x55, 0x10000, 4095, true, &v));
+	// Zero length: STag and TO not checked (DDP-046), coverage is.
+	EXPECT_EQ(KIWI_TERM_ERR_DDP_T_BOUNDS, rresp(0, 0, 0, true, &v));
+	EXPECT_EQ(KIWI_TERM_ERR_NONE, rresp(0, 0, 0, false, &v));
+	v.placed = 1000;
+	EXPECT_EQ(KIWI_TERM_ERR_NONE,
+		  rresp(0x55, 0x10000 + 1000, 3096, true, &v));
+	EXPECT_EQ(KIWI_TERM_ERR_DDP_T_BOUNDS,
+		  rresp(0x55, 0x10000, 3096, true, &v));
+	EXPECT_EQ(KIWI_TERM_ERR_DDP_T_BOUNDS,
+		  rresp(0x55, 0x10000 + 1000, 3097, true, &v));
+	v.placed = 4096;
+	EXPECT_EQ(KIWI_TERM_ERR_NONE, rresp(0, 0, 0, true, &v));
+	// A zero-size Read (the RFC 6581 RTR Read) takes one empty Response.
+	kiwi_rdmap_rresp_view zero = {0, 0, 0, 0};
+	EXPECT_EQ(KIWI_TERM_ERR_NONE, rresp(0x99, 0x1234, 0, true, &zero));
+	EXPECT_EQ(KIWI_TERM_ERR_DDP_T_BOUNDS, rresp(0, 0, 1, true, &zero));
 }
 
 // The sink range of the future Read Response must not wrap either; the

@@ -331,11 +331,14 @@ class Result:
         print("  note: " + msg)
 
 
-def handshake(info, res, rev=2, rcvbuf=None, ird=8, ord_=8):
-    """Connect, MPA Request (C=1), validated Reply; the opener FPDU."""
+def handshake(info, res, rev=2, rcvbuf=None, ird=8, ord_=8, pd=b""):
+    """Connect, MPA Request (C=1), validated Reply; the opener FPDU.
+
+    pd: private data for the target (vt_target: b"vt:access=..." asks for
+    a QP with exactly those remote rights)."""
     c = Conn(info, rcvbuf)
     enh = enhanced_field(ird, ord_) if rev == 2 else None
-    c.send(mpa_frame(REQ_KEY, rev=rev, crc=1, enhanced=enh))
+    c.send(mpa_frame(REQ_KEY, rev=rev, crc=1, enhanced=enh, pd=pd))
     rep = read_reply(c)
     if rep is None:
         raise Closed("no MPA Reply (closed: %s)" % c.eof)
@@ -466,21 +469,32 @@ def ival(info, key):
     return int(info[key], 0)
 
 
+# MPA-049/051/060/064/068: a valid Request and Reply enter Full Operation.
 @case("mpa-good-rev1", "control: rev 1 handshake, Write, Send, graceful close")
 def c_good_rev1(info, res, a):
     return good(info, res, a, rev=1, read=False)
 
 
+# RDMAP-08/14: the Read Response carries the Request's sink STag/TO and data.
 @case("mpa-good-rev2", "control: rev 2 handshake, Write, Send, Read, "
       "graceful close")
 def c_good_rev2(info, res, a):
     return good(info, res, a, rev=2, read=True)
 
 
+# MPA-043/046/087: the target waits for whole FPDUs, however split.
 @case("mpa-good-split", "control: rev 2, every FPDU sent in three pieces "
       "0.3 s apart (the target waits for whole FPDUs), graceful close")
 def c_good_split(info, res, a):
     return good(info, res, a, rev=2, read=True, split=True)
+
+
+# MPA-043/046/087: one octet per segment; every data_ready finds an FPDU
+# not yet whole (kernel/rx_ahead.c must resume where it stopped).
+@case("mpa-good-dribble", "control: rev 2, Write, Send and Read Request "
+      "sent one octet per send() call, graceful close")
+def c_good_dribble(info, res, a):
+    return good(info, res, a, rev=2, read=True, dribble=True)
 
 
 def control_pattern(n):
@@ -494,9 +508,18 @@ def send_split(c, data):
         time.sleep(0.3)
 
 
-def good(info, res, a, rev, read, split=False):
-    c = handshake(info, res, rev=rev)
+def send_dribble(c, data):
+    """Send one octet per TCP segment (TCP_NODELAY is set)."""
+    for i in range(len(data)):
+        c.send(data[i:i + 1])
+
+
+def good(info, res, a, rev, read, split=False, pd=b"", rresp=False,
+         dribble=False):
+    c = handshake(info, res, rev=rev, pd=pd)
     send = (lambda d: send_split(c, d)) if split else c.send
+    if dribble:
+        send = lambda d: send_dribble(c, d)
     n = ival(info, "control_len")
     pat = control_pattern(n)
     stag, addr = ival(info, "target_stag"), ival(info, "target_addr")
@@ -519,6 +542,17 @@ def good(info, res, a, rev, read, split=False):
                     not u[0] & 0x40:
                 res.fail("the Read Response does not return the written "
                          "data to the requested sink STag/TO")
+    if rresp:
+        r = read_for_target(c, res, a, 64, 2)
+        if r is not None:
+            sink_stag, sink_to = r[0], r[1]
+            c.send(fpdu(tagged(OP_RRESP, sink_stag, sink_to, bytes(32),
+                               last=0)) +
+                   fpdu(tagged(OP_RRESP, sink_stag, sink_to + 32,
+                               bytes(range(32)))))
+            t, _ = collect(c, res, set(), a.layout, seconds=2)
+            if t is not None:
+                res.fail("unexpected Terminate after a whole Read Response")
     # Graceful close: FIN; the target must close as well.
     c.sock.shutdown(socket.SHUT_WR)
     t, rresp = collect(c, res, set(), a.layout, seconds=10)
@@ -532,6 +566,7 @@ def good(info, res, a, rev, read, split=False):
 
 # MPA startup errors (RFC 5044 7.1.2; rdmap-digest 2.2 for rev 2).
 
+# MPA-050/062/070/081, SEC-14: a wrong key closes the connection.
 @case("mpa-wrong-key", "Request with the Reply key (one octet off): close")
 def c_wrong_key(info, res, a):
     c = Conn(info)
@@ -539,6 +574,7 @@ def c_wrong_key(info, res, a):
     expect_mpa_close(c, res, a.mpa_timeout + 5)
 
 
+# MPA-057/062: an unknown revision closes the connection.
 @case("mpa-rev9", "Request with revision 9: close")
 def c_rev9(info, res, a):
     c = Conn(info)
@@ -546,6 +582,7 @@ def c_rev9(info, res, a):
     expect_mpa_close(c, res, a.mpa_timeout + 5)
 
 
+# MPA-058/074, SEC-13: PD_Length over 512 closes the connection.
 @case("mpa-pdlen-513", "Request with PD_Length 513 (and 513 octets): close")
 def c_pdlen(info, res, a):
     c = Conn(info)
@@ -556,6 +593,7 @@ def c_pdlen(info, res, a):
     expect_mpa_close(c, res, a.mpa_timeout + 5)
 
 
+# MPA-062: a badly formatted (cut) Request closes the connection.
 @case("mpa-truncated", "12 octets of a Request, then FIN: close")
 def c_truncated(info, res, a):
     c = Conn(info)
@@ -567,12 +605,14 @@ def c_truncated(info, res, a):
                  "the FIN was ignored" % (took, a.mpa_timeout))
 
 
+# MPA-073/075, SEC-13: the startup timeout closes a silent peer.
 @case("mpa-silent", "no Request at all: close at the MPA timeout")
 def c_silent(info, res, a):
     c = Conn(info)
     expect_mpa_close(c, res, a.mpa_timeout + 5)
 
 
+# MPA-075, SEC-13: the timeout covers the whole startup frame.
 @case("mpa-slowloris", "a valid Request at one octet per second: close at "
       "the MPA timeout, before it completes")
 def c_slowloris(info, res, a):
@@ -611,6 +651,7 @@ def one_bad(info, res, a, seg, expect, want_d=True, **fk):
                      seg[0] & 0x80 else 14], want_d=want_d)
 
 
+# MPA-034/044: a bad CRC makes the FPDU invalid before placement.
 @case("mpa-bad-crc", "a Write into target with a wrong CRC: Terminate "
       "2/0/02, nothing placed")
 def c_bad_crc(info, res, a):
@@ -619,6 +660,7 @@ def c_bad_crc(info, res, a):
     one_bad(info, res, a, seg, {(2, 0, 2)}, want_d=False, bad_crc=True)
 
 
+# MPA-043/079: framing by ULPDU_Length; the error is reported.
 @case("mpa-ulpdu-len-mismatch", "ULPDU_Length 8 more than the Send it "
       "frames (a valid FPDU follows): framing lost, Terminate 2/0/02")
 def c_len_mismatch(info, res, a):
@@ -646,12 +688,14 @@ def c_runt(info, res, a):
     expect_terminate(c, res, expect, a.layout)
 
 
+# RDMAP-24: an unassigned opcode is refused.
 @case("rdmap-opcode-unknown", "untagged opcode 0xC: Terminate 0/2/06")
 def c_opcode(info, res, a):
     one_bad(info, res, a, untagged(0xC, QN_SEND, 1, b"12345678"),
             {(0, 2, 6)}, want_d=False)
 
 
+# RDMAP-24: RFC 7306 opcodes are refused when atomics are not supported.
 @case("rdmap-atomic", "RFC 7306 FetchAdd (opcode 0xA) on target: "
       "Terminate 0/2/06 (atomics unsupported), target unchanged")
 def c_atomic(info, res, a):
@@ -662,12 +706,14 @@ def c_atomic(info, res, a):
             {(0, 2, 6)}, want_d=False)
 
 
+# RDMAP-04: a wrong RDMAP version is Terminate 0/2/05.
 @case("rdmap-version", "Send with RDMAP version 2: Terminate 0/2/05")
 def c_rv(info, res, a):
     one_bad(info, res, a, untagged(OP_SEND, QN_SEND, 1, b"12345678", rv=2),
             {(0, 2, 5)}, want_d=False)
 
 
+# SEC-10: a wrong DDP version on a tagged segment.
 @case("ddp-version-tagged", "Write with DDP version 2: Terminate 1/1/04")
 def c_dv_t(info, res, a):
     seg = tagged(OP_WRITE, ival(info, "target_stag"),
@@ -675,6 +721,7 @@ def c_dv_t(info, res, a):
     one_bad(info, res, a, seg, {(1, 1, 4)}, want_d=False)
 
 
+# SEC-10: a wrong DDP version on an untagged segment.
 @case("ddp-version-untagged", "Send with DDP version 2: Terminate 1/2/06")
 def c_dv_u(info, res, a):
     one_bad(info, res, a, untagged(OP_SEND, QN_SEND, 1, b"12345678", dv=2),
@@ -689,6 +736,7 @@ def unknown_stag(info):
     return s
 
 
+# SEC-01, DDP-025/068: an unknown STag places nothing.
 @case("ddp-stag-invalid", "Write to an STag never registered: "
       "Terminate 1/1/00")
 def c_stag_invalid(info, res, a):
@@ -712,6 +760,7 @@ def c_after_error(info, res, a):
     expect_terminate(c, res, {(1, 1, 0)}, a.layout, bad_hdr=bad[:14])
 
 
+# SEC-01: an STag whose key octet differs is invalid.
 @case("ddp-stag-wrong-key", "Write to target's STag index with another "
       "key octet: Terminate 1/1/00")
 def c_stag_key(info, res, a):
@@ -720,6 +769,7 @@ def c_stag_key(info, res, a):
     one_bad(info, res, a, seg, {(1, 1, 0)})
 
 
+# SEC-02, DDP-068: an STag of another PD places nothing.
 @case("ddp-stag-other-pd", "Write to a valid STag of another PD: "
       "Terminate 1/1/02")
 def c_stag_pd(info, res, a):
@@ -728,6 +778,7 @@ def c_stag_pd(info, res, a):
     one_bad(info, res, a, seg, {(1, 1, 2)})
 
 
+# SEC-04, DDP-068/069: bounds exact to the octet; nothing placed.
 @case("ddp-to-beyond-end", "Write whose last 8 octets leave target: "
       "Terminate 1/1/01, nothing placed")
 def c_to_end(info, res, a):
@@ -737,6 +788,7 @@ def c_to_end(info, res, a):
     one_bad(info, res, a, seg, {(1, 1, 1)})
 
 
+# SEC-04, DDP-068: bounds exact to the octet.
 @case("ddp-to-below-base", "Write starting one octet before target: "
       "Terminate 1/1/01")
 def c_to_below(info, res, a):
@@ -745,6 +797,7 @@ def c_to_below(info, res, a):
     one_bad(info, res, a, seg, {(1, 1, 1)})
 
 
+# SEC-05, DDP-068: a TO + length beyond 2^64 places nothing.
 @case("ddp-to-wrap", "Write at TO 2^64-8, 16 octets (TO + len wraps): "
       "Terminate 1/1/03 (or 1/1/01: TO is out of range too)")
 def c_to_wrap(info, res, a):
@@ -753,11 +806,13 @@ def c_to_wrap(info, res, a):
     one_bad(info, res, a, seg, {(1, 1, 3), (1, 1, 1)})
 
 
+# SEC-08, DDP-066: untagged validation, invalid QN.
 @case("ddp-wrong-qn", "Send on QN 5: Terminate 1/2/01")
 def c_qn(info, res, a):
     one_bad(info, res, a, untagged(OP_SEND, 5, 1, b"12345678"), {(1, 2, 1)})
 
 
+# SEC-08, DDP-066: untagged validation, MSN range.
 @case("ddp-msn-out-of-window", "Send with MSN 1001 as the first message: "
       "Terminate 1/2/03")
 def c_msn(info, res, a):
@@ -765,6 +820,7 @@ def c_msn(info, res, a):
             {(1, 2, 3)})
 
 
+# SEC-08, DDP-066: untagged validation, no buffer.
 @case("ddp-send-no-recv", "Sends that use up every posted receive, then "
       "one more: Terminate 1/2/02")
 def c_no_recv(info, res, a):
@@ -777,6 +833,7 @@ def c_no_recv(info, res, a):
     expect_terminate(c, res, {(1, 2, 2)}, a.layout, bad_hdr=seg[:18])
 
 
+# SEC-08, DDP-066, RDMAP-17: a Send longer than its buffer.
 @case("ddp-send-too-long", "Send longer than the receive buffer: "
       "Terminate 1/2/05, nothing beyond the buffer")
 def c_send_long(info, res, a):
@@ -799,6 +856,7 @@ def one_rreq(info, res, a, src_stag, src_to, size, expect):
                  "(RFC 5040 4.8: R for a Read Request)")
 
 
+# SEC-07, RDMAP-24: a Read of an STag without remote read.
 @case("rdmap-read-noread", "Read Request on an MR without remote read: "
       "Terminate 0/1/02")
 def c_read_noread(info, res, a):
@@ -806,6 +864,7 @@ def c_read_noread(info, res, a):
              ival(info, "noread_addr"), 16, {(0, 1, 2)})
 
 
+# RDMAP-24: Read Request source check a (invalid STag).
 @case("rdmap-read-stag-invalid", "Read Request from an unknown STag: "
       "Terminate 0/1/00")
 def c_read_stag(info, res, a):
@@ -813,6 +872,7 @@ def c_read_stag(info, res, a):
              {(0, 1, 0)})
 
 
+# RDMAP-24: Read Request source checks (bounds).
 @case("rdmap-read-bounds", "Read Request 8 octets past the end of target: "
       "Terminate 0/1/01")
 def c_read_bounds(info, res, a):
@@ -821,6 +881,7 @@ def c_read_bounds(info, res, a):
              {(0, 1, 1)})
 
 
+# RDMAP-21: a peer exceeding the IRD is terminated.
 @case("rdmap-read-beyond-ird", "IRD + 2 Read Requests of 32 KiB while "
       "not reading: Terminate 0/2/07")
 def c_ird(info, res, a):
@@ -836,6 +897,141 @@ def c_ird(info, res, a):
     time.sleep(1)
     expect_terminate(c, res, {(0, 2, 7)}, a.layout, want_d=False,
                      seconds=20)
+
+
+# Incomplete messages (RFC 5041 5.3/5.4: the sink delivers a message only
+# when all of it was placed; on an in-order LLP each segment continues the
+# message where the last one ended): DDP-017/052/066, RDMAP-16.
+
+# DDP-017/052, SEC-08: only a whole Send is delivered.
+@case("ddp-send-mo-only-last", "a Send whose only segment has MO 16 and "
+      "L=1 (its first 16 octets never sent): Terminate 1/2/04, no receive "
+      "completes")
+def c_send_only_last(info, res, a):
+    seg = untagged(OP_SEND, QN_SEND, 1, b"tail-only", mo=16)
+    one_bad(info, res, a, seg, {(1, 2, 4)})
+
+
+# DDP-017/052, SEC-08: a Send with a hole is not delivered.
+@case("ddp-send-mo-gap", "a Send of two segments with a gap (MO 0 16 "
+      "octets, then MO 32 L=1): Terminate 1/2/04, no receive completes")
+def c_send_gap(info, res, a):
+    c = handshake(info, res)
+    first = untagged(OP_SEND, QN_SEND, 1, b"A" * 16, last=0)
+    second = untagged(OP_SEND, QN_SEND, 1, b"B" * 16, mo=32)
+    c.send(fpdu(first) + fpdu(second))
+    expect_terminate(c, res, {(1, 2, 4)}, a.layout, bad_hdr=second[:18])
+
+
+# The peer's made-up Data Source for the Reads vt_target issues.
+READ_SRC_STAG, READ_SRC_TO = 0x1234ABCD, 0x5000
+
+
+def read_for_target(c, res, a, size, msn, seconds=10):
+    """Ask vt_target (Send "vt:read") to Read @size octets from us; wait
+    for its Read Request: (sink STag, sink TO, size) or None."""
+    c.send(fpdu(untagged(OP_SEND, QN_SEND, msn, b"vt:read %x %x %d" %
+                         (READ_SRC_STAG, READ_SRC_TO, size))))
+    deadline = time.monotonic() + seconds
+    while True:
+        u = c.read_fpdu(deadline)
+        if u is None:
+            res.fail("no Read Request from the target (connection %s)" %
+                     (c.eof or "open"))
+            return None
+        if not u[0] & 0x80 and u[1] & 0xF == OP_RREQ and len(u) >= 46:
+            sstag, sto, n, src, srcto = struct.unpack(">IQIIQ", u[18:46])
+            res.seen("Read Request: sink 0x%08x/0x%x, %d octets from "
+                     "0x%08x/0x%x" % (sstag, sto, n, src, srcto))
+            if (n, src, srcto) != (size, READ_SRC_STAG, READ_SRC_TO):
+                res.fail("the Read Request does not ask for what vt:read "
+                         "named")
+            return sstag, sto, n
+        res.seen("FPDU ctrl %02x%02x len %d" % (u[0], u[1], len(u)))
+
+
+def bad_rresp(info, res, a, size, segs):
+    """Answer a Read of @size with the segments @segs gives (a function of
+    sink STag and TO returning ULPDUs); the last one's header is the bad
+    one: Terminate 1/1/01."""
+    c = handshake(info, res)
+    r = read_for_target(c, res, a, size, 1)
+    if r is None:
+        return
+    ulpdus = segs(r[0], r[1])
+    c.send(b"".join(fpdu(u) for u in ulpdus))
+    expect_terminate(c, res, {(1, 1, 1)}, a.layout, bad_hdr=ulpdus[-1][:14])
+
+
+# RDMAP-13/16: a Read completes only when its sink is filled.
+@case("rdmap-rresp-empty-last", "a zero-length L=1 Read Response to a "
+      "64-octet Read: Terminate 1/1/01, the Read does not complete")
+def c_rresp_empty(info, res, a):
+    bad_rresp(info, res, a, 64,
+              lambda stag, to: [tagged(OP_RRESP, stag, to)])
+
+
+# RDMAP-13/16: a short Read Response does not complete the Read.
+@case("rdmap-rresp-short", "a 32-octet L=1 Read Response to a 64-octet "
+      "Read: Terminate 1/1/01, the Read does not complete")
+def c_rresp_short(info, res, a):
+    bad_rresp(info, res, a, 64,
+              lambda stag, to: [tagged(OP_RRESP, stag, to, b"s" * 32)])
+
+
+# RDMAP-16, DDP-052: a Read Response with a hole is refused.
+@case("rdmap-rresp-gap", "a Read Response of 16 octets at the sink TO, "
+      "then 16 at TO+32 with L=1, to a 48-octet Read: Terminate 1/1/01")
+def c_rresp_gap(info, res, a):
+    bad_rresp(info, res, a, 48,
+              lambda stag, to: [tagged(OP_RRESP, stag, to, b"g" * 16,
+                                       last=0),
+                                tagged(OP_RRESP, stag, to + 32, b"h" * 16)])
+
+
+# RDMAP-13/16: a Read Response in two segments completes the Read.
+@case("mpa-good-rresp", "control: rev 2, Write, Send, Read, then a Read "
+      "issued by the target answered in two Response segments: it "
+      "completes")
+def c_good_rresp(info, res, a):
+    return good(info, res, a, rev=2, read=True, rresp=True)
+
+
+# The QP's own rights (RFC 5040 8.1.1; qp_access_flags as the consumer
+# set them): vt_target creates the QP with exactly the rights asked for.
+
+# RDMAP-25: the QP's access rights are enforced (no remote write).
+@case("rdmap-qp-no-remote-write", "Write into target on a QP created "
+      "without remote write (remote read only): Terminate 0/1/02, nothing "
+      "placed")
+def c_qp_no_write(info, res, a):
+    c = handshake(info, res, pd=b"vt:access=r")
+    seg = tagged(OP_WRITE, ival(info, "target_stag"),
+                 ival(info, "target_addr") + 4096, b"w" * 16)
+    c.send(fpdu(seg))
+    expect_terminate(c, res, {(0, 1, 2)}, a.layout, bad_hdr=seg[:14])
+
+
+# RDMAP-25: the QP's access rights are enforced (no remote read).
+@case("rdmap-qp-no-remote-read", "Read Request of target on a QP created "
+      "without remote read (remote write only): Terminate 0/1/02, no Read "
+      "Response")
+def c_qp_no_read(info, res, a):
+    c = handshake(info, res, pd=b"vt:access=w")
+    seg = untagged(OP_RREQ, QN_RREQ, 1,
+                   rreq_hdr(0x11223344, 0, 16, ival(info, "target_stag"),
+                            ival(info, "target_addr")))
+    c.send(fpdu(seg))
+    t = expect_terminate(c, res, {(0, 1, 2)}, a.layout, bad_hdr=seg[:18])
+    if t is not None and t.code == (0, 1, 2) and t.rdma_hdr and \
+            t.rdma_hdr != seg[18:46]:
+        res.fail("copied Read Request header differs from the one sent")
+
+
+@case("mpa-good-qp-access", "control: a QP created with exactly remote "
+      "read and write (vt:access=rw): Write, Send, Read succeed")
+def c_good_qp_access(info, res, a):
+    return good(info, res, a, rev=2, read=True, pd=b"vt:access=rw")
 
 
 # --- main -----------------------------------------------------------------------

@@ -124,6 +124,12 @@ limit_for() {
 	esac
 }
 
+# The caller's SOAK_* variables reach the cases (tests/vm/soak/cases).
+pass_env=
+for v in $(compgen -e | grep '^SOAK_'); do
+	pass_env+=$(printf 'export %s=%q' "$v" "${!v}")$'\n'
+done
+
 scenarios=()
 port=20000
 for combo in "${combos[@]}"; do
@@ -158,7 +164,7 @@ export PAIR_ID='$id' PAIR_COMBO='$combo' PAIR_EXPECT='$expect' PAIR_MODE='$cmode
 export PAIR_QUICK=$([ "$cmode" = quick ] && echo 1 || echo 0) PAIR_PORT_BASE=$port
 export PAIR_SERVER='$pa' PAIR_SIW_KO_SERVER='$koa' PAIR_KIWI_PARAMS_SERVER='$ka'
 export PAIR_CLIENT='$pb' PAIR_SIW_KO_CLIENT='$kob' PAIR_KIWI_PARAMS_CLIENT='$kb'
-exec bash "$cases_dir/$c.sh"
+${pass_env}exec bash "$cases_dir/$c.sh"
 EOF
 		chmod +x "$wrappers/$id.sh"
 		scenarios+=("$wrappers/$id.sh")

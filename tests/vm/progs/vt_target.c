@@ -12,6 +12,17 @@
  *   otherpd  4 KiB, remote read + write, but in a second PD (unusable
  *            from the connection's QP)
  *   recv     -r receive buffers of -R octets, separated by guard octets
+ *   sink     4 KiB, local write only: the Data Sink of the RDMA Reads the
+ *            peer asks for (see below); a peer may fill it, not more
+ *
+ * Two requests let a peer set up what it attacks:
+ *  - MPA private data "vt:access=" followed by letters (w remote write, r
+ *    remote read; none for neither): vt_target creates the connection's QP
+ *    itself with exactly those qp_access_flags and accepts with its QP
+ *    number, so rdma_cm applies no access flags of its own;
+ *  - a Send "vt:read STAG TO LEN" (hex, hex, decimal): vt_target posts an
+ *    RDMA Read of LEN octets from the peer's STAG/TO into sink; the Read's
+ *    completions are counted as read_ok / wc_err.
  *
  * It writes their STags, addresses and lengths to the info file (-o),
  * then logs, per connection K, every rdma_cm event, completion and async
@@ -44,12 +55,14 @@
 #define VT_RECV_GAP	64UL		/* guard octets around each receive */
 #define VT_CTL_LEN	64UL		/* octets the control case may write */
 #define VT_MAX_RECV	64
+#define VT_PD_MAX	64		/* private data octets kept */
 
 #define PAT_GUARD	0xa5
 #define PAT_TARGET	0x5a
 #define PAT_NOREAD	0x3c
 #define PAT_OTHERPD	0xc3
 #define PAT_RECV	0x99
+#define PAT_SINK	0x66
 
 /* Pattern the control case writes into target[0, VT_CTL_LEN). */
 static unsigned char ctl_octet(unsigned long i)
@@ -93,12 +106,15 @@ static struct region target = { .name = "target", .pat = PAT_TARGET };
 static struct region noread = { .name = "noread", .pat = PAT_NOREAD };
 static struct region otherpd = { .name = "otherpd", .pat = PAT_OTHERPD };
 static struct region recvr = { .name = "recv", .pat = PAT_RECV };
+static struct region sink = { .name = "sink", .pat = PAT_SINK };
 
 /* The connection in progress (one at a time). */
 static struct {
 	struct rdma_cm_id *id;
+	struct ibv_qp *qp;	/* id->qp, or vt_target's own (vt:access=) */
+	bool own_qp;
 	unsigned long k;
-	unsigned int wc_ok, wc_flush, wc_err, async;
+	unsigned int wc_ok, wc_flush, wc_err, async, read_ok;
 	bool active;
 } conn;
 static unsigned long conns_ended;
@@ -168,6 +184,7 @@ static void fill(void)
 	memset(noread.buf, PAT_NOREAD, noread.len);
 	memset(otherpd.buf, PAT_OTHERPD, otherpd.len);
 	memset(recvr.buf, PAT_RECV, recvr.len);
+	memset(sink.buf, PAT_SINK, sink.len);
 }
 
 static void setup_memory(void)
@@ -186,12 +203,15 @@ static void setup_memory(void)
 	recvr.len = VT_RECV_GAP + (opt.nrecv ? opt.nrecv : 1) *
 		    (opt.recv_len + VT_RECV_GAP);
 	recvr.buf = alloc_pages(recvr.len);
+	sink.len = VT_SMALL_LEN;
+	sink.buf = alloc_pages(sink.len);
 	fill();
 
 	reg(&target, pd, rw);
 	reg(&noread, pd, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
 	reg(&otherpd, pd2, rw);
 	reg(&recvr, pd, IBV_ACCESS_LOCAL_WRITE);
+	reg(&sink, pd, IBV_ACCESS_LOCAL_WRITE);
 }
 
 static void write_info(void)
@@ -218,6 +238,7 @@ static void write_info(void)
 		otherpd.len);
 	fprintf(f, "recv_stag=0x%08x\nrecv_count=%lu\nrecv_len=%lu\nird=%lu\n",
 		recvr.mr->rkey, opt.nrecv, opt.recv_len, opt.ird);
+	fprintf(f, "sink_len=%zu\n", sink.len);
 	if (fclose(f) || rename(tmp, opt.info))
 		vt_fatal("cannot write %s: %s", opt.info, strerror(errno));
 }
@@ -287,6 +308,35 @@ static void log_conn(const char *fmt, ...)
 	putchar('\n');
 }
 
+/* "vt:read STAG TO LEN" from the peer: read its memory into sink. */
+static void post_read(const unsigned char *cmd, unsigned int len)
+{
+	char text[65];
+	unsigned long long to;
+	unsigned int stag, n;
+	struct ibv_sge sge = { .lkey = sink.mr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = 1000, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_RDMA_READ, .send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+
+	memcpy(text, cmd, len < 64 ? len : 64);
+	text[len < 64 ? len : 64] = 0;
+	if (sscanf(text, "vt:read %x %llx %u", &stag, &to, &n) != 3 ||
+	    n > sink.len) {
+		log_conn("bad read command");
+		return;
+	}
+	sge.addr = (uintptr_t)sink.buf;
+	sge.length = n;
+	wr.wr.rdma.rkey = stag;
+	wr.wr.rdma.remote_addr = to;
+	if (ibv_post_send(conn.qp, &wr, &bad))
+		log_conn("post read failed: %s", strerror(errno));
+	else
+		log_conn("read posted stag=0x%08x to=0x%llx len=%u", stag, to, n);
+}
+
 static void drain_cq(void)
 {
 	struct ibv_wc wc[16];
@@ -304,7 +354,12 @@ static void drain_cq(void)
 				for (j = 0; j < 32 && (unsigned int)j < wc[i].byte_len &&
 				     (unsigned long)j < opt.recv_len; j++)
 					sprintf(data + 2 * j, "%02x", b[j]);
+				if (wc[i].byte_len > 8 && !memcmp(b, "vt:read ", 8))
+					post_read(b, wc[i].byte_len);
 			}
+			if (wc[i].status == IBV_WC_SUCCESS &&
+			    wc[i].opcode == IBV_WC_RDMA_READ)
+				conn.read_ok++;
 			if (wc[i].status == IBV_WC_SUCCESS)
 				conn.wc_ok++;
 			else if (wc[i].status == IBV_WC_WR_FLUSH_ERR)
@@ -352,7 +407,48 @@ static bool post_recvs(struct ibv_qp *qp)
 	return true;
 }
 
-static void on_connect_request(struct rdma_cm_id *id)
+/*
+ * Private data "vt:access=LETTERS": the IBV_ACCESS_* flags the peer wants
+ * the QP to have; -1 without such a request.
+ */
+static int requested_access(const char *pdata, size_t len)
+{
+	const char *key = "vt:access=";
+	size_t k = strlen(key), i;
+	int access = IBV_ACCESS_LOCAL_WRITE;
+
+	if (len < k || memcmp(pdata, key, k))
+		return -1;
+	for (i = k; i < len && pdata[i]; i++) {
+		if (pdata[i] == 'w')
+			access |= IBV_ACCESS_REMOTE_WRITE;
+		else if (pdata[i] == 'r')
+			access |= IBV_ACCESS_REMOTE_READ;
+	}
+	return access;
+}
+
+/* A QP of vt_target's own, in INIT with exactly @access. */
+static struct ibv_qp *own_qp(struct rdma_cm_id *id,
+			     struct ibv_qp_init_attr *qa, int access)
+{
+	struct ibv_qp_attr at = {
+		.qp_state = IBV_QPS_INIT, .qp_access_flags = access,
+		.port_num = id->port_num,
+	};
+	struct ibv_qp *qp = ibv_create_qp(pd, qa);
+
+	if (!qp)
+		return NULL;
+	if (ibv_modify_qp(qp, &at, IBV_QP_STATE | IBV_QP_ACCESS_FLAGS |
+			  IBV_QP_PORT)) {
+		ibv_destroy_qp(qp);
+		return NULL;
+	}
+	return qp;
+}
+
+static void on_connect_request(struct rdma_cm_id *id, int access)
 {
 	struct ibv_qp_init_attr qa = {
 		.qp_type = IBV_QPT_RC,
@@ -377,15 +473,23 @@ static void on_connect_request(struct rdma_cm_id *id)
 	log_conn("request");
 	qa.send_cq = cq;
 	qa.recv_cq = cq;
-	if (rdma_create_qp(id, pd, &qa)) {
-		log_conn("rdma_create_qp failed: %s", strerror(errno));
+	if (access >= 0) {
+		conn.qp = own_qp(id, &qa, access);
+		conn.own_qp = conn.qp != NULL;
+		cp.qp_num = conn.qp ? conn.qp->qp_num : 0;
+		log_conn("own qp access=0x%x", access);
+	} else if (!rdma_create_qp(id, pd, &qa)) {
+		conn.qp = id->qp;
+	}
+	if (!conn.qp) {
+		log_conn("QP creation failed: %s", strerror(errno));
 		rdma_reject(id, NULL, 0);
 		end_conn("create-qp-failed");
 		return;
 	}
-	append_info("conn%lu_qpn=%u\n", conn.k, id->qp->qp_num);
-	log_conn("qpn=%u", id->qp->qp_num);
-	if (!post_recvs(id->qp) || rdma_accept(id, &cp)) {
+	append_info("conn%lu_qpn=%u\n", conn.k, conn.qp->qp_num);
+	log_conn("qpn=%u", conn.qp->qp_num);
+	if (!post_recvs(conn.qp) || rdma_accept(id, &cp)) {
 		log_conn("accept failed: %s", strerror(errno));
 		rdma_reject(id, NULL, 0);
 		end_conn("accept-failed");
@@ -459,16 +563,18 @@ static void end_conn(const char *why)
 
 	drain_async();
 	drain_cq();
-	if (conn.id->qp)
+	if (conn.own_qp)
+		ibv_destroy_qp(conn.qp);
+	else if (conn.id->qp)
 		rdma_destroy_qp(conn.id);
 	drain_async();
 	rdma_destroy_id(conn.id);
 	bad = check_memory(&ctl);
 	if (bad)
 		vt_fail("conn %lu: %u memory region(s) changed", conn.k, bad);
-	log_conn("end why=%s wc_ok=%u wc_flush=%u wc_err=%u async=%u mem=%s control=%s",
+	log_conn("end why=%s wc_ok=%u wc_flush=%u wc_err=%u async=%u read_ok=%u mem=%s control=%s",
 		 why, conn.wc_ok, conn.wc_flush, conn.wc_err, conn.async,
-		 bad ? "CHANGED" : "ok", ctl);
+		 conn.read_ok, bad ? "CHANGED" : "ok", ctl);
 	fill();
 	conn.active = false;
 	conns_ended++;
@@ -481,8 +587,14 @@ static void on_cm_event(struct rdma_cm_event *ev)
 	int status = ev->status;
 
 	if (type == RDMA_CM_EVENT_CONNECT_REQUEST) {
+		char pdata[VT_PD_MAX];
+		size_t n = ev->param.conn.private_data_len;
+
+		n = n < sizeof(pdata) ? n : sizeof(pdata);
+		if (n)
+			memcpy(pdata, ev->param.conn.private_data, n);
 		rdma_ack_cm_event(ev);
-		on_connect_request(id);
+		on_connect_request(id, requested_access(pdata, n));
 		return;
 	}
 	rdma_ack_cm_event(ev);
@@ -542,6 +654,7 @@ static void teardown(void)
 	ibv_dereg_mr(noread.mr);
 	ibv_dereg_mr(otherpd.mr);
 	ibv_dereg_mr(recvr.mr);
+	ibv_dereg_mr(sink.mr);
 	ibv_destroy_cq(cq);
 	ibv_dealloc_pd(pd2);
 	ibv_dealloc_pd(pd);
@@ -551,6 +664,7 @@ static void teardown(void)
 	free(noread.buf);
 	free(otherpd.buf);
 	free(recvr.buf);
+	free(sink.buf);
 }
 
 int main(int argc, char **argv)
