@@ -30,7 +30,7 @@ env_file=$("$REPO/scripts/debug-module.sh" "$OUT/src") ||
 # shellcheck source=/dev/null
 . "$env_file"
 
-KIWI_LAB_SELFCHECK=0 exec bash "$REPO/tests/vm/run.sh" \
+KMOD_KDIR=$KIWI_DEBUG_KDIR KIWI_LAB_SELFCHECK=0 exec bash "$REPO/tests/vm/run.sh" \
 	--kernel "$KIWI_DEBUG_BZIMAGE" --module-dir "$KIWI_DEBUG_MODROOT" \
 	--kiwi-ko "$OUT/src/kiwi.ko" --timeout "${DEBUG_VM_TIMEOUT:-1500}" \
 	--boot-timeout "${DEBUG_VM_BOOT_TIMEOUT:-900}" "$@"
