@@ -16,7 +16,7 @@ KVER = $(shell $(MAKE) -s -C $(KDIR) kernelrelease 2>/dev/null)
 
 .PHONY: all kernel userlib deps install uninstall test check-unit check-kunit \
 	check-fuzz check-fuzz-long check-vm check-vm-debug check-pair check-pair-full check-soak soak \
-	check-ulp check-ulp-full bench demo lint clean help
+	check-ulp check-ulp-full bench bench-ulp demo lint clean help
 
 all: kernel userlib
 
@@ -35,6 +35,7 @@ help:
 	@echo "make check-ulp  NVMe-oF, NFS/RDMA, iSER over kiwi and siw, device removal (not in make test)"
 	@echo "make check-ulp-full  the same with normal sizes and every removal step (not in CI)"
 	@echo "make bench      benchmarks: wire library, then kiwi/siw/rxe/TCP in two guests"
+	@echo "make bench-ulp  fio over NVMe-oF and NFS: kiwi, siw and the TCP transports"
 	@echo "make demo       boot QEMU guests and show kiwi working"
 	@echo "make lint       checkpatch --strict, sparse, W=1; clang-format, clang-tidy"
 
@@ -108,6 +109,9 @@ check-ulp-full: all
 bench: all
 	bash tests/bench/run.sh
 	bash tests/bench/pair.sh
+
+bench-ulp: all
+	bash tests/bench/ulp.sh
 
 demo: all
 	bash scripts/demo.sh
