@@ -69,17 +69,17 @@ void kiwi_iw_rem_ref(struct ib_qp *ibqp)
  * @ibdev: the device
  * @qpn: QP number from the ULP
  *
- * A QP being destroyed is already gone from the table. The caller takes
- * its reference with iw_add_ref.
+ * iw_cm calls this and then iw_add_ref() under its cm_id's spinlock with
+ * interrupts disabled: no reference is taken here. The QP is marked, so
+ * that destroy, having unpublished the number, waits one RCU grace period
+ * for such a caller to take its reference (kiwi_destroy_qp()). Whether
+ * the caller may use the QP is checked by iw_connect/iw_accept.
  *
  * Return: the QP or NULL.
  */
 struct ib_qp *kiwi_iw_get_qp(struct ib_device *ibdev, int qpn)
 {
-	struct kiwi_qp *qp;
+	struct kiwi_qp *qp = kiwi_qp_lookup(to_kdev(ibdev), qpn, false);
 
-	if (qpn <= 0)
-		return NULL;
-	qp = xa_load(&to_kdev(ibdev)->qp_xa, qpn);
 	return qp ? &qp->ibqp : NULL;
 }

@@ -156,7 +156,7 @@ static int kiwi_cm_start_tcp(struct kiwi_ep *ep, struct iw_cm_id *cm_id)
 		sock_release(sock);
 		return rv;
 	}
-	kiwi_ep_sock_attach(ep, sock);
+	kiwi_ep_sock_attach(ep, sock, NULL);
 	rv = kernel_connect(sock, (struct sockaddr *)raddr, alen, O_NONBLOCK);
 	if (rv && rv != -EINPROGRESS)
 		return rv;
@@ -175,20 +175,30 @@ static int kiwi_cm_start_tcp(struct kiwi_ep *ep, struct iw_cm_id *cm_id)
  */
 int kiwi_cm_connect(struct iw_cm_id *cm_id, struct iw_cm_conn_param *param)
 {
-	struct ib_qp *ibqp;
+	struct kiwi_qp *qp;
 	struct kiwi_ep *ep;
 	int rv;
 
 	if (!kiwi_cm_net_ok(cm_id))
 		return -EOPNOTSUPP;
-	ibqp = kiwi_iw_get_qp(cm_id->device, param->qpn);
-	if (!ibqp)
+	qp = kiwi_qp_lookup(to_kdev(cm_id->device), param->qpn, true);
+	if (!qp)
 		return -EINVAL;
+	if (!kiwi_qp_caller_owns(qp)) {
+		kiwi_qp_put(qp);
+		return -EACCES;
+	}
 	ep = kiwi_ep_alloc();
-	if (!ep)
+	if (!ep) {
+		kiwi_qp_put(qp);
 		return -ENOMEM;
+	}
 	mutex_lock(&ep->lock);
-	rv = kiwi_cm_prepare_request(ep, param);
+	ep->ibdev = cm_id->device;
+	/* Published before the check: a destroy either sees it or we see it. */
+	WRITE_ONCE(ep->qp, qp);
+	rv = kiwi_qp_destroyed(qp) ? -EINVAL :
+	     kiwi_cm_prepare_request(ep, param);
 	if (!rv)
 		rv = kiwi_cm_start_tcp(ep, cm_id);
 	if (rv) {
@@ -198,8 +208,6 @@ int kiwi_cm_connect(struct iw_cm_id *cm_id, struct iw_cm_conn_param *param)
 		kiwi_ep_put(ep);
 		return rv;
 	}
-	ep->qp = to_kqp(ibqp);
-	kiwi_qp_get(ep->qp);
 	kiwi_ep_set_cm_id(ep, cm_id);
 	ep->state = KIWI_EP_CONNECTING;
 	kiwi_ep_arm_timeout(ep, kiwi_cm_mpa_timeout());

@@ -8,10 +8,15 @@
  * - graceful local close (kiwi_ep_llp_close(ep, false), e.g. after a
  *   disconnect or a Terminate): detach the QP (the engine stops using the
  *   socket; what it queued is in the socket), shutdown(SHUT_WR) so TCP
- *   sends our FIN after the queued octets, then wait for the peer's FIN up
- *   to mpa_timeout seconds, release the socket, CLOSE;
- * - abortive close (kiwi_ep_llp_close(ep, true), module unload): detach,
- *   release with SO_LINGER 0 (RST), CLOSE.
+ *   sends our FIN after the queued octets, drop the QP and report CLOSE at
+ *   once; the socket then waits for the peer's FIN alone (CLOSING), up to
+ *   mpa_timeout seconds, reading and dropping what still arrives;
+ * - a graceful close the QP began (SQD, or a Terminate queued after a
+ *   local error: kiwi_ep_llp_drain()) that is not asked for within
+ *   drain_timeout seconds is made abortive;
+ * - abortive close (kiwi_ep_llp_close(ep, true), a destroyed QP, device
+ *   removal, module unload): detach, release with SO_LINGER 0 (RST),
+ *   CLOSE.
  */
 #include <net/sock.h>
 
@@ -46,6 +51,17 @@ static void kiwi_cm_detach(struct kiwi_ep *ep)
 	kiwi_ep_set_cb_qp(ep, NULL);
 }
 
+/* Under ep->lock: the QP reference goes (the QP is detached or never was). */
+static void kiwi_cm_put_qp(struct kiwi_ep *ep)
+{
+	struct kiwi_qp *qp = ep->qp;
+
+	if (!qp)
+		return;
+	WRITE_ONCE(ep->qp, NULL);
+	kiwi_qp_put(qp);
+}
+
 /**
  * kiwi_cm_fail - release everything without reporting anything more
  * @ep: ep->lock held; the caller holds a reference besides the ep's own
@@ -56,23 +72,46 @@ void kiwi_cm_fail(struct kiwi_ep *ep, bool abortive)
 	kiwi_cm_detach(ep);
 	kiwi_ep_sock_release(ep, abortive);
 	kiwi_ep_drop_cm_id(ep);
-	if (ep->qp) {
-		kiwi_qp_put(ep->qp);
-		ep->qp = NULL;
-	}
+	kiwi_cm_put_qp(ep);
 	kiwi_ep_finish(ep);
+}
+
+/* Under ep->lock: the QP and the cm_id let go; the cm_id hears CLOSE. */
+static void kiwi_cm_report_close(struct kiwi_ep *ep)
+{
+	kiwi_cm_put_qp(ep);
+	if (ep->cm_id)
+		kiwi_cm_event(ep, ep->cm_id, IW_CM_EVENT_CLOSE, 0, NULL);
+	kiwi_ep_drop_cm_id(ep);
 }
 
 /* Under ep->lock: the stream is gone; the cm_id hears CLOSE, last. */
 static void kiwi_cm_closed(struct kiwi_ep *ep, bool abortive)
 {
 	kiwi_ep_sock_release(ep, abortive);
-	if (ep->cm_id)
-		kiwi_cm_event(ep, ep->cm_id, IW_CM_EVENT_CLOSE, 0, NULL);
+	kiwi_cm_report_close(ep);
 	kiwi_cm_fail(ep, abortive);
 }
 
-/* Under ep->lock: our FIN goes after what is queued; wait for theirs. */
+/* Under ep->lock (CLOSING): drop what arrives; the peer's FIN ends it. */
+static void kiwi_cm_closing_read(struct kiwi_ep *ep)
+{
+	int err;
+
+	if (kiwi_cm_discard(ep->sock))
+		kiwi_ep_queue(ep, KIWI_EV_DATA);
+	if (kiwi_cm_peer_closed(ep->sock, &err))
+		kiwi_cm_closed(ep, false);
+}
+
+/*
+ * Under ep->lock: the graceful close the QP asked for. The QP is detached
+ * (what it queued, a Terminate too, is in the socket) and our FIN goes
+ * after it. The QP, iw_cm (CLOSE) and so destroy_qp, rdma_destroy_id and
+ * device removal are done with the connection now; the socket waits for
+ * the peer's FIN on its own, up to mpa_timeout seconds, reading and
+ * dropping what the peer still sends.
+ */
 static void kiwi_cm_shutdown(struct kiwi_ep *ep)
 {
 	int err;
@@ -84,19 +123,34 @@ static void kiwi_cm_shutdown(struct kiwi_ep *ep)
 	}
 	kernel_sock_shutdown(ep->sock, SHUT_WR);
 	ep->state = KIWI_EP_CLOSING;
+	kiwi_cm_report_close(ep);
 	kiwi_ep_arm_timeout(ep, kiwi_cm_mpa_timeout());
+	kiwi_cm_closing_read(ep);
+}
+
+/* Under ep->lock: the QP began a graceful close; bound it once. */
+static void kiwi_cm_drain(struct kiwi_ep *ep)
+{
+	if (ep->draining)
+		return;
+	ep->draining = true;
+	kiwi_ep_arm_timeout(ep, kiwi_cm_drain_timeout());
 }
 
 /**
  * kiwi_cm_connected_work - events of a connected endpoint
  * @ep: an endpoint in CONNECTED, ep->lock held
  * @ev: KIWI_EV_* bits that arrived
+ *
+ * An abort, or a graceful close that did not finish within drain_timeout
+ * (the timeout is armed only then), resets the connection.
  */
 void kiwi_cm_connected_work(struct kiwi_ep *ep, unsigned long ev)
 {
 	int err;
 
-	if (ev & BIT(KIWI_EV_ABORT)) {
+	if ((ev & BIT(KIWI_EV_ABORT)) ||
+	    ((ev & BIT(KIWI_EV_TIMEOUT)) && ep->draining)) {
 		kiwi_cm_detach(ep);
 		kiwi_cm_closed(ep, true);
 		return;
@@ -109,22 +163,22 @@ void kiwi_cm_connected_work(struct kiwi_ep *ep, unsigned long ev)
 	}
 	if (ev & BIT(KIWI_EV_CLOSE))
 		kiwi_cm_shutdown(ep);
+	else if (ev & BIT(KIWI_EV_DRAIN))
+		kiwi_cm_drain(ep);
 }
 
 /**
  * kiwi_cm_closing_work - waiting for the peer's FIN after ours
- * @ep: an endpoint in CLOSING, ep->lock held
+ * @ep: an endpoint in CLOSING, ep->lock held; no QP, no cm_id any more
  * @ev: KIWI_EV_* bits that arrived
  *
- * The peer's FIN or RST ends the wait; so do the timeout and an abort,
- * with a reset.
+ * The peer's FIN or RST ends the wait; so do the timeout and an abort
+ * (module unload), with a reset.
  */
 void kiwi_cm_closing_work(struct kiwi_ep *ep, unsigned long ev)
 {
-	int err;
-
 	if (ev & (BIT(KIWI_EV_ABORT) | BIT(KIWI_EV_TIMEOUT)))
 		kiwi_cm_closed(ep, true);
-	else if (kiwi_cm_peer_closed(ep->sock, &err))
-		kiwi_cm_closed(ep, false);
+	else
+		kiwi_cm_closing_read(ep);
 }

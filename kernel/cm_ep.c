@@ -8,6 +8,7 @@
  * a Request whose CONNECT_REQUEST iw_cm dropped) and wait for all of them
  * before the workqueue goes.
  */
+#include <linux/kmod.h>
 #include <linux/slab.h>
 #include <net/sock.h>
 
@@ -86,6 +87,11 @@ void kiwi_ep_llp_close(struct kiwi_ep *ep, bool abortive)
 	kiwi_ep_queue(ep, abortive ? KIWI_EV_ABORT : KIWI_EV_CLOSE);
 }
 
+void kiwi_ep_llp_drain(struct kiwi_ep *ep)
+{
+	kiwi_ep_queue(ep, KIWI_EV_DRAIN);
+}
+
 /* Under ep->lock: (re)start the timeout; it holds a reference. */
 void kiwi_ep_arm_timeout(struct kiwi_ep *ep, unsigned int secs)
 {
@@ -157,7 +163,7 @@ static void kiwi_cm_data_ready(struct sock *sk)
 	ep = sk->sk_user_data;
 	if (ep) {
 		if (ep->cb_qp)
-			kiwi_qp_rx_ready(ep->cb_qp);
+			kiwi_qp_rx_ready(ep->cb_qp, sk);
 		else
 			kiwi_ep_queue(ep, KIWI_EV_DATA);
 	}
@@ -171,7 +177,7 @@ static void kiwi_cm_write_space(struct sock *sk)
 	read_lock_bh(&sk->sk_callback_lock);
 	ep = sk->sk_user_data;
 	if (ep && ep->cb_qp)
-		kiwi_qp_tx_space(ep->cb_qp);
+		kiwi_qp_tx_space(ep->cb_qp, sk);
 	read_unlock_bh(&sk->sk_callback_lock);
 }
 
@@ -186,16 +192,33 @@ static void kiwi_cm_state_change(struct sock *sk)
 	read_unlock_bh(&sk->sk_callback_lock);
 }
 
-/* Under ep->lock: the ep takes @sock and its callbacks. */
-void kiwi_ep_sock_attach(struct kiwi_ep *ep, struct socket *sock)
+/**
+ * kiwi_ep_sock_attach - the ep takes @sock and its callbacks
+ * @ep: the endpoint, ep->lock held
+ * @sock: the socket
+ * @listener: for a socket accepted on a listener's socket, that listener;
+ *	else NULL
+ *
+ * An accepted socket is a clone of the listening one: its callbacks and
+ * sk_user_data are the listener's, i.e. kiwi's own. The kernel's callbacks
+ * to give back at release are the ones the listener saved.
+ */
+void kiwi_ep_sock_attach(struct kiwi_ep *ep, struct socket *sock,
+			 const struct kiwi_ep *listener)
 {
 	struct sock *sk = sock->sk;
 
 	ep->sock = sock;
 	write_lock_bh(&sk->sk_callback_lock);
-	ep->saved_data_ready = sk->sk_data_ready;
-	ep->saved_write_space = sk->sk_write_space;
-	ep->saved_state_change = sk->sk_state_change;
+	if (listener) {
+		ep->saved_data_ready = listener->saved_data_ready;
+		ep->saved_write_space = listener->saved_write_space;
+		ep->saved_state_change = listener->saved_state_change;
+	} else {
+		ep->saved_data_ready = sk->sk_data_ready;
+		ep->saved_write_space = sk->sk_write_space;
+		ep->saved_state_change = sk->sk_state_change;
+	}
 	sk->sk_data_ready = kiwi_cm_data_ready;
 	sk->sk_write_space = kiwi_cm_write_space;
 	sk->sk_state_change = kiwi_cm_state_change;
@@ -213,30 +236,51 @@ void kiwi_ep_set_cb_qp(struct kiwi_ep *ep, struct kiwi_qp *qp)
 	write_unlock_bh(&sk->sk_callback_lock);
 }
 
-/**
- * kiwi_ep_sock_release - give the socket back and release it
- * @ep: the endpoint, ep->lock held; no QP attached any more
- * @abortive: reset the connection (SO_LINGER 0) instead of a FIN
- */
-void kiwi_ep_sock_release(struct kiwi_ep *ep, bool abortive)
+/* Give @sk the kernel's callbacks @ep saved; no kiwi callback runs after. */
+static void kiwi_ep_sock_restore(struct sock *sk, const struct kiwi_ep *ep)
 {
-	struct socket *sock = ep->sock;
-	struct sock *sk;
-
-	if (!sock)
-		return;
-	sk = sock->sk;
 	write_lock_bh(&sk->sk_callback_lock);
 	sk->sk_data_ready = ep->saved_data_ready;
 	sk->sk_write_space = ep->saved_write_space;
 	sk->sk_state_change = ep->saved_state_change;
 	sk->sk_user_data = NULL;
-	ep->cb_qp = NULL;
 	write_unlock_bh(&sk->sk_callback_lock);
+}
+
+/**
+ * kiwi_ep_sock_release - give the socket back and release it
+ * @ep: the endpoint, ep->lock held; no QP attached any more
+ * @abortive: reset the connection (SO_LINGER 0) instead of a FIN
+ *
+ * A released socket may live on in TCP (FIN handshake, orphaned) after
+ * kiwi.ko is gone: it leaves with the kernel's callbacks.
+ */
+void kiwi_ep_sock_release(struct kiwi_ep *ep, bool abortive)
+{
+	struct socket *sock = ep->sock;
+
+	if (!sock)
+		return;
+	kiwi_ep_sock_restore(sock->sk, ep);
+	ep->cb_qp = NULL;
 	if (abortive)
-		sock_no_linger(sk);
+		sock_no_linger(sock->sk);
 	sock_release(sock);
 	ep->sock = NULL;
+}
+
+/**
+ * kiwi_ep_sock_refuse - release a socket just accepted on @listener
+ * @listener: the listener, its ep->lock held
+ * @sock: the accepted socket, which no ep took
+ *
+ * The clone carries the listener's callbacks and sk_user_data; they are
+ * replaced by the kernel's before the socket goes.
+ */
+void kiwi_ep_sock_refuse(const struct kiwi_ep *listener, struct socket *sock)
+{
+	kiwi_ep_sock_restore(sock->sk, listener);
+	sock_release(sock);
 }
 
 /* Under ep->lock: report to @cm_id from now on (a cm_id reference). */
@@ -330,19 +374,21 @@ int kiwi_cm_event(struct kiwi_ep *ep, struct iw_cm_id *cm_id,
 	return cm_id->event_handler(cm_id, &ev);
 }
 
-int kiwi_cm_init(void)
-{
-	kiwi_cm_wq = alloc_workqueue("kiwi_cm", WQ_MEM_RECLAIM, 0);
-	return kiwi_cm_wq ? 0 : -ENOMEM;
-}
-
-/* Ask every endpoint still alive to abort (module unload). */
-static void kiwi_cm_abort_all(void)
+/*
+ * Ask the endpoints @match selects to abort (all of them when @match is
+ * NULL). Any context that may take a spinlock with interrupts disabled.
+ */
+static void kiwi_cm_abort_eps(bool (*match)(const struct kiwi_ep *ep,
+					    const void *arg),
+			      const void *arg)
 {
 	struct kiwi_ep *ep;
+	unsigned long flags;
 
-	spin_lock_irq(&kiwi_eps_lock);
+	spin_lock_irqsave(&kiwi_eps_lock, flags);
 	list_for_each_entry(ep, &kiwi_eps, all_entry) {
+		if (match && !match(ep, arg))
+			continue;
 		if (!kref_get_unless_zero(&ep->ref))
 			continue;
 		set_bit(KIWI_EV_ABORT, &ep->events);
@@ -350,7 +396,69 @@ static void kiwi_cm_abort_all(void)
 		if (!queue_work(kiwi_cm_wq, &ep->work))
 			kiwi_ep_put(ep);
 	}
-	spin_unlock_irq(&kiwi_eps_lock);
+	spin_unlock_irqrestore(&kiwi_eps_lock, flags);
+}
+
+static bool kiwi_ep_uses_qp(const struct kiwi_ep *ep, const void *qp)
+{
+	return READ_ONCE(ep->qp) == qp;
+}
+
+/**
+ * kiwi_cm_abort_qp - the QP is being destroyed: end its connections now
+ * @qp: the QP; the caller marked it destroyed first (kiwi_qp_destroyed())
+ *
+ * An initiator holds its QP from iw_connect until the MPA Reply, and
+ * iw_cm holds it until CONNECT_REPLY: against a silent responder that is
+ * mpa_timeout seconds. Aborting reports CONNECT_REPLY (-ECONNRESET) at
+ * once; an attached connection is reset. A connect that takes the QP
+ * after this scan sees it destroyed and fails.
+ */
+void kiwi_cm_abort_qp(struct kiwi_qp *qp)
+{
+	kiwi_cm_abort_eps(kiwi_ep_uses_qp, qp);
+}
+
+static bool kiwi_ep_on_device(const struct kiwi_ep *ep, const void *ibdev)
+{
+	return ep->ibdev == ibdev;
+}
+
+/*
+ * An ib_client whose remove() runs when a device is being unregistered,
+ * before rdma_cm's (clients are removed in the reverse order of their
+ * registration, and kiwi_cm_init() loads rdma_cm first): rdma_cm then
+ * destroys each of its ids, and iw_cm's destroy of a connecting id waits
+ * for CONNECT_REPLY, which against a silent peer would come only at
+ * mpa_timeout. Every connection of the device is aborted instead.
+ */
+static void kiwi_cm_remove_one(struct ib_device *ibdev, void *client_data)
+{
+	kiwi_cm_abort_eps(kiwi_ep_on_device, ibdev);
+}
+
+static struct ib_client kiwi_cm_client = {
+	.name = "kiwi_cm",
+	.remove = kiwi_cm_remove_one,
+};
+
+int kiwi_cm_init(void)
+{
+	int rv;
+
+	kiwi_cm_wq = alloc_workqueue("kiwi_cm", WQ_MEM_RECLAIM, 0);
+	if (!kiwi_cm_wq)
+		return -ENOMEM;
+	/*
+	 * rdma_cm's client first, so that kiwi's is removed before it. Not a
+	 * module softdep: "modprobe -r kiwi" would then fail on an rdma_cm in
+	 * use. Without rdma_cm (not built) there is nothing to order.
+	 */
+	request_module("rdma_cm");
+	rv = ib_register_client(&kiwi_cm_client);
+	if (rv)
+		destroy_workqueue(kiwi_cm_wq);
+	return rv;
 }
 
 /*
@@ -393,7 +501,8 @@ void kiwi_cm_exit(void)
 {
 	struct kiwi_ep *ep;
 
-	kiwi_cm_abort_all();
+	ib_unregister_client(&kiwi_cm_client);
+	kiwi_cm_abort_eps(NULL, NULL);
 	while ((ep = kiwi_cm_next_orphan()))
 		kiwi_ep_put(ep);
 	wait_event(kiwi_eps_wait, kiwi_cm_no_eps());

@@ -29,7 +29,8 @@
  * @KIWI_EP_RECVD_REQ: responder, CONNECT_REQUEST reported, waiting for
  *	accept or reject
  * @KIWI_EP_CONNECTED: full operation, a QP attached
- * @KIWI_EP_CLOSING: our FIN sent, waiting for the peer's
+ * @KIWI_EP_CLOSING: our FIN sent, waiting for the peer's; the QP and the
+ *	cm_id are let go already (CLOSE was reported)
  * @KIWI_EP_CLOSED: socket released; only references keep the ep
  */
 enum kiwi_ep_state {
@@ -51,6 +52,7 @@ enum {
 	KIWI_EV_TIMEOUT,	/* the armed timeout expired */
 	KIWI_EV_CLOSE,		/* graceful close asked (QP engine) */
 	KIWI_EV_ABORT,		/* abortive close asked (engine, unload) */
+	KIWI_EV_DRAIN,		/* the QP began a graceful close: bound it */
 };
 
 /* Bits of kiwi_ep.flags. */
@@ -75,15 +77,22 @@ enum {
  * @flags: KIWI_EPF_* bits (atomic bitops)
  * @work: runs the state machine for @events
  * @timeout: sets KIWI_EV_TIMEOUT when it fires; armed in the startup
- *	states and in CLOSING
+ *	states, in CONNECTED once the QP began a graceful close (@draining)
+ *	and in CLOSING
+ * @draining: CONNECTED: the QP began a graceful close; the timeout
+ *	(drain_timeout) resets the connection if it does not end in time
+ * @ibdev: the device of the connection (compared, never dereferenced: a
+ *	closing ep may outlive it)
  * @sock: the TCP socket, NULL before creation and after release
  * @cb_qp: the QP the socket callbacks forward to; written under the
  *	socket's sk_callback_lock (write), read under it (read)
- * @saved_data_ready: callbacks of @sock before the CM took it over
+ * @saved_data_ready: the kernel's callbacks of @sock, restored at release
+ *	(an accepted socket inherits them from its listener's @saved_*)
  * @saved_write_space: see @saved_data_ready
  * @saved_state_change: see @saved_data_ready
  * @cm_id: the iw_cm id this ep reports to (add_ref held), or NULL
- * @qp: attached or about to be: a kiwi_qp_get() reference, or NULL
+ * @qp: attached or about to be: a kiwi_qp_get() reference, or NULL;
+ *	written with WRITE_ONCE (kiwi_cm_abort_qp() reads it locklessly)
  * @listener: responder child: its listener (a reference) until the
  *	Request is reported
  * @child_entry: entry in @listener's @children, under its @child_lock
@@ -108,6 +117,8 @@ struct kiwi_ep {
 	unsigned long flags;
 	struct work_struct work;
 	struct delayed_work timeout;
+	bool draining;
+	const struct ib_device *ibdev;
 	struct socket *sock;
 	struct kiwi_qp *cb_qp;
 	void (*saved_data_ready)(struct sock *sk);
@@ -135,7 +146,9 @@ struct kiwi_ep *kiwi_ep_alloc(void);
 void kiwi_ep_queue(struct kiwi_ep *ep, int event);
 void kiwi_ep_arm_timeout(struct kiwi_ep *ep, unsigned int secs);
 void kiwi_ep_disarm_timeout(struct kiwi_ep *ep);
-void kiwi_ep_sock_attach(struct kiwi_ep *ep, struct socket *sock);
+void kiwi_ep_sock_attach(struct kiwi_ep *ep, struct socket *sock,
+			 const struct kiwi_ep *listener);
+void kiwi_ep_sock_refuse(const struct kiwi_ep *listener, struct socket *sock);
 void kiwi_ep_set_cb_qp(struct kiwi_ep *ep, struct kiwi_qp *qp);
 void kiwi_ep_sock_release(struct kiwi_ep *ep, bool abortive);
 void kiwi_ep_set_cm_id(struct kiwi_ep *ep, struct iw_cm_id *cm_id);
@@ -148,6 +161,7 @@ int kiwi_cm_event(struct kiwi_ep *ep, struct iw_cm_id *cm_id,
 
 /* cm_param.c: module parameters */
 unsigned int kiwi_cm_mpa_timeout(void);
+unsigned int kiwi_cm_drain_timeout(void);
 bool kiwi_cm_responder_waits(void);
 void kiwi_cm_policy(struct kiwi_mpa_policy *pol, u32 ird, u32 ord);
 
@@ -159,6 +173,7 @@ enum kiwi_mpa_status kiwi_cm_read_frame(struct kiwi_ep *ep, bool want_reply,
 void kiwi_cm_addrs(struct socket *sock, struct sockaddr_storage *local,
 		   struct sockaddr_storage *remote);
 bool kiwi_cm_peer_closed(struct socket *sock, int *err);
+bool kiwi_cm_discard(struct socket *sock);
 int kiwi_cm_addr_len(const struct sockaddr_storage *ss);
 bool kiwi_cm_net_ok(struct iw_cm_id *cm_id);
 int kiwi_cm_listen_sock(struct iw_cm_id *cm_id, int backlog,

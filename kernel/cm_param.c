@@ -9,8 +9,10 @@
 #include "cm_ep.h"
 
 #define KIWI_CM_TIMEOUT_MAX	600
+#define KIWI_CM_DRAIN_MAX	60
 
 static unsigned int mpa_timeout = 10;
+static unsigned int drain_timeout = 3;
 static unsigned int mpa_rev = KIWI_MPA_REV_2;
 static bool mpa_crc_off;
 static bool mpa_markers;
@@ -38,6 +40,11 @@ static int kiwi_param_set_timeout(const char *val,
 	return kiwi_param_set_range(val, kp, 1, KIWI_CM_TIMEOUT_MAX);
 }
 
+static int kiwi_param_set_drain(const char *val, const struct kernel_param *kp)
+{
+	return kiwi_param_set_range(val, kp, 1, KIWI_CM_DRAIN_MAX);
+}
+
 static int kiwi_param_set_rev(const char *val, const struct kernel_param *kp)
 {
 	return kiwi_param_set_range(val, kp, KIWI_MPA_REV_1, KIWI_MPA_REV_2);
@@ -48,6 +55,11 @@ static const struct kernel_param_ops kiwi_timeout_ops = {
 	.get = param_get_uint,
 };
 
+static const struct kernel_param_ops kiwi_drain_ops = {
+	.set = kiwi_param_set_drain,
+	.get = param_get_uint,
+};
+
 static const struct kernel_param_ops kiwi_rev_ops = {
 	.set = kiwi_param_set_rev,
 	.get = param_get_uint,
@@ -55,7 +67,10 @@ static const struct kernel_param_ops kiwi_rev_ops = {
 
 module_param_cb(mpa_timeout, &kiwi_timeout_ops, &mpa_timeout, 0644);
 MODULE_PARM_DESC(mpa_timeout,
-		 "Seconds for TCP connect plus MPA Request/Reply, and for a graceful close (1-600, default 10)");
+		 "Seconds for TCP connect plus MPA Request/Reply, and for the peer's FIN after ours (1-600, default 10)");
+module_param_cb(drain_timeout, &kiwi_drain_ops, &drain_timeout, 0644);
+MODULE_PARM_DESC(drain_timeout,
+		 "Seconds a graceful close (SQD, or the Terminate after a local error) may take to send what is queued before the connection is reset (1-60, default 3)");
 module_param_cb(mpa_rev, &kiwi_rev_ops, &mpa_rev, 0644);
 MODULE_PARM_DESC(mpa_rev,
 		 "Highest MPA revision: 2 = RFC 6581 IRD/ORD and RTR (default), 1 = RFC 5044 only");
@@ -76,6 +91,11 @@ MODULE_PARM_DESC(mpa_responder_waits,
 unsigned int kiwi_cm_mpa_timeout(void)
 {
 	return READ_ONCE(mpa_timeout);
+}
+
+unsigned int kiwi_cm_drain_timeout(void)
+{
+	return READ_ONCE(drain_timeout);
 }
 
 /* Does a responder outside peer-to-peer mode wait for the first FPDU? */

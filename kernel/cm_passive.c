@@ -90,7 +90,7 @@ int kiwi_cm_listen(struct iw_cm_id *cm_id, int backlog)
 	ep->backlog = backlog;
 	ep->state = KIWI_EP_LISTEN;
 	kiwi_ep_set_cm_id(ep, cm_id);
-	kiwi_ep_sock_attach(ep, sock);
+	kiwi_ep_sock_attach(ep, sock, NULL);
 	kiwi_ep_queue(ep, KIWI_EV_DATA);
 	mutex_unlock(&ep->lock);
 	return 0;
@@ -113,7 +113,7 @@ static void kiwi_cm_new_child(struct kiwi_ep *l, struct socket *sock)
 	spin_unlock_bh(&l->child_lock);
 	child = room ? kiwi_ep_alloc() : NULL;
 	if (!child) {
-		sock_release(sock);
+		kiwi_ep_sock_refuse(l, sock);
 		return;
 	}
 	tcp_sock_set_nodelay(sock->sk);
@@ -126,7 +126,7 @@ static void kiwi_cm_new_child(struct kiwi_ep *l, struct socket *sock)
 	list_add_tail(&child->child_entry, &l->children);
 	l->nchildren++;
 	spin_unlock_bh(&l->child_lock);
-	kiwi_ep_sock_attach(child, sock);
+	kiwi_ep_sock_attach(child, sock, l);
 	kiwi_ep_arm_timeout(child, kiwi_cm_mpa_timeout());
 	kiwi_ep_queue(child, KIWI_EV_DATA);
 	mutex_unlock(&child->lock);
@@ -244,7 +244,7 @@ static int kiwi_cm_accept_locked(struct kiwi_ep *ep, struct iw_cm_id *cm_id,
 				 struct iw_cm_conn_param *param)
 {
 	struct kiwi_mpa_frame rep;
-	struct ib_qp *ibqp;
+	struct kiwi_qp *qp;
 	int rv;
 
 	if (ep->state != KIWI_EP_RECVD_REQ)
@@ -254,21 +254,27 @@ static int kiwi_cm_accept_locked(struct kiwi_ep *ep, struct iw_cm_id *cm_id,
 				param->private_data_len);
 	if (rv)
 		return rv;
-	ibqp = kiwi_iw_get_qp(cm_id->device, param->qpn);
-	if (!ibqp)
+	qp = kiwi_qp_lookup(to_kdev(cm_id->device), param->qpn, true);
+	if (!qp)
 		return -EINVAL;
-	ep->qp = to_kqp(ibqp);
-	kiwi_qp_get(ep->qp);
+	WRITE_ONCE(ep->qp, qp);
+	if (!kiwi_qp_caller_owns(qp))
+		return -EACCES;
+	ep->ibdev = cm_id->device;
 	ep->llp.initiator = false;
 	ep->llp.tx_gated = true;
 	ep->llp.expect_rtr = ep->llp.mpa.p2p;
+	/*
+	 * The QP is ready for the first FPDU before the peer can send it;
+	 * its transmit side stays shut until the Reply is on the wire.
+	 */
 	rv = kiwi_cm_attach(ep);
 	if (rv)
 		return rv;
-	/* The QP is ready for the first FPDU before the peer can send it. */
 	rv = kiwi_cm_send(ep->sock, &rep);
 	if (rv)
 		return rv;
+	kiwi_qp_llp_reply_sent(qp);
 	/* In peer-to-peer mode the RTR opens the gate, as RFC 6581 wants. */
 	if (!ep->llp.mpa.p2p && !kiwi_cm_responder_waits())
 		kiwi_qp_llp_ungate(ep->qp);

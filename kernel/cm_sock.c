@@ -140,6 +140,32 @@ bool kiwi_cm_peer_closed(struct socket *sock, int *err)
 	return closed;
 }
 
+/**
+ * kiwi_cm_discard - read and drop what the peer sent, without blocking
+ * @sock: a socket no QP uses any more (closing)
+ *
+ * A peer still sending when we closed can deliver its FIN only once its
+ * data was read. At most 1 MiB per call, so a fast peer cannot keep the
+ * CM's worker busy: the caller reads again later.
+ *
+ * Return: true if octets may remain queued.
+ */
+bool kiwi_cm_discard(struct socket *sock)
+{
+	struct kvec kv = { .iov_len = SZ_64K };
+	struct msghdr msg = { };
+	int i, rv;
+
+	for (i = 0; i < 16; i++) {
+		/* MSG_TRUNC: TCP drops the octets without copying them. */
+		rv = kernel_recvmsg(sock, &msg, &kv, 1, kv.iov_len,
+				    MSG_DONTWAIT | MSG_TRUNC);
+		if (rv < (int)kv.iov_len)
+			return false;
+	}
+	return true;
+}
+
 /* Address family and length of an iw_cm address, 0 if unsupported. */
 int kiwi_cm_addr_len(const struct sockaddr_storage *ss)
 {

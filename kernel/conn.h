@@ -69,6 +69,15 @@ int kiwi_qp_llp_attach(struct kiwi_qp *qp, struct kiwi_ep *ep,
 void kiwi_qp_llp_detach(struct kiwi_qp *qp);
 
 /**
+ * kiwi_qp_llp_reply_sent - a responder's MPA Reply is on the wire
+ * @qp: an attached QP (responder)
+ *
+ * Any context. Until then TX sends nothing: not even a Terminate for an
+ * FPDU that arrived with the Request may precede the Reply.
+ */
+void kiwi_qp_llp_reply_sent(struct kiwi_qp *qp);
+
+/**
  * kiwi_qp_llp_ungate - open a responder's transmit side
  * @qp: an attached QP whose MPA Reply has been sent
  *
@@ -78,11 +87,16 @@ void kiwi_qp_llp_detach(struct kiwi_qp *qp);
  */
 void kiwi_qp_llp_ungate(struct kiwi_qp *qp);
 
-/* Socket callbacks, forwarded by the CM's sk_data_ready / sk_write_space
- * (softirq or process context, sk_callback_lock held for reading).
+/*
+ * Socket callbacks, forwarded by the CM's sk_data_ready / sk_write_space
+ * (softirq or process context, @sk's sk_callback_lock held for reading).
+ * @sk is the socket whose callback fired: the engine acts only if it is
+ * the socket attached to @qp, so a callback of another connection that
+ * names the same QP (before its attach fails, or after a detach) never
+ * touches the attached stream.
  */
-void kiwi_qp_rx_ready(struct kiwi_qp *qp);
-void kiwi_qp_tx_space(struct kiwi_qp *qp);
+void kiwi_qp_rx_ready(struct kiwi_qp *qp, struct sock *sk);
+void kiwi_qp_tx_space(struct kiwi_qp *qp, struct sock *sk);
 
 /* --- CM, called by the QP engine --- */
 
@@ -99,6 +113,18 @@ void kiwi_ep_put(struct kiwi_ep *ep);
  * kiwi_qp_llp_detach() and reports the close to iw_cm. Idempotent.
  */
 void kiwi_ep_llp_close(struct kiwi_ep *ep, bool abortive);
+
+/**
+ * kiwi_ep_llp_drain - the QP began a graceful close
+ * @ep: the endpoint
+ *
+ * Any context. Modify to SQD, or a local error that queued a Terminate:
+ * the engine asks for the close (kiwi_ep_llp_close()) once what is queued
+ * went out. If that does not happen within drain_timeout seconds (the
+ * peer does not read, never answers a Read, keeps sending Read Requests),
+ * the CM resets the connection and the QP's work requests are flushed.
+ */
+void kiwi_ep_llp_drain(struct kiwi_ep *ep);
 
 /* --- Memory access, used by the QP engine --- */
 
@@ -120,10 +146,11 @@ enum kiwi_mem_status {
 
 /*
  * Look an STag up; takes a reference (RCU-safe against dereg). NULL unless
- * the MR is valid under exactly @stag. A reference keeps the structure,
- * not the registration: dereg_mr and invalidation do not wait for holders,
- * and every later check, page lookup or copy of an invalidated MR fails.
- * While an old holder remains, a fast-register of that MR fails (-EBUSY).
+ * the MR is valid under exactly @stag; an invalid or stale STag takes no
+ * reference. A reference keeps the structure, not the registration:
+ * dereg_mr and invalidation do not wait for holders, and every later
+ * check, page lookup or copy of an invalidated MR fails. While an old
+ * holder remains, a fast-register of that MR fails (-EBUSY).
  */
 struct kiwi_mr *kiwi_mr_get(struct kiwi_device *kdev, u32 stag);
 void kiwi_mr_put(struct kiwi_mr *mr);

@@ -196,8 +196,17 @@ struct kiwi_srq {
  * @sq_sig_type: IB_SIGNAL_ALL_WR or IB_SIGNAL_REQ_WR
  * @sq: send ring
  * @rq: receive ring; unused (num == 0) when the QP has an SRQ
- * @ref: users of the QP: the creator and the iWARP CM (iw_add_ref)
+ * @ref: users of the QP: the creator, the iWARP CM (iw_add_ref), each
+ *       kiwi endpoint that took it for a connection (kiwi_qp_lookup) and a
+ *       pending Local Invalidate completion (qp_sq.c)
  * @released: completed when @ref drops to zero; destroy waits for it
+ * @owner: who may bind a connection to the QP by its number (iw_connect,
+ *         iw_accept): a user QP's creating process (thread group), a
+ *         kernel QP's creating thread (kernel threads may too); a
+ *         reference on the struct pid
+ * @cm_named: iw_get_qp returned the QP (under the qp_xa lock): destroy
+ *            waits one RCU grace period after unpublishing it
+ * @destroyed: destroy began (qp->lock); no connection may take the QP
  * @tx: transmit side of the data path (qp_dp.h)
  * @rx: receive side of the data path (qp_dp.h)
  *
@@ -221,6 +230,9 @@ struct kiwi_qp {
 	struct kiwi_ring rq;
 	struct kref ref;
 	struct completion released;
+	struct pid *owner;
+	bool cm_named;
+	bool destroyed;
 	struct kiwi_qp_tx tx;
 	struct kiwi_qp_rx rx;
 };
@@ -407,6 +419,9 @@ int kiwi_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 int kiwi_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
 void kiwi_qp_get(struct kiwi_qp *qp);
 void kiwi_qp_put(struct kiwi_qp *qp);
+struct kiwi_qp *kiwi_qp_lookup(struct kiwi_device *kdev, int qpn, bool ref);
+bool kiwi_qp_caller_owns(const struct kiwi_qp *qp);
+bool kiwi_qp_destroyed(struct kiwi_qp *qp);
 
 /* qp_post.c */
 int kiwi_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
@@ -427,12 +442,15 @@ u32 kiwi_sq_produced(struct kiwi_qp *qp);
 int kiwi_sq_retire(struct kiwi_qp *qp);
 void kiwi_sq_complete(struct kiwi_qp *qp, u32 idx, u8 status);
 bool kiwi_sqe_is_read(const struct kiwi_qp *qp, const struct kiwi_sqe *sqe);
+void kiwi_sq_complete_after_gp(struct kiwi_qp *qp, u32 idx);
+void kiwi_sq_fail(struct kiwi_qp *qp, u32 idx, u8 status);
 
 /* qp_llp.c: attach/detach, state changes from the data path */
 bool kiwi_qp_connected(struct kiwi_qp *qp);
 void kiwi_qp_event(struct kiwi_qp *qp, enum ib_event_type type);
 void kiwi_qp_to_error(struct kiwi_qp *qp);
 void kiwi_qp_close_llp(struct kiwi_qp *qp, bool abortive);
+void kiwi_qp_drain_llp(struct kiwi_qp *qp);
 
 /* qp_term.c: errors and Terminate messages */
 void kiwi_qp_fail(struct kiwi_qp *qp, enum kiwi_term_err err,
@@ -506,5 +524,6 @@ struct ib_qp *kiwi_iw_get_qp(struct ib_device *ibdev, int qpn);
 /* cm_ep.c: the CM workqueue; exit after every device is unregistered */
 int kiwi_cm_init(void);
 void kiwi_cm_exit(void);
+void kiwi_cm_abort_qp(struct kiwi_qp *qp);
 
 #endif /* KIWI_H */

@@ -44,9 +44,13 @@ int kiwi_mr_access_ok(int access)
  * @kdev: the device
  * @stag: the STag (lkey or rkey)
  *
- * Any context. Only a valid MR whose current key matches is returned, so a
- * peer guessing STags cannot hold an invalidated MR (which would make the
- * next fast-register fail with -EBUSY).
+ * Any context. Only a valid MR whose current key matches is returned. An
+ * STag that is stale, guessed or invalidated takes no reference at all,
+ * not even for a moment: a reference held while the consumer registers
+ * the MR again makes that fast-register fail (-EBUSY), and a peer must
+ * not be able to cause that by probing STags. (A lookup racing the
+ * consumer's own invalidation of a valid STag may still hold one
+ * briefly.)
  *
  * Return: the MR with a reference (drop it with kiwi_mr_put()), or NULL.
  */
@@ -56,6 +60,10 @@ struct kiwi_mr *kiwi_mr_get(struct kiwi_device *kdev, u32 stag)
 
 	rcu_read_lock();
 	mr = xa_load(&kdev->mr_xa, kiwi_stag_index(stag));
+	/* The structure is freed after a grace period (kfree_rcu). */
+	if (mr && (atomic_read(&mr->state) != KIWI_MR_VALID ||
+		   READ_ONCE(mr->stag) != stag))
+		mr = NULL;
 	if (mr && !refcount_inc_not_zero(&mr->ref))
 		mr = NULL;
 	rcu_read_unlock();
@@ -313,8 +321,10 @@ static enum kiwi_mem_status kiwi_mr_inval_check(const struct kiwi_mr *mr,
  * @remote: the peer asked (Send with Invalidate)
  *
  * Any context. Later checks and accesses fail; an access already copying on
- * another CPU finishes that one copy. Invalidating an invalid STag again
- * is allowed locally; a peer must name a valid one.
+ * another CPU finishes that one copy, within an RCU grace period: a Local
+ * Invalidate WR completes only after one (kiwi_sq_complete_after_gp()).
+ * Invalidating an invalid STag again is allowed locally; a peer must name
+ * a valid one.
  *
  * Return: KIWI_MEM_OK; KIWI_MEM_STAG (no such STag, wrong key, or not
  * valid for a peer); KIWI_MEM_PD (another PD); KIWI_MEM_ACCESS: the STag

@@ -40,6 +40,66 @@ void kiwi_qp_put(struct kiwi_qp *qp)
 	kref_put(&qp->ref, kiwi_qp_release);
 }
 
+/**
+ * kiwi_qp_lookup - find a QP by the number a ULP named
+ * @kdev: the device
+ * @qpn: the QP number
+ * @ref: take a reference (drop it with kiwi_qp_put()); else mark the QP
+ *       as returned to iw_cm (@cm_named), which takes its own reference
+ *       later (kiwi_iw_get_qp())
+ *
+ * Under the qp_xa lock, which destroy's unpublishing takes too: a QP
+ * found here is not yet released, and destroy sees the mark.
+ *
+ * Return: the QP or NULL.
+ */
+struct kiwi_qp *kiwi_qp_lookup(struct kiwi_device *kdev, int qpn, bool ref)
+{
+	struct kiwi_qp *qp;
+
+	if (qpn <= 0)
+		return NULL;
+	xa_lock(&kdev->qp_xa);
+	qp = xa_load(&kdev->qp_xa, qpn);
+	if (qp && ref)
+		kiwi_qp_get(qp);
+	else if (qp)
+		WRITE_ONCE(qp->cm_named, true);
+	xa_unlock(&kdev->qp_xa);
+	return qp;
+}
+
+/**
+ * kiwi_qp_caller_owns - may the caller bind a connection to @qp?
+ * @qp: a QP named by number in iw_connect or iw_accept
+ *
+ * Those run in the context of whoever called rdma_connect()/rdma_accept()
+ * (through rdma_ucm for user space), and rdma_cm lets the caller name any
+ * QP number. A user QP may be named by its own process only, a kernel QP
+ * by kernel threads (where kernel ULPs connect) or the thread that created
+ * it, never by a user process through rdma_ucm.
+ *
+ * Return: true if the caller owns @qp.
+ */
+bool kiwi_qp_caller_owns(const struct kiwi_qp *qp)
+{
+	if (qp->ibqp.uobject)
+		return task_tgid(current) == qp->owner;
+	return (current->flags & PF_KTHREAD) || task_pid(current) == qp->owner;
+}
+
+/* Has destroy begun? (A connect that took the QP checks after its scan.) */
+bool kiwi_qp_destroyed(struct kiwi_qp *qp)
+{
+	unsigned long flags;
+	bool gone;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	gone = qp->destroyed;
+	spin_unlock_irqrestore(&qp->lock, flags);
+	return gone;
+}
+
 static int kiwi_qp_check_init(struct ib_qp_init_attr *attr)
 {
 	struct ib_qp_cap *cap = &attr->cap;
@@ -107,6 +167,12 @@ static void kiwi_qp_init_fields(struct kiwi_qp *qp,
 	kiwi_tx_init(qp);
 }
 
+/* Who may name the QP to the CM (kiwi_qp_caller_owns()). */
+static struct pid *kiwi_qp_owner(struct ib_udata *udata)
+{
+	return get_task_pid(current, udata ? PIDTYPE_TGID : PIDTYPE_PID);
+}
+
 /* Report the granted capacities back through @attr->cap. */
 static void kiwi_qp_fill_cap(struct kiwi_qp *qp, struct ib_qp_cap *cap)
 {
@@ -133,6 +199,7 @@ int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	if (!kiwi_count_get(&kdev->num_qp, KIWI_MAX_QP))
 		return -ENOMEM;
 	kiwi_qp_init_fields(qp, attr);
+	qp->owner = kiwi_qp_owner(udata);
 	rv = kiwi_qp_alloc_rings(qp, attr, udata);
 	if (rv)
 		goto err_count;
@@ -160,6 +227,7 @@ err_rings:
 	kiwi_ring_free(&qp->rq);
 	kiwi_ring_free(&qp->sq);
 err_count:
+	put_pid(qp->owner);
 	atomic_dec(&kdev->num_qp);
 	return rv;
 }
@@ -234,6 +302,9 @@ static bool kiwi_qp_enter(struct kiwi_qp *qp, enum ib_qp_state next)
 	case IB_QPS_RTS:
 		return false;
 	case IB_QPS_SQD:
+		/* What is queued now is sent; later WRs wait for the flush. */
+		if (cur == IB_QPS_RTS)
+			qp->tx.drain_to = qp->sq.cons + kiwi_sq_produced(qp);
 		if (cur == IB_QPS_RTS || cur == IB_QPS_SQD) {
 			qp->state = next;
 			qp->tx.close_req = true;
@@ -256,11 +327,15 @@ static bool kiwi_qp_enter(struct kiwi_qp *qp, enum ib_qp_state next)
 
 /*
  * After a state change to SQD or ERR of an attached QP: the engine closes
- * the stream, gracefully once the SQ went out, or at once with a reset.
+ * the stream, gracefully once what was queued went out (the CM resets it
+ * if that takes longer than drain_timeout), or at once with a reset.
  */
 static void kiwi_qp_llp_follow(struct kiwi_qp *qp, enum ib_qp_state next)
 {
 	if (next == IB_QPS_SQD) {
+		mutex_lock(&qp->tx.llp_mutex);
+		kiwi_qp_drain_llp(qp);
+		mutex_unlock(&qp->tx.llp_mutex);
 		kiwi_tx_kick(qp);
 	} else if (next == IB_QPS_ERR) {
 		mutex_lock(&qp->tx.llp_mutex);
@@ -342,21 +417,43 @@ int kiwi_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 }
 
 /*
+ * Unpublish the QP's number. iw_cm calls iw_get_qp() and then iw_add_ref()
+ * under one spinlock with interrupts disabled, an RCU read-side section:
+ * once the number is gone, a grace period lets a lookup that found the QP
+ * take its reference before destroy waits for the references to go.
+ */
+static void kiwi_qp_unpublish(struct kiwi_device *kdev, struct kiwi_qp *qp)
+{
+	unsigned long flags;
+
+	xa_erase(&kdev->qp_xa, qp->ibqp.qp_num);
+	/* After the qp_xa lock: iw_get_qp()'s mark under it is visible. */
+	if (READ_ONCE(qp->cm_named))
+		synchronize_rcu();
+	spin_lock_irqsave(&qp->lock, flags);
+	qp->destroyed = true;
+	spin_unlock_irqrestore(&qp->lock, flags);
+}
+
+/*
  * The QP leaves the QPN table first, so iw_get_qp() cannot find it any
- * more. A stream still attached is reset (the CM then detaches the QP and
- * reports CLOSE, after which iw_cm drops its reference); destroy waits
- * until the CM and iw_cm have dropped their references.
+ * more. Every connection using it is reset at once, a connect still
+ * waiting for its MPA Reply included (the CM detaches the QP and reports
+ * CLOSE or CONNECT_REPLY, after which iw_cm drops its reference); destroy
+ * waits only for those references, never for the peer.
  */
 int kiwi_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 {
 	struct kiwi_device *kdev = to_kdev(ibqp->device);
 	struct kiwi_qp *qp = to_kqp(ibqp);
 
-	xa_erase(&kdev->qp_xa, ibqp->qp_num);
+	kiwi_qp_unpublish(kdev, qp);
 	kiwi_qp_to_error(qp);
 	kiwi_qp_llp_follow(qp, IB_QPS_ERR);
+	kiwi_cm_abort_qp(qp);
 	kiwi_qp_put(qp);
 	wait_for_completion(&qp->released);
+	put_pid(qp->owner);
 	cancel_work_sync(&qp->tx.work);
 	kiwi_swq_free(qp);
 	kiwi_ring_free(&qp->rq);

@@ -46,6 +46,9 @@ struct socket;
  * @reg_access: IB_WR_REG_MR: the access rights
  * @status: completion status (qp->lock)
  * @done: complete; retired in SQ order (qp->lock)
+ * @gp_wait: a Local Invalidate executed; done once the RCU grace period
+ *           of @gp_cookie elapsed (qp->lock)
+ * @gp_cookie: get_state_synchronize_rcu() at the invalidation (qp->lock)
  * @len: message length (TX)
  */
 struct kiwi_swqe {
@@ -55,6 +58,8 @@ struct kiwi_swqe {
 	int reg_access;
 	u8 status;
 	bool done;
+	bool gp_wait;
+	unsigned long gp_cookie;
 	u32 len;
 };
 
@@ -135,6 +140,8 @@ struct kiwi_tx_msg {
  *        @llp_mutex; TX reads it at work start, RX with READ_ONCE)
  * @ep: the endpoint while attached (written under @llp_mutex)
  * @swq: shadow of the SQ ring, sq.num entries, from create to destroy
+ * @gp_rcu: completes Local Invalidates after a grace period (qp_sq.c)
+ * @gp_armed: @gp_rcu is queued and holds a QP reference (qp->lock)
  * @next: next SQ index TX starts (qp->lock)
  * @flushed_to: SQ index up to which Sends and Writes are handed to TCP (TX)
  * @framed_to: SQ index up to which messages are framed into @buf (TX)
@@ -154,6 +161,10 @@ struct kiwi_tx_msg {
  * @term_len: octets in @term (qp->lock)
  * @term: the Terminate ULPDU (qp->lock)
  * @gated: responder: wait for the first valid FPDU (qp->lock)
+ * @held: responder: the MPA Reply is not on the wire yet; TX sends
+ *        nothing at all, not even a Terminate (qp->lock)
+ * @drain_to: SQD: the SQ index up to which WRs are sent before the
+ *            stream closes; WRs posted later wait for the flush (qp->lock)
  * @close_req: modify_qp (SQD) or a local error (SQE) asked for a graceful
  *             close: TX closes the stream once the SQ (or the Terminate)
  *             went out (qp->lock)
@@ -175,6 +186,8 @@ struct kiwi_qp_tx {
 	struct socket *sock;
 	struct kiwi_ep *ep;
 	struct kiwi_swqe *swq;
+	struct rcu_head gp_rcu;
+	bool gp_armed;
 	u32 next;
 	u32 flushed_to;
 	u32 framed_to;
@@ -194,6 +207,8 @@ struct kiwi_qp_tx {
 	u32 term_len;
 	u8 term[KIWI_TERM_MSG_MAX];
 	bool gated;
+	bool held;
+	u32 drain_to;
 	bool close_req;
 	u8 rtr;
 	struct kiwi_orq_ent *orq;

@@ -63,6 +63,15 @@ void kiwi_qp_close_llp(struct kiwi_qp *qp, bool abortive)
 		kiwi_ep_llp_close(ep, abortive);
 }
 
+/* A graceful close began (SQD, TERMINATE): the CM bounds it. As above. */
+void kiwi_qp_drain_llp(struct kiwi_qp *qp)
+{
+	struct kiwi_ep *ep = READ_ONCE(qp->tx.ep);
+
+	if (ep)
+		kiwi_ep_llp_drain(ep);
+}
+
 /* ORD/IRD: the negotiated value, within what kiwi supports (at least 1). */
 static u32 kiwi_llp_rd(u16 v, u32 max)
 {
@@ -99,6 +108,7 @@ static int kiwi_llp_setup(struct kiwi_qp *qp, struct socket *sock,
 	tx->mulpdu = kiwi_mpa_mulpdu(READ_ONCE(tcp_sk(sock->sk)->mss_cache),
 				     p->mpa.tx_markers);
 	tx->gated = p->tx_gated;
+	tx->held = !p->initiator;
 	tx->rtr = p->send_rtr ? p->mpa.rtr : 0;
 	rx->expect_rtr = p->expect_rtr;
 	rx->rtr_types = p->mpa.rtr;
@@ -212,6 +222,16 @@ void kiwi_qp_llp_detach(struct kiwi_qp *qp)
 	kiwi_ep_put(ep);
 }
 
+void kiwi_qp_llp_reply_sent(struct kiwi_qp *qp)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	qp->tx.held = false;
+	spin_unlock_irqrestore(&qp->lock, flags);
+	kiwi_tx_kick(qp);
+}
+
 void kiwi_qp_llp_ungate(struct kiwi_qp *qp)
 {
 	unsigned long flags;
@@ -222,9 +242,29 @@ void kiwi_qp_llp_ungate(struct kiwi_qp *qp)
 	kiwi_tx_kick(qp);
 }
 
-/* sk_write_space, forwarded by the CM: TX may continue. */
-void kiwi_qp_tx_space(struct kiwi_qp *qp)
+/*
+ * Is @sk the socket attached to @qp? The caller holds @sk's
+ * sk_callback_lock for reading, so the answer holds until it drops it:
+ * detach clears tx.sock before it takes that lock for writing, and no
+ * other socket can be attached before that detach finished (llp_mutex).
+ */
+static bool kiwi_qp_owns_sk(struct kiwi_qp *qp, struct sock *sk)
 {
-	if (READ_ONCE(qp->tx.sock))
+	struct socket *sock = READ_ONCE(qp->tx.sock);
+
+	return sock && sock->sk == sk;
+}
+
+/* sk_data_ready, forwarded by the CM: RX reads the socket that fired. */
+void kiwi_qp_rx_ready(struct kiwi_qp *qp, struct sock *sk)
+{
+	if (READ_ONCE(qp->rx.active) && kiwi_qp_owns_sk(qp, sk))
+		kiwi_rx_read(qp, sk);
+}
+
+/* sk_write_space, forwarded by the CM: TX may continue. */
+void kiwi_qp_tx_space(struct kiwi_qp *qp, struct sock *sk)
+{
+	if (kiwi_qp_owns_sk(qp, sk))
 		kiwi_tx_kick(qp);
 }

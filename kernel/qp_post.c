@@ -10,7 +10,7 @@
  * user SQE and the transmit engine (tx.c) is kicked; it copies the WR out
  * of the ring when it starts it. In the error state a send completes at
  * once with IB_WC_WR_FLUSH_ERR (what ib_drain_qp() relies on); in any
- * other state post_send fails with -EINVAL.
+ * other state post_send fails with -EINVAL (kiwi_doorbell() for user QPs).
  */
 #include "kiwi.h"
 
@@ -256,35 +256,46 @@ static int kiwi_post_send_flush(struct kiwi_qp *qp,
 }
 
 /*
- * The doorbell of a user QP. Connected: TX looks at the ring. In the error
- * state what user space produced since is flushed, so late work requests
- * still complete. In a state that takes no sends the new SQEs are
- * dropped, so the failed post leaves nothing behind that could complete
- * later.
+ * The doorbell of a user QP, by state:
+ *  - RTS, SQD: TX looks at the ring (in SQD it starts only what was queued
+ *    before the graceful close; the rest waits for the flush);
+ *  - ERR: what user space produced since is flushed, so late work
+ *    requests still complete;
+ *  - SQE (TERMINATE): nothing to do; the WRs stay queued and are flushed
+ *    when the QP reaches ERR, within drain_timeout. Started WRs (an
+ *    outstanding Read, a Send TCP has not taken) must never be dropped:
+ *    they complete, if only with IB_WC_WR_FLUSH_ERR;
+ *  - RESET, INIT: no WR was ever started (TX runs only on a connected
+ *    QP); the new SQEs are dropped and the post fails, leaving nothing
+ *    behind that could complete later.
  */
 static int kiwi_doorbell(struct kiwi_qp *qp)
 {
 	int send_res = 0, recv_res = 0;
+	enum ib_qp_state state;
 	unsigned long flags;
-	bool err, conn;
 
 	spin_lock_irqsave(&qp->lock, flags);
-	conn = kiwi_qp_connected(qp);
-	err = qp->state == IB_QPS_ERR;
-	if (err)
+	state = qp->state;
+	if (state == IB_QPS_ERR)
 		kiwi_qp_flush(qp, &send_res, &recv_res);
-	else if (!conn)
+	else if (state == IB_QPS_RESET || state == IB_QPS_INIT)
 		kiwi_ring_discard(&qp->sq);
 	spin_unlock_irqrestore(&qp->lock, flags);
-	if (conn) {
+	switch (state) {
+	case IB_QPS_RTS:
+	case IB_QPS_SQD:
 		kiwi_tx_kick_now(qp);
 		return 0;
-	}
-	if (!err)
+	case IB_QPS_ERR:
+		kiwi_cq_signal(to_kcq(qp->ibqp.send_cq), send_res);
+		kiwi_cq_signal(to_kcq(qp->ibqp.recv_cq), recv_res);
+		return 0;
+	case IB_QPS_SQE:
+		return 0;
+	default:
 		return -EINVAL;
-	kiwi_cq_signal(to_kcq(qp->ibqp.send_cq), send_res);
-	kiwi_cq_signal(to_kcq(qp->ibqp.recv_cq), recv_res);
-	return 0;
+	}
 }
 
 /**
@@ -297,7 +308,8 @@ static int kiwi_doorbell(struct kiwi_qp *qp)
  * transmit engine. In the error state they complete at once with
  * IB_WC_WR_FLUSH_ERR; a doorbell then flushes what user space produced on
  * both rings. In RESET or INIT post_send fails (a doorbell also drops the
- * new send queue elements).
+ * new send queue elements). In TERMINATE a kernel post fails; a doorbell
+ * succeeds and the WRs are flushed when the QP reaches ERR.
  *
  * Return: 0, -EINVAL (bad WR, or QP not in a state that takes sends),
  * -ENOMEM (SQ or, in the error state, CQ full).

@@ -11,6 +11,7 @@
  * All three move under qp->lock.
  */
 #include <linux/mm.h>
+#include <linux/rcupdate.h>
 
 #include "kiwi.h"
 
@@ -46,6 +47,12 @@ bool kiwi_sqe_is_read(const struct kiwi_qp *qp, const struct kiwi_sqe *sqe)
 {
 	return sqe->opcode == KIWI_WR_RDMA_READ ||
 	       (sqe->opcode == KIWI_WR_KREAD_INV && !qp->ibqp.uobject);
+}
+
+/* Is @idx among the started, not yet retired WRs? (qp->lock) */
+static bool kiwi_sq_started(struct kiwi_qp *qp, u32 idx)
+{
+	return idx - qp->sq.cons < qp->tx.next - qp->sq.cons;
 }
 
 static bool kiwi_swqe_signalled(struct kiwi_qp *qp,
@@ -107,11 +114,114 @@ void kiwi_sq_complete(struct kiwi_qp *qp, u32 idx, u8 status)
 	int res = 0;
 
 	spin_lock_irqsave(&qp->lock, flags);
-	if (idx - qp->sq.cons < qp->tx.next - qp->sq.cons) {
+	if (kiwi_sq_started(qp, idx)) {
 		qp->tx.swq[idx & (qp->sq.num - 1)].status = status;
 		qp->tx.swq[idx & (qp->sq.num - 1)].done = true;
 		res = kiwi_sq_retire(qp);
 	}
 	spin_unlock_irqrestore(&qp->lock, flags);
 	kiwi_cq_signal(to_kcq(qp->ibqp.send_cq), res);
+}
+
+/**
+ * kiwi_sq_fail - WR @idx failed locally
+ * @qp: the QP (qp->lock not held); it goes to error next
+ * @idx: SQ index of the WR, in [sq.cons, tx.next)
+ * @status: its completion status
+ *
+ * The WRs before it that are not complete (an outstanding Read, a Send
+ * TCP has not taken) are flushed, then @idx completes with @status: in SQ
+ * order, and the failed WR keeps its own status (the flush that follows
+ * completes only the WRs after it).
+ */
+void kiwi_sq_fail(struct kiwi_qp *qp, u32 idx, u8 status)
+{
+	struct kiwi_swqe *w;
+	unsigned long flags;
+	int res = 0;
+	u32 i;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	if (kiwi_sq_started(qp, idx)) {
+		for (i = qp->sq.cons; i != idx; i++) {
+			w = &qp->tx.swq[i & (qp->sq.num - 1)];
+			if (w->done)
+				continue;
+			w->status = IB_WC_WR_FLUSH_ERR;
+			w->gp_wait = false;
+			w->done = true;
+		}
+		w = &qp->tx.swq[idx & (qp->sq.num - 1)];
+		w->status = status;
+		w->done = true;
+		res = kiwi_sq_retire(qp);
+	}
+	spin_unlock_irqrestore(&qp->lock, flags);
+	kiwi_cq_signal(to_kcq(qp->ibqp.send_cq), res);
+}
+
+/*
+ * RCU callback: the Local Invalidates whose grace period is over are done;
+ * if others wait still, wait for another one.
+ */
+static void kiwi_sq_gp_done(struct rcu_head *head)
+{
+	struct kiwi_qp *qp = container_of(head, struct kiwi_qp, tx.gp_rcu);
+	struct kiwi_swqe *w;
+	bool again = false;
+	unsigned long flags;
+	int res;
+	u32 i;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	for (i = qp->sq.cons; i != qp->tx.next; i++) {
+		w = &qp->tx.swq[i & (qp->sq.num - 1)];
+		if (!w->gp_wait)
+			continue;
+		if (poll_state_synchronize_rcu(w->gp_cookie)) {
+			w->gp_wait = false;
+			w->done = true;
+		} else {
+			again = true;
+		}
+	}
+	res = kiwi_sq_retire(qp);
+	qp->tx.gp_armed = again;
+	if (again)
+		call_rcu(&qp->tx.gp_rcu, kiwi_sq_gp_done);
+	spin_unlock_irqrestore(&qp->lock, flags);
+	kiwi_cq_signal(to_kcq(qp->ibqp.send_cq), res);
+	if (!again)
+		kiwi_qp_put(qp);
+}
+
+/**
+ * kiwi_sq_complete_after_gp - a Local Invalidate was executed
+ * @qp: the QP (qp->lock not held)
+ * @idx: SQ index of the WR, in [sq.cons, tx.next)
+ *
+ * Every copy into or out of registered memory checks the MR's validity
+ * and copies inside one RCU read-side section (mem_access.c). The WR
+ * completes (successfully) after a grace period, so a consumer that
+ * reuses the buffer on the completion finds no copy still running; TX
+ * does not wait for it. The pending callback holds a QP reference.
+ */
+void kiwi_sq_complete_after_gp(struct kiwi_qp *qp, u32 idx)
+{
+	struct kiwi_swqe *w;
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	if (kiwi_sq_started(qp, idx)) {
+		w = &qp->tx.swq[idx & (qp->sq.num - 1)];
+		w->status = IB_WC_SUCCESS;
+		w->gp_cookie = get_state_synchronize_rcu();
+		w->gp_wait = true;
+		if (!qp->tx.gp_armed) {
+			qp->tx.gp_armed = true;
+			kiwi_qp_get(qp);
+			call_rcu(&qp->tx.gp_rcu, kiwi_sq_gp_done);
+		}
+	}
+	spin_unlock_irqrestore(&qp->lock, flags);
 }

@@ -73,6 +73,8 @@ void kiwi_qp_fail(struct kiwi_qp *qp, enum kiwi_term_err err,
 	pr_info_ratelimited("kiwi: QP %u: %s, sending Terminate\n",
 			    qp->ibqp.qp_num, kiwi_term_err_name(err));
 	kiwi_qp_event(qp, kiwi_term_event(&t));
+	/* A peer that does not read cannot hold the Terminate forever. */
+	kiwi_qp_drain_llp(qp);
 	kiwi_tx_kick(qp);
 }
 

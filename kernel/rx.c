@@ -556,15 +556,6 @@ void kiwi_rx_read(struct kiwi_qp *qp, struct sock *sk)
 	tcp_read_sock(sk, &desc, kiwi_rx_actor);
 }
 
-/* sk_data_ready, forwarded by the CM with sk_callback_lock held. */
-void kiwi_qp_rx_ready(struct kiwi_qp *qp)
-{
-	struct socket *sock = READ_ONCE(qp->tx.sock);
-
-	if (READ_ONCE(qp->rx.active) && sock)
-		kiwi_rx_read(qp, sock->sk);
-}
-
 /* RX stopped for good (detach): drop references, flush a held SRQ WR. */
 void kiwi_rx_release(struct kiwi_qp *qp)
 {

@@ -235,11 +235,14 @@ static void kiwi_tx_msg_end(struct kiwi_qp *qp)
 	kiwi_tx_msg_put(m);
 }
 
-/* The current message, WR @idx, failed locally: the QP goes to error. */
+/*
+ * The current message, WR @idx, failed locally: it completes with its own
+ * status after the older WRs (flushed), and the QP goes to error.
+ */
 void kiwi_tx_wr_failed(struct kiwi_qp *qp, u32 idx, u8 status)
 {
 	kiwi_tx_msg_put(&qp->tx.cur);
-	kiwi_sq_complete(qp, idx, status);
+	kiwi_sq_fail(qp, idx, status);
 	kiwi_qp_to_error(qp);
 	kiwi_qp_close_llp(qp, true);
 }
@@ -422,6 +425,18 @@ static bool kiwi_tx_open(struct kiwi_qp *qp)
 	return !gated;
 }
 
+/* A responder whose MPA Reply is not out yet sends nothing at all. */
+static bool kiwi_tx_held(struct kiwi_qp *qp)
+{
+	unsigned long flags;
+	bool held;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	held = qp->tx.held;
+	spin_unlock_irqrestore(&qp->lock, flags);
+	return held;
+}
+
 /* Fill the buffer with FPDUs. Return: true if anything was framed. */
 static bool kiwi_tx_fill(struct kiwi_qp *qp)
 {
@@ -429,6 +444,8 @@ static bool kiwi_tx_fill(struct kiwi_qp *qp)
 	bool framed = false;
 	int rv;
 
+	if (kiwi_tx_held(qp))
+		return false;
 	while (!tx->term_sent) {
 		if (kiwi_tx_term(qp))
 			return true;
@@ -495,8 +512,9 @@ static int kiwi_tx_push(struct kiwi_qp *qp, struct socket *sock)
 
 /*
  * Nothing left to frame. After a graceful close request the stream closes
- * once everything went out: in SQD the SQ and the Read Responses, in
- * TERMINATE the Terminate.
+ * once everything went out: in SQD the WRs queued before it (drain_to)
+ * and the Read Responses, in TERMINATE the Terminate. The CM resets the
+ * stream if that takes longer than drain_timeout.
  */
 static void kiwi_tx_idle(struct kiwi_qp *qp)
 {
@@ -506,7 +524,7 @@ static void kiwi_tx_idle(struct kiwi_qp *qp)
 
 	spin_lock_irqsave(&qp->lock, flags);
 	drained = tx->close_req && !tx->closed &&
-		  ((qp->state == IB_QPS_SQD && !kiwi_sq_produced(qp) &&
+		  ((qp->state == IB_QPS_SQD && qp->sq.cons == tx->drain_to &&
 		    tx->irq_head == tx->irq_tail) ||
 		   (qp->state == IB_QPS_SQE && !tx->term_pending));
 	if (drained)
@@ -522,6 +540,9 @@ static void kiwi_tx_run(struct kiwi_qp *qp, struct socket *sock)
 	int rv;
 
 	for (;;) {
+		/* Detached meanwhile: detach waits for this run to end. */
+		if (READ_ONCE(tx->sock) != sock)
+			return;
 		if (tx->sent < tx->len) {
 			rv = kiwi_tx_push(qp, sock);
 			if (rv == -EAGAIN)

@@ -5,7 +5,8 @@
  * A WR is copied out of the SQ ring into the QP's private shadow before
  * anything in it is looked at: a user ring can change under us, and every
  * field of a user SQE is hostile. Local operations (Local Invalidate,
- * fast-register) complete right here, in SQ order with the rest.
+ * fast-register) are executed right here and complete in SQ order with
+ * the rest (a Local Invalidate one RCU grace period later).
  */
 #include "kiwi.h"
 #include "conn.h"
@@ -15,6 +16,7 @@
 /*
  * Under qp->lock: copy the next WR into the shadow and start it. A Read
  * waits while ORD Reads are outstanding; a fenced WR while any Read is.
+ * In SQD only the WRs queued before the graceful close began start.
  */
 static bool kiwi_tx_take(struct kiwi_qp *qp, u32 *idx)
 {
@@ -23,6 +25,8 @@ static bool kiwi_tx_take(struct kiwi_qp *qp, u32 *idx)
 	struct kiwi_swqe *w;
 
 	if (tx->next - qp->sq.cons >= kiwi_sq_produced(qp))
+		return false;
+	if (qp->state == IB_QPS_SQD && tx->next == tx->drain_to)
 		return false;
 	w = &tx->swq[tx->next & (qp->sq.num - 1)];
 	memcpy(&w->sqe, kiwi_ring_elem(&qp->sq, tx->next), sizeof(w->sqe));
@@ -42,6 +46,7 @@ static bool kiwi_tx_take(struct kiwi_qp *qp, u32 *idx)
 	}
 	w->status = IB_WC_SUCCESS;
 	w->done = false;
+	w->gp_wait = false;
 	w->len = 0;
 	*idx = tx->next++;
 	return true;
@@ -191,7 +196,16 @@ static bool kiwi_tx_setup(struct kiwi_qp *qp, u32 idx)
 		st = kiwi_tx_local_op(qp, w);
 		if (st)
 			break;
-		kiwi_sq_complete(qp, idx, IB_WC_SUCCESS);
+		/*
+		 * A copy into or out of the MR that passed its validity check
+		 * before the invalidation may still run on another CPU (in an
+		 * RCU read-side section): the consumer may reuse the buffer
+		 * only once it is done, one grace period later.
+		 */
+		if (w->sqe.opcode == KIWI_WR_LOCAL_INV)
+			kiwi_sq_complete_after_gp(qp, idx);
+		else
+			kiwi_sq_complete(qp, idx, IB_WC_SUCCESS);
 		return false;
 	default:
 		st = IB_WC_LOC_QP_OP_ERR;

@@ -8,6 +8,7 @@
  * reference, so the tests own their memory.
  */
 #include <kunit/test.h>
+#include <linux/kthread.h>
 #include <linux/mm.h>
 #include <linux/vmalloc.h>
 
@@ -488,6 +489,63 @@ static void fast_reg_rules(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kiwi_mr_fast_reg(mr, key, rw), -EINVAL);
 }
 
+struct stale_probe {
+	struct kiwi_device *kdev;
+	u32 stag;
+	unsigned long lookups;
+};
+
+/* A peer probing a stale STag, as fast as it can. */
+static int stale_prober(void *arg)
+{
+	struct stale_probe *p = arg;
+	struct kiwi_mr *mr;
+
+	while (!kthread_should_stop()) {
+		mr = kiwi_mr_get(p->kdev, p->stag);
+		if (mr)
+			kiwi_mr_put(mr);
+		p->lookups++;
+		cond_resched();
+	}
+	return 0;
+}
+
+/*
+ * Lookups of a stale STag on another CPU never make the consumer's
+ * fast-register fail: they take no reference, not even for a moment.
+ */
+static void stale_probe_no_ref(struct kunit *test)
+{
+	struct mem_env *env = test->priv;
+	struct kiwi_mr *mr = mk_mapped(test);
+	int rw = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE;
+	struct stale_probe p = { .kdev = env->kdev, .stag = mr->stag };
+	struct task_struct *t;
+	unsigned int i, busy = 0;
+	u32 key;
+
+	KUNIT_ASSERT_EQ(test, xa_err(xa_store(&env->kdev->mr_xa,
+					      kiwi_stag_index(mr->stag), mr,
+					      GFP_KERNEL)), 0);
+	t = kthread_run(stale_prober, &p, "kiwi-stale-probe");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+	for (i = 0; i < 20000; i++) {
+		key = (p.stag & ~0xffU) | (0xc0 + (i & 1));
+		if (kiwi_mr_fast_reg(mr, key, rw) == -EBUSY) {
+			busy++;
+			continue;
+		}
+		kiwi_mr_invalidate(env->kdev, key, &env->pd[0], false);
+		cond_resched();
+	}
+	kthread_stop(t);
+	kunit_info(test, "%lu stale lookups during 20000 registrations\n",
+		   p.lookups);
+	KUNIT_EXPECT_EQ(test, busy, 0U);
+	KUNIT_EXPECT_EQ(test, refcount_read(&mr->ref), 1U);
+}
+
 static struct kunit_case mem_cases[] = {
 	KUNIT_CASE(check_order),
 	KUNIT_CASE(check_bounds),
@@ -500,6 +558,7 @@ static struct kunit_case mem_cases[] = {
 	KUNIT_CASE(invalidate_rules),
 	KUNIT_CASE(stag_info_judged_by_proto),
 	KUNIT_CASE(fast_reg_rules),
+	KUNIT_CASE(stale_probe_no_ref),
 	{}
 };
 

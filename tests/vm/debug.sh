@@ -29,8 +29,16 @@ env_file=$("$REPO/scripts/debug-module.sh" "$OUT/src") ||
 	die "the debug kernel or kiwi.ko does not build"
 # shellcheck source=/dev/null
 . "$env_file"
+# The scenarios' test module (tests/vm/kmod) for the debug kernel, from the
+# same copy of the sources.
+nice make -s -C "$KIWI_DEBUG_KDIR" M="$OUT/src/tests/vm/kmod" modules >&2 ||
+	die "tests/vm/kmod does not build against the debug kernel"
+ko=$OUT/src/tests/vm/kmod/kiwi_vmtest.ko
+rel=$(modinfo -F vermagic "$ko" | cut -d' ' -f1)
+mkdir -p "$BUILD/vmkmod/$rel"
+cp "$ko" "$OUT/src/tests/vm/kmod/kiwi_kverbs.ko" "$BUILD/vmkmod/$rel/"
 
-KMOD_KDIR=$KIWI_DEBUG_KDIR KIWI_LAB_SELFCHECK=0 exec bash "$REPO/tests/vm/run.sh" \
+KIWI_LAB_SELFCHECK=0 exec bash "$REPO/tests/vm/run.sh" \
 	--kernel "$KIWI_DEBUG_BZIMAGE" --module-dir "$KIWI_DEBUG_MODROOT" \
 	--kiwi-ko "$OUT/src/kiwi.ko" --timeout "${DEBUG_VM_TIMEOUT:-1500}" \
 	--boot-timeout "${DEBUG_VM_BOOT_TIMEOUT:-900}" "$@"

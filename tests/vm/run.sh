@@ -59,10 +59,9 @@ if [ -f "$REPO/tests/vm/progs/Makefile" ] &&
 	echo "0 passed, 1 failed"
 	exit 1
 fi
-# Kernel test modules: for the kernel the guests boot (KMOD_KDIR: its
-# build tree; default Debian's headers, as for kiwi.ko).
-if ! make -s -C "$REPO/tests/vm/kmod" KIWI_BUILD="$build_dir" \
-	${KMOD_KDIR:+KDIR="$KMOD_KDIR"} > /dev/null; then
+# The test module (tests/vm/kmod) too, against kiwi.ko's kernel headers.
+if [ -f "$REPO/tests/vm/kmod/Makefile" ] &&
+	! make -s -C "$REPO/tests/vm/kmod" KIWI_BUILD="$build_dir" >/dev/null; then
 	echo "check-vm: tests/vm/kmod does not build"
 	echo "0 passed, 1 failed"
 	exit 1

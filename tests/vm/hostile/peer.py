@@ -10,9 +10,13 @@ Terminate message with the right Layer/EType/ECode, then a close. The
 target is tests/vm/progs/vt_target, whose info file (-i) names the STags
 and addresses to attack. See README.md here for the cases and references.
 
-  peer.py --list
+  peer.py --list [--group teardown]
   peer.py --selftest
   peer.py -i INFO -c CASE [--mpa-timeout S] [--layout rfc|auto]
+
+The "teardown" group (tests/vm/scenarios/75-teardown.sh) drives vt_target
+through its "cmd:" Sends and checks that the target's side of a
+connection ends in bounded time whatever this peer does.
 
 Exit status: 0 the outcome was the expected one, 1 it was not, 2 usage or
 setup error. Python 3 standard library only.
@@ -458,9 +462,9 @@ def expect_mpa_close(c, res, seconds, no_reply=True):
 CASES = {}
 
 
-def case(name, doc):
+def case(name, doc, group="hostile"):
     def reg(fn):
-        CASES[name] = (fn, doc)
+        CASES[name] = (fn, doc, group)
         return fn
     return reg
 
@@ -1034,6 +1038,216 @@ def c_good_qp_access(info, res, a):
     return good(info, res, a, rev=2, read=True, pd=b"vt:access=rw")
 
 
+# --- teardown: the target's side ends in bounded time ---------------------------
+
+TCP_ESTABLISHED, TCP_CLOSE, TCP_CLOSE_WAIT = 1, 7, 8
+# The target closes a graceful close it cannot finish within drain_timeout
+# (kiwi's default 3 s); allow for a slow guest.
+TD_BOUND = 8
+
+
+def tcp_state(c):
+    return c.sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 8)[0]
+
+
+def cmd(c, text):
+    """A Send that makes vt_target act (see vt_target.c)."""
+    c.send(fpdu(untagged(OP_SEND, QN_SEND, c.msn[QN_SEND],
+                         b"cmd:" + text.encode())))
+    c.msn[QN_SEND] += 1
+
+
+def wait_state_change(c, res, seconds):
+    """Without reading: the seconds until the target sent FIN or RST."""
+    start = time.monotonic()
+    while time.monotonic() - start < seconds:
+        st = tcp_state(c)
+        if st in (TCP_CLOSE, TCP_CLOSE_WAIT):
+            took = time.monotonic() - start
+            res.seen("the target %s the connection after %.2f s" %
+                     ("reset" if st == TCP_CLOSE else "closed", took))
+            return took
+        time.sleep(0.05)
+    return None
+
+
+def disconnect_bounded(c, res, read):
+    """The target disconnects; its side must end within TD_BOUND."""
+    cmd(c, "disconnect")
+    expect_end_within(c, res, TD_BOUND, read)
+    abort(c)
+
+
+def expect_end_within(c, res, seconds, read):
+    if read:
+        took = c.wait_close(seconds + 5)
+        if took is not None:
+            res.seen("connection closed by the target (%s) after %.2f s" %
+                     (c.eof, took))
+    else:
+        took = wait_state_change(c, res, seconds + 5)
+    if took is None or took > seconds:
+        res.fail("the target's side did not end within %d s (%s)" %
+                 (seconds, "after %.1f s" % took if took else "never"))
+
+
+def hold_without_fin(c, seconds):
+    """Read and drop what arrives, and keep our side open, @seconds."""
+    deadline = time.monotonic() + seconds
+    while c.fill(deadline):
+        c.buf = b""
+    time.sleep(max(0, deadline - time.monotonic()))
+
+
+def abort(c):
+    """Close with a reset: nothing of ours lingers."""
+    c.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                      struct.pack("ii", 1, 0))
+    c.close()
+
+
+@case("td-read-unanswered", "a Read from the target is never answered; the "
+      "target disconnects: its side ends within the drain bound",
+      group="teardown")
+def c_td_read(info, res, a):
+    c = handshake(info, res)
+    cmd(c, "read")
+    disconnect_bounded(c, res, read=True)
+
+
+@case("td-zero-window", "the target queued 2 MiB of Sends; a zero "
+      "window, never read; the target disconnects: its side ends within "
+      "the drain bound", group="teardown")
+def c_td_zero(info, res, a):
+    c = handshake(info, res, rcvbuf=4096)
+    cmd(c, "send 8")
+    disconnect_bounded(c, res, read=False)
+
+
+@case("td-rreq-backlog", "IRD Read Requests of 256 KiB, responses "
+      "never read; the target disconnects: its side ends within the drain "
+      "bound", group="teardown")
+def c_td_rreq(info, res, a):
+    c = handshake(info, res, rcvbuf=4096, ird=16, ord_=16)
+    ird = c.ird if c.ird is not None else ival(info, "ird")
+    size = ival(info, "target_len")
+    for i in range(ird):
+        c.send(fpdu(untagged(OP_RREQ, QN_RREQ, 1 + i, rreq_hdr(
+            0x11223344, 0, size, ival(info, "target_stag"),
+            ival(info, "target_addr")))))
+    disconnect_bounded(c, res, read=False)
+
+
+@case("td-no-fin", "the target disconnects; this peer reads on but sends "
+      "no FIN for 4 s: the target's QP and events must not wait for it",
+      group="teardown")
+def c_td_no_fin(info, res, a):
+    c = handshake(info, res)
+    cmd(c, "disconnect")
+    hold_without_fin(c, 4)
+    res.seen("the target's side: %s" % (c.eof or "still open"))
+    if c.eof == "rst":
+        res.fail("the target reset a connection it closed gracefully")
+    c.close()
+
+
+@case("td-sqe-doorbell", "a Read outstanding and Sends queued behind a "
+      "zero window, then a bad Write (the target's QP is TERMINATE, its "
+      "Terminate stuck) and the target posts one more Send: every send WR "
+      "still completes", group="teardown")
+def c_td_sqe(info, res, a):
+    c = handshake(info, res, rcvbuf=4096)
+    cmd(c, "read")
+    cmd(c, "send 14")
+    cmd(c, "late 1500")
+    time.sleep(0.3)
+    c.send(fpdu(tagged(OP_WRITE, unknown_stag(info),
+                       ival(info, "target_addr"), b"x" * 16)))
+    wait_state_change(c, res, 4)
+    abort(c)
+
+
+@case("td-failed-wr", "a Read outstanding, then a Send with a wrong lkey "
+      "fails locally: it completes with its own status after the Read",
+      group="teardown")
+def c_td_failed(info, res, a):
+    c = handshake(info, res)
+    cmd(c, "read")
+    cmd(c, "badwr")
+    took = c.wait_close(10)
+    if took is None:
+        res.fail("the target did not close after its local error")
+    else:
+        res.seen("connection closed by the target (%s) after %.2f s" %
+                 (c.eof, took))
+    abort(c)
+
+
+@case("td-qp-shared", "a second connection the target accepts naming the "
+      "first one's QP, sending all along: refused, and the first "
+      "connection undisturbed", group="teardown")
+def c_td_shared(info, res, a):
+    c = handshake(info, res)
+    b = Conn(info)
+    b.send(mpa_frame(REQ_KEY, rev=2, crc=1, enhanced=enhanced_field(8, 8)))
+    end = time.monotonic() + 1.5
+    got = b""
+    while time.monotonic() < end and not b.eof:
+        try:
+            b.send(b"\x55" * 64)
+        except Closed:
+            break
+        b.fill(time.monotonic() + 0.03)
+        got += b.buf
+        b.buf = b""
+    if got[:16] == REP_KEY:
+        res.fail("the second connection got an MPA Reply")
+    res.seen("second connection: %s" % (b.eof or "still open"))
+    abort(b)
+    # The first connection still works: Write, then read it back.
+    n = ival(info, "control_len")
+    pat = control_pattern(n)
+    stag, addr = ival(info, "target_stag"), ival(info, "target_addr")
+    c.send(fpdu(tagged(OP_WRITE, stag, addr, pat)))
+    c.send(fpdu(untagged(OP_RREQ, QN_RREQ, 1,
+                         rreq_hdr(0x11223344, 0x1000, n, stag, addr))))
+    t, rresp = collect(c, res, set(), a.layout, want_rresp=1)
+    if t is not None or len(rresp) != 1 or rresp[0][14:] != pat:
+        res.fail("the first connection no longer works")
+    c.sock.shutdown(socket.SHUT_WR)
+    c.wait_close(10)
+
+
+@case("td-reply-first", "the MPA Request and a bad FPDU in one segment: "
+      "the target's first octets are its MPA Reply, then the Terminate",
+      group="teardown")
+def c_td_reply_first(info, res, a):
+    c = Conn(info)
+    seg = tagged(OP_WRITE, ival(info, "target_stag"),
+                 ival(info, "target_addr"), b"x" * 16)
+    c.send(mpa_frame(REQ_KEY, rev=2, crc=1, enhanced=enhanced_field(8, 8)) +
+           fpdu(seg, bad_crc=True))
+    rep = read_reply(c)
+    if rep is None:
+        res.fail("no MPA Reply (closed: %s)" % c.eof)
+        return
+    if rep[0] != REP_KEY:
+        res.fail("the first octets are not an MPA Reply: %s" %
+                 (rep[0] + bytes([rep[1], rep[2]])).hex())
+        return
+    res.seen("MPA Reply first")
+    expect_terminate(c, res, {(2, 0, 2)}, a.layout)
+
+
+@case("td-hold", "background helper: the target disconnects, this peer "
+      "reads on and sends no FIN for 60 s", group="teardown-hold")
+def c_td_hold(info, res, a):
+    c = handshake(info, res)
+    cmd(c, "disconnect")
+    hold_without_fin(c, 60)
+    abort(c)
+
+
 # --- main -----------------------------------------------------------------------
 
 def read_info(path):
@@ -1059,13 +1273,16 @@ def main():
     ap.add_argument("--layout", choices=("rfc", "auto"), default="rfc",
                     help="Terminate bit layout: rfc only, or also siw's")
     ap.add_argument("--list", action="store_true")
+    ap.add_argument("--group", default="hostile",
+                    help="the cases --list prints: hostile or teardown")
     ap.add_argument("--selftest", action="store_true")
     a = ap.parse_args()
     if a.selftest:
         return selftest()
     if a.list:
-        for name, (_, doc) in CASES.items():
-            print("%-24s %s" % (name, doc))
+        for name, (_, doc, group) in CASES.items():
+            if group == a.group:
+                print("%-24s %s" % (name, doc))
         return 0
     if not a.info or not a.case:
         ap.error("need --info and --case (or --list)")
@@ -1074,7 +1291,7 @@ def main():
     for name in a.case:
         if name not in CASES:
             ap.error("unknown case %s (see --list)" % name)
-        fn, doc = CASES[name]
+        fn, doc, _ = CASES[name]
         print("case %s: %s" % (name, doc))
         res = Result(name)
         try:

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Shared helpers of the kiwi VM test programs; see vt.h. */
+#include <time.h>
+
 #include "vt.h"
 
 unsigned int vt_failures;
@@ -118,4 +120,12 @@ unsigned long vt_ulong(const char *opt, const char *arg)
 	if (errno || end == arg || *end || arg[0] == '-')
 		vt_fatal("option %s: bad number '%s'", opt, arg);
 	return v;
+}
+
+long long vt_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }

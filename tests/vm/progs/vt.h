@@ -47,4 +47,7 @@ void vt_expect_errno(const char *what, bool failed, int got_errno,
 /* Parse a non-negative decimal option value or exit with status 2. */
 unsigned long vt_ulong(const char *opt, const char *arg);
 
+/* Milliseconds of CLOCK_MONOTONIC. */
+long long vt_now_ms(void);
+
 #endif

@@ -32,6 +32,24 @@
  * by the control case with a known pattern) are reported and make the
  * program fail. Memory is then restored for the next connection.
  *
+ * A Send from the peer whose payload starts with "cmd:" makes vt_target
+ * act on the connection, so a peer can script the local side of a test:
+ *
+ *   cmd:read        post an RDMA Read from the peer (STag 0x1234abcd)
+ *   cmd:send N      post N Sends of 256 KiB (more than TCP buffers when a
+ *                   peer does not read: kiwi's transmit side stalls)
+ *   cmd:badwr       post a Send with a wrong lkey (fails locally)
+ *   cmd:late MS     post one Send MS milliseconds from now
+ *   cmd:disconnect  rdma_disconnect() (iWARP: graceful close, SQD)
+ *   cmd:destroy     destroy the connection's QP now
+ *
+ * Every send WR it posted must complete (success or error) before the
+ * connection ends: "conn K end" reports sq_posted and sq_done, and the
+ * milliseconds the DISCONNECTED event and the QP's destruction took.
+ * With -S, a second connection request while one is active is accepted
+ * naming the active connection's QP (rdma_cm lets the ULP pick the QP):
+ * that must fail, and the first connection must not be disturbed.
+ *
  * Runs until -n connections have ended or SIGTERM/SIGINT. Exit: 0 all
  * memory intact, 1 a memory violation, 2 setup error.
  */
@@ -56,6 +74,10 @@
 #define VT_CTL_LEN	64UL		/* octets the control case may write */
 #define VT_MAX_RECV	64
 #define VT_PD_MAX	64		/* private data octets kept */
+#define VT_MAX_RECV_LEN	4096
+#define VT_SEND_LEN	VT_TGT_LEN
+#define VT_WR_ID_SQ	1000	/* send WRs' wr_id from here on */
+#define VT_READ_STAG	0x1234abcd
 
 #define PAT_GUARD	0xa5
 #define PAT_TARGET	0x5a
@@ -87,6 +109,7 @@ static struct {
 	unsigned long nrecv;
 	unsigned long recv_len;
 	unsigned long ird;
+	bool share;
 } opt = {
 	.addr = NULL, .port = 0, .info = NULL, .dev = NULL, .conns = 0,
 	.nrecv = 4, .recv_len = 64, .ird = 2,
@@ -115,6 +138,10 @@ static struct {
 	bool own_qp;
 	unsigned long k;
 	unsigned int wc_ok, wc_flush, wc_err, async, read_ok;
+	unsigned int sq_posted, sq_done;
+	long long disc_at;	/* cmd:disconnect ran at (ms), 0: not yet */
+	long long disc_ms;	/* until DISCONNECTED, -1: none seen */
+	long long late_at;	/* cmd:late fires at (ms), 0: none */
 	bool active;
 } conn;
 static unsigned long conns_ended;
@@ -131,9 +158,10 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: vt_target -a ADDR -p PORT -o INFO [-d DEV] [-n CONNS]\n"
-		"                 [-r RECVS] [-R RECV_LEN] [-I IRD]\n"
+		"                 [-r RECVS] [-R RECV_LEN] [-I IRD] [-S]\n"
 		"  -n 0 (default): accept connections until SIGTERM\n"
-		"  -r 0: post no receive buffers\n");
+		"  -r 0: post no receive buffers\n"
+		"  -S: accept a second request naming the first one's QP\n");
 	exit(2);
 }
 
@@ -141,7 +169,7 @@ static void parse(int argc, char **argv)
 {
 	int c;
 
-	while ((c = getopt(argc, argv, "a:p:o:d:n:r:R:I:")) != -1) {
+	while ((c = getopt(argc, argv, "a:p:o:d:n:r:R:I:S")) != -1) {
 		switch (c) {
 		case 'a': opt.addr = optarg; break;
 		case 'p': opt.port = vt_ulong("-p", optarg); break;
@@ -151,6 +179,7 @@ static void parse(int argc, char **argv)
 		case 'r': opt.nrecv = vt_ulong("-r", optarg); break;
 		case 'R': opt.recv_len = vt_ulong("-R", optarg); break;
 		case 'I': opt.ird = vt_ulong("-I", optarg); break;
+		case 'S': opt.share = true; break;
 		default: usage();
 		}
 	}
@@ -308,6 +337,22 @@ static void log_conn(const char *fmt, ...)
 	putchar('\n');
 }
 
+/* Post one send WR of the connection; it must complete later. */
+static bool post_sq(struct ibv_send_wr *wr, const char *what)
+{
+	struct ibv_send_wr *bad;
+
+	wr->wr_id = VT_WR_ID_SQ + conn.sq_posted;
+	wr->send_flags |= IBV_SEND_SIGNALED;
+	if (ibv_post_send(conn.qp, wr, &bad)) {
+		log_conn("post %s failed: %s", what, strerror(errno));
+		return false;
+	}
+	conn.sq_posted++;
+	log_conn("posted %s wr_id=%llu", what, (unsigned long long)wr->wr_id);
+	return true;
+}
+
 /* "vt:read STAG TO LEN" from the peer: read its memory into sink. */
 static void post_read(const unsigned char *cmd, unsigned int len)
 {
@@ -316,9 +361,8 @@ static void post_read(const unsigned char *cmd, unsigned int len)
 	unsigned int stag, n;
 	struct ibv_sge sge = { .lkey = sink.mr->lkey };
 	struct ibv_send_wr wr = {
-		.wr_id = 1000, .sg_list = &sge, .num_sge = 1,
-		.opcode = IBV_WR_RDMA_READ, .send_flags = IBV_SEND_SIGNALED,
-	}, *bad;
+		.sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_READ,
+	};
 
 	memcpy(text, cmd, len < 64 ? len : 64);
 	text[len < 64 ? len : 64] = 0;
@@ -331,21 +375,89 @@ static void post_read(const unsigned char *cmd, unsigned int len)
 	sge.length = n;
 	wr.wr.rdma.rkey = stag;
 	wr.wr.rdma.remote_addr = to;
-	if (ibv_post_send(conn.qp, &wr, &bad))
-		log_conn("post read failed: %s", strerror(errno));
-	else
+	if (post_sq(&wr, "read"))
 		log_conn("read posted stag=0x%08x to=0x%llx len=%u", stag, to, n);
+}
+
+static void post_send(unsigned long len, uint32_t lkey)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)target.buf, .length = len, .lkey = lkey,
+	};
+	struct ibv_send_wr wr = {
+		.sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+	};
+
+	post_sq(&wr, lkey == target.mr->lkey ? "send" : "badwr");
+}
+
+/* cmd:read: a Read the peer never answers (into target, past control). */
+static void post_unanswered_read(void)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)target.buf + VT_PAGE, .length = VT_CTL_LEN,
+		.lkey = target.mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_READ,
+		.wr.rdma = { .remote_addr = 0x1000, .rkey = VT_READ_STAG },
+	};
+
+	post_sq(&wr, "read");
+}
+
+static void destroy_qp(const char *why)
+{
+	long long t0 = vt_now_ms();
+
+	if (conn.own_qp)
+		ibv_destroy_qp(conn.qp);
+	else if (conn.id->qp)
+		rdma_destroy_qp(conn.id);
+	else
+		return;
+	conn.own_qp = false;
+	conn.qp = NULL;
+	log_conn("destroy_qp (%s) took %lld ms", why, vt_now_ms() - t0);
+}
+
+/* A Send from the peer that asks for an action (see the top). */
+static void run_cmd(const char *cmd)
+{
+	unsigned long n;
+
+	log_conn("cmd %s", cmd);
+	if (!conn.qp)
+		return;
+	if (!strcmp(cmd, "read")) {
+		post_unanswered_read();
+	} else if (sscanf(cmd, "send %lu", &n) == 1) {
+		while (n--)
+			post_send(VT_SEND_LEN, target.mr->lkey);
+	} else if (!strcmp(cmd, "badwr")) {
+		post_send(16, target.mr->lkey ^ 0x80);
+	} else if (sscanf(cmd, "late %lu", &n) == 1) {
+		conn.late_at = vt_now_ms() + n;
+	} else if (!strcmp(cmd, "disconnect")) {
+		conn.disc_at = vt_now_ms();
+		if (rdma_disconnect(conn.id))
+			log_conn("rdma_disconnect: %s", strerror(errno));
+	} else if (!strcmp(cmd, "destroy")) {
+		destroy_qp("cmd");
+	}
 }
 
 static void drain_cq(void)
 {
 	struct ibv_wc wc[16];
 	char data[2 * 32 + 1];
+	char cmd[VT_MAX_RECV_LEN];
 	int i, n, j;
 
 	while ((n = ibv_poll_cq(cq, 16, wc)) > 0) {
 		for (i = 0; i < n; i++) {
 			data[0] = 0;
+			memset(cmd, 0, sizeof(cmd));
 			if (wc[i].status == IBV_WC_SUCCESS &&
 			    wc[i].opcode == IBV_WC_RECV) {
 				unsigned char *b = recvr.buf + VT_RECV_GAP +
@@ -356,7 +468,14 @@ static void drain_cq(void)
 					sprintf(data + 2 * j, "%02x", b[j]);
 				if (wc[i].byte_len > 8 && !memcmp(b, "vt:read ", 8))
 					post_read(b, wc[i].byte_len);
+				if (wc[i].byte_len > 4 &&
+				    wc[i].byte_len < opt.recv_len &&
+				    !memcmp(b, "cmd:", 4))
+					strncpy(cmd, (char *)b + 4,
+						wc[i].byte_len - 4);
 			}
+			if (wc[i].wr_id >= VT_WR_ID_SQ)
+				conn.sq_done++;
 			if (wc[i].status == IBV_WC_SUCCESS &&
 			    wc[i].opcode == IBV_WC_RDMA_READ)
 				conn.read_ok++;
@@ -370,6 +489,8 @@ static void drain_cq(void)
 				 (unsigned long long)wc[i].wr_id,
 				 ibv_wc_status_str(wc[i].status), wc[i].opcode,
 				 wc[i].byte_len, data[0] ? " data=" : "", data);
+			if (cmd[0])
+				run_cmd(cmd);
 		}
 	}
 	if (n < 0)
@@ -448,6 +569,24 @@ static struct ibv_qp *own_qp(struct rdma_cm_id *id,
 	return qp;
 }
 
+/*
+ * -S: accept @id naming the active connection's QP. The QP is taken, so
+ * the accept must fail; whatever the new connection sends must not reach
+ * the active one.
+ */
+static void share_accept(struct rdma_cm_id *id, struct rdma_conn_param *cp)
+{
+	cp->qp_num = conn.qp->qp_num;
+	if (rdma_accept(id, cp)) {
+		log_conn("share-accept of qpn %u refused: %s", cp->qp_num,
+			 strerror(errno));
+	} else {
+		log_conn("share-accept of qpn %u SUCCEEDED", cp->qp_num);
+		rdma_disconnect(id);
+	}
+	rdma_destroy_id(id);
+}
+
 static void on_connect_request(struct rdma_cm_id *id, int access)
 {
 	struct ibv_qp_init_attr qa = {
@@ -460,6 +599,10 @@ static void on_connect_request(struct rdma_cm_id *id, int access)
 		.initiator_depth = (uint8_t)opt.ird,
 	};
 
+	if (conn.active && opt.share && conn.qp) {
+		share_accept(id, &cp);
+		return;
+	}
 	if (conn.active) {
 		printf("busy: rejecting a connection request\n");
 		rdma_reject(id, NULL, 0);
@@ -467,6 +610,7 @@ static void on_connect_request(struct rdma_cm_id *id, int access)
 		return;
 	}
 	memset(&conn, 0, sizeof(conn));
+	conn.disc_ms = -1;
 	conn.id = id;
 	conn.k = conns_ended + 1;
 	conn.active = true;
@@ -563,18 +707,20 @@ static void end_conn(const char *why)
 
 	drain_async();
 	drain_cq();
-	if (conn.own_qp)
-		ibv_destroy_qp(conn.qp);
-	else if (conn.id->qp)
-		rdma_destroy_qp(conn.id);
+	destroy_qp("end");
 	drain_async();
+	drain_cq();
 	rdma_destroy_id(conn.id);
 	bad = check_memory(&ctl);
 	if (bad)
 		vt_fail("conn %lu: %u memory region(s) changed", conn.k, bad);
-	log_conn("end why=%s wc_ok=%u wc_flush=%u wc_err=%u async=%u read_ok=%u mem=%s control=%s",
+	if (conn.sq_done != conn.sq_posted)
+		log_conn("send WRs LOST: %u posted, %u completed", conn.sq_posted,
+			 conn.sq_done);
+	log_conn("end why=%s wc_ok=%u wc_flush=%u wc_err=%u async=%u read_ok=%u mem=%s control=%s sq_posted=%u sq_done=%u disc_ms=%lld",
 		 why, conn.wc_ok, conn.wc_flush, conn.wc_err, conn.async,
-		 conn.read_ok, bad ? "CHANGED" : "ok", ctl);
+		 conn.read_ok, bad ? "CHANGED" : "ok", ctl, conn.sq_posted,
+		 conn.sq_done, conn.disc_ms);
 	fill();
 	conn.active = false;
 	conns_ended++;
@@ -608,6 +754,8 @@ static void on_cm_event(struct rdma_cm_event *ev)
 	case RDMA_CM_EVENT_ESTABLISHED:
 		break;
 	case RDMA_CM_EVENT_DISCONNECTED:
+		if (conn.disc_at)
+			conn.disc_ms = vt_now_ms() - conn.disc_at;
 		/* Let the flushes arrive before the QP goes. */
 		usleep(200 * 1000);
 		end_conn("disconnected");
@@ -635,6 +783,11 @@ static void loop(void)
 		if (conn.active) {
 			drain_async();
 			drain_cq();
+			if (conn.late_at && vt_now_ms() >= conn.late_at) {
+				conn.late_at = 0;
+				log_conn("late send");
+				post_send(16, target.mr->lkey);
+			}
 		}
 	}
 	if (conn.active) {

@@ -92,17 +92,6 @@ is_mpa_case() {
 	return 1
 }
 
-# wait_for SECONDS CMD...: poll CMD until it succeeds.
-wait_for() {
-	local i limit=$(($1 * 5))
-	shift
-	for ((i = 0; i < limit; i++)); do
-		"$@" && return 0
-		sleep 0.2
-	done
-	return 1
-}
-
 res_is_held() {
 	[ "$(vt_res "$DEV")" = "$held" ]
 }
@@ -133,7 +122,7 @@ run_case() {
 		   grep -q "^conn $k " "$VT_TMP/target.log"; then
 			bad+=("the malformed Request reached the ULP as a connection")
 		fi
-	elif wait_for 20 grep -q "^conn $k end" "$VT_TMP/target.log"; then
+	elif vt_wait_for 20 grep -q "^conn $k end" "$VT_TMP/target.log"; then
 		line=$(grep "^conn $k end" "$VT_TMP/target.log")
 		case "$line" in *mem=ok*) ;; *) bad+=("target memory changed") ;; esac
 		case "$name:$line" in
@@ -164,9 +153,9 @@ run_case() {
 	fi
 	grep "^conn $k " "$VT_TMP/target.log" | sed 's/^/    target: /'
 
-	wait_for 15 res_is_held ||
+	vt_wait_for 15 res_is_held ||
 		bad+=("rdma resource show: $(vt_res "$DEV"), held set $held")
-	wait_for 15 no_lingering ||
+	vt_wait_for 15 no_lingering ||
 		bad+=("connections left on port $PORT: $(lingering | tr '\n' ' ')")
 	t1=$(date +%s)
 

@@ -178,6 +178,17 @@ vt_wait_file() {
 	return 1
 }
 
+# vt_wait_for SECONDS CMD...: poll CMD every 0.2 s until it succeeds.
+vt_wait_for() {
+	local i limit=$(($1 * 5))
+	shift
+	for ((i = 0; i < limit; i++)); do
+		"$@" && return 0
+		sleep 0.2
+	done
+	return 1
+}
+
 # vt_veth_pair A B: create a veth pair with both ends up.
 vt_veth_pair() {
 	ip link add "$1" type veth peer name "$2" || return 1

@@ -1,0 +1,667 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kiwi_vmtest: kernel-ULP tests. Kernel QPs connect to each other over
+ * rdma_cm (listener and initiator in this module, over the guest's own
+ * address on the kiwi device) and use what only kernel consumers have:
+ * fast-register MRs, IB_WR_REG_MR and Local Invalidate.
+ *
+ *   ulp      connect, Send/Recv, disconnect: kernel rdma_cm works
+ *   inval    a Local Invalidate posted while the peer's RDMA Write is being
+ *            copied into the MR (the copy held open by a delay): it must
+ *            complete successfully, and once it did the buffer must be the
+ *            consumer's
+ *   regmr    a stale-STag Write probing an invalidated MR (its lookup held
+ *            open by a delay) must not make the consumer's REG_MR fail
+ *   kqp      create a kernel QP in INIT and report its QPN (kqp-free ends it)
+ *
+ * Each test returns "PASS ..." or "FAIL ..." in its result string.
+ */
+#include <linux/delay.h>
+#include <linux/inet.h>
+#include <linux/scatterlist.h>
+#include <linux/slab.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/rdma_cm.h>
+
+#include "vmtest.h"
+
+#define VT_PAIRS	2
+#define VT_BUF		4096
+#define VT_WAIT_MS	5000
+/* A Write this short is placed whole from the FPDU header event: one copy. */
+#define VT_INVAL_LEN	32
+
+struct vt_side {
+	struct rdma_cm_id *id;
+	struct completion route;
+	struct completion established;
+	struct completion disconnected;
+	int status;
+};
+
+struct vt_env {
+	struct ib_device *dev;
+	struct ib_pd *pd;
+	struct ib_cq *cq[2 * VT_PAIRS];
+	struct rdma_cm_id *listen;
+	struct vt_side cli[VT_PAIRS];
+	struct vt_side srv[VT_PAIRS];
+	atomic_t nsrv;
+	u8 *buf;		/* VT_BUF octets per side and pair */
+};
+
+static struct vt_env *vt_env;
+static struct {
+	struct ib_device *dev;
+	struct ib_pd *pd;
+	struct ib_cq *cq;
+	struct ib_qp *qp;
+} vt_kqp;
+
+static void vt_side_init(struct vt_side *s)
+{
+	init_completion(&s->route);
+	init_completion(&s->established);
+	init_completion(&s->disconnected);
+}
+
+/* Both sides' QPs, the CQ of side @cq (send and receive). */
+static int vt_create_qp(struct vt_env *e, struct rdma_cm_id *id, int cq)
+{
+	struct ib_qp_init_attr a = {
+		.send_cq = e->cq[cq],
+		.recv_cq = e->cq[cq],
+		.cap = { .max_send_wr = 16, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.sq_sig_type = IB_SIGNAL_ALL_WR,
+		.qp_type = IB_QPT_RC,
+	};
+
+	return rdma_create_qp(id, e->pd, &a);
+}
+
+static void vt_event_end(struct vt_side *s, struct rdma_cm_event *ev)
+{
+	switch (ev->event) {
+	case RDMA_CM_EVENT_ESTABLISHED:
+		complete(&s->established);
+		break;
+	case RDMA_CM_EVENT_DISCONNECTED:
+		complete(&s->disconnected);
+		break;
+	default:
+		s->status = ev->status ? ev->status : -ECONNREFUSED;
+		complete(&s->route);
+		complete(&s->established);
+		complete(&s->disconnected);
+		break;
+	}
+}
+
+static int vt_srv_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+{
+	struct vt_env *e = vt_env;
+	struct rdma_conn_param p = {
+		.responder_resources = 4,
+		.initiator_depth = 4,
+	};
+	struct vt_side *s;
+	int i;
+
+	if (ev->event != RDMA_CM_EVENT_CONNECT_REQUEST) {
+		if (id->context)	/* not the listener's own events */
+			vt_event_end(id->context, ev);
+		return 0;
+	}
+	i = atomic_inc_return(&e->nsrv) - 1;
+	if (i >= VT_PAIRS)
+		return -ENOSPC;		/* rdma_cm destroys the id */
+	s = &e->srv[i];
+	s->id = id;
+	id->context = s;
+	if (vt_create_qp(e, id, VT_PAIRS + i) || rdma_accept(id, &p)) {
+		s->id = NULL;
+		s->status = -EIO;
+		complete(&s->established);
+		if (id->qp)
+			rdma_destroy_qp(id);
+		return -EIO;
+	}
+	return 0;
+}
+
+static int vt_cli_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+{
+	struct vt_side *s = id->context;
+
+	switch (ev->event) {
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+		if (rdma_resolve_route(id, 2000)) {
+			s->status = -EHOSTUNREACH;
+			complete(&s->route);
+		}
+		return 0;
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		complete(&s->route);
+		return 0;
+	default:
+		vt_event_end(s, ev);
+		return 0;
+	}
+}
+
+static int vt_addr(struct sockaddr_in *sin)
+{
+	memset(sin, 0, sizeof(*sin));
+	sin->sin_family = AF_INET;
+	sin->sin_port = htons(vmtest_port);
+	return in4_pton(vmtest_addr, -1, (u8 *)&sin->sin_addr, -1, NULL) ?
+	       0 : -EINVAL;
+}
+
+static bool vt_wait(struct completion *c)
+{
+	return wait_for_completion_timeout(c, msecs_to_jiffies(VT_WAIT_MS));
+}
+
+/* Connect client @i to the listener; both ends ESTABLISHED. */
+static int vt_connect(struct vt_env *e, int i)
+{
+	struct rdma_conn_param p = {
+		.responder_resources = 4,
+		.initiator_depth = 4,
+	};
+	struct vt_side *c = &e->cli[i];
+	struct sockaddr_in sin;
+	int rv;
+
+	rv = vt_addr(&sin);
+	if (rv)
+		return rv;
+	c->id = rdma_create_id(&init_net, vt_cli_handler, c, RDMA_PS_TCP,
+			       IB_QPT_RC);
+	if (IS_ERR(c->id)) {
+		rv = PTR_ERR(c->id);
+		c->id = NULL;
+		return rv;
+	}
+	rv = rdma_resolve_addr(c->id, NULL, (struct sockaddr *)&sin, 2000);
+	if (rv)
+		return rv;
+	if (!vt_wait(&c->route) || c->status)
+		return c->status ? c->status : -ETIMEDOUT;
+	if (c->id->device != e->dev)
+		return -ENODEV;
+	rv = vt_create_qp(e, c->id, i);
+	if (!rv)
+		rv = rdma_connect(c->id, &p);
+	if (rv)
+		return rv;
+	if (!vt_wait(&c->established) || c->status)
+		return c->status ? c->status : -ETIMEDOUT;
+	if (!vt_wait(&e->srv[i].established) || e->srv[i].status)
+		return e->srv[i].status ? e->srv[i].status : -ETIMEDOUT;
+	return 0;
+}
+
+static void vt_side_end(struct vt_side *s)
+{
+	if (!s->id)
+		return;
+	rdma_disconnect(s->id);
+	if (s->id->qp)
+		rdma_destroy_qp(s->id);
+	rdma_destroy_id(s->id);
+	s->id = NULL;
+}
+
+static void vt_env_free(struct vt_env *e)
+{
+	int i;
+
+	for (i = 0; i < VT_PAIRS; i++) {
+		vt_side_end(&e->cli[i]);
+		vt_side_end(&e->srv[i]);
+	}
+	if (e->listen)
+		rdma_destroy_id(e->listen);
+	for (i = 0; i < 2 * VT_PAIRS; i++)
+		if (e->cq[i])
+			ib_destroy_cq(e->cq[i]);
+	if (e->pd)
+		ib_dealloc_pd(e->pd);
+	if (e->dev)
+		ib_device_put(e->dev);
+	kfree(e->buf);
+	kfree(e);
+	vt_env = NULL;
+}
+
+static struct vt_env *vt_env_new(int pairs)
+{
+	struct ib_cq_init_attr ca = { .cqe = 64 };
+	struct sockaddr_in sin;
+	struct vt_env *e;
+	int i, rv = -ENOMEM;
+
+	e = kzalloc(sizeof(*e), GFP_KERNEL);
+	if (!e)
+		return ERR_PTR(-ENOMEM);
+	vt_env = e;
+	for (i = 0; i < VT_PAIRS; i++) {
+		vt_side_init(&e->cli[i]);
+		vt_side_init(&e->srv[i]);
+	}
+	e->buf = kzalloc(4 * VT_PAIRS * VT_BUF, GFP_KERNEL);
+	e->dev = ib_device_get_by_name(vmtest_dev, RDMA_DRIVER_UNKNOWN);
+	if (!e->buf || !e->dev) {
+		rv = e->buf ? -ENODEV : -ENOMEM;
+		goto err;
+	}
+	e->pd = ib_alloc_pd(e->dev, 0);
+	if (IS_ERR(e->pd)) {
+		rv = PTR_ERR(e->pd);
+		e->pd = NULL;
+		goto err;
+	}
+	for (i = 0; i < 2 * VT_PAIRS; i++) {
+		e->cq[i] = ib_create_cq(e->dev, NULL, NULL, NULL, &ca);
+		if (IS_ERR(e->cq[i])) {
+			rv = PTR_ERR(e->cq[i]);
+			e->cq[i] = NULL;
+			goto err;
+		}
+	}
+	e->listen = rdma_create_id(&init_net, vt_srv_handler, NULL,
+				   RDMA_PS_TCP, IB_QPT_RC);
+	if (IS_ERR(e->listen)) {
+		rv = PTR_ERR(e->listen);
+		e->listen = NULL;
+		goto err;
+	}
+	rv = vt_addr(&sin);
+	if (!rv)
+		rv = rdma_bind_addr(e->listen, (struct sockaddr *)&sin);
+	if (!rv)
+		rv = rdma_listen(e->listen, 4);
+	for (i = 0; !rv && i < pairs; i++)
+		rv = vt_connect(e, i);
+	if (rv)
+		goto err;
+	return e;
+err:
+	vt_env_free(e);
+	return ERR_PTR(rv);
+}
+
+/* The next completion on @cq, or -ETIMEDOUT. */
+static int vt_poll(struct ib_cq *cq, struct ib_wc *wc)
+{
+	int i, n;
+
+	for (i = 0; i < VT_WAIT_MS; i++) {
+		n = ib_poll_cq(cq, 1, wc);
+		if (n < 0)
+			return n;
+		if (n)
+			return 0;
+		usleep_range(1000, 2000);
+	}
+	return -ETIMEDOUT;
+}
+
+static u8 *vt_buf(struct vt_env *e, int n)
+{
+	return e->buf + n * VT_BUF;
+}
+
+static int vt_post(struct ib_qp *qp, const struct ib_send_wr *wr)
+{
+	const struct ib_send_wr *bad;
+
+	return ib_post_send(qp, wr, &bad);
+}
+
+/* Post @wr on @qp and wait for its completion on @cq. */
+static int vt_post_wait(struct ib_qp *qp, struct ib_cq *cq,
+			const struct ib_send_wr *wr, struct ib_wc *wc)
+{
+	int rv = vt_post(qp, wr);
+
+	return rv ? rv : vt_poll(cq, wc);
+}
+
+static int vt_reg(struct ib_qp *qp, struct ib_cq *cq, struct ib_mr *mr,
+		  struct ib_wc *wc)
+{
+	struct ib_reg_wr wr = {
+		.wr.opcode = IB_WR_REG_MR,
+		.wr.send_flags = IB_SEND_SIGNALED,
+		.wr.wr_id = 1,
+		.mr = mr,
+		.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE,
+	};
+
+	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
+	wr.key = mr->rkey;
+	return vt_post_wait(qp, cq, &wr.wr, wc);
+}
+
+static int vt_inv(struct ib_qp *qp, struct ib_cq *cq, u32 rkey,
+		  struct ib_wc *wc)
+{
+	struct ib_send_wr wr = {
+		.opcode = IB_WR_LOCAL_INV,
+		.send_flags = IB_SEND_SIGNALED,
+		.wr_id = 2,
+		.ex.invalidate_rkey = rkey,
+	};
+
+	return vt_post_wait(qp, cq, &wr, wc);
+}
+
+/* An RDMA Write of @len octets of @src to rkey/@addr. */
+static int vt_write(struct vt_env *e, struct ib_qp *qp, u8 *src, u32 len,
+		    u32 rkey, u64 addr)
+{
+	struct ib_sge sge = {
+		.addr = (uintptr_t)src,
+		.length = len,
+		.lkey = e->pd->local_dma_lkey,
+	};
+	struct ib_rdma_wr wr = {
+		.wr.opcode = IB_WR_RDMA_WRITE,
+		.wr.send_flags = IB_SEND_SIGNALED,
+		.wr.wr_id = 3,
+		.wr.sg_list = &sge,
+		.wr.num_sge = 1,
+		.rkey = rkey,
+		.remote_addr = addr,
+	};
+
+	return vt_post(qp, &wr.wr);
+}
+
+/* A fast-reg MR over one page of the env's buffer (@n), DMA mapped. */
+static struct ib_mr *vt_frmr(struct vt_env *e, int n, struct scatterlist *sg)
+{
+	struct ib_mr *mr;
+	int rv;
+
+	mr = ib_alloc_mr(e->pd, IB_MR_TYPE_MEM_REG, 1);
+	if (IS_ERR(mr))
+		return mr;
+	sg_init_one(sg, vt_buf(e, n), VT_BUF);
+	rv = ib_dma_map_sg(e->dev, sg, 1, DMA_BIDIRECTIONAL) == 1 ? 0 : -EIO;
+	if (!rv)
+		rv = ib_map_mr_sg(mr, sg, 1, NULL, VT_BUF) == 1 ? 0 : -EIO;
+	if (rv) {
+		ib_dereg_mr(mr);
+		return ERR_PTR(rv);
+	}
+	return mr;
+}
+
+static void vt_frmr_free(struct vt_env *e, struct ib_mr *mr,
+			 struct scatterlist *sg)
+{
+	ib_dereg_mr(mr);
+	ib_dma_unmap_sg(e->dev, sg, 1, DMA_BIDIRECTIONAL);
+}
+
+static int vt_test_inval(char *res, size_t len)
+{
+	struct vmtest_delay d = { .sym = "kiwi_mr_page", .at_return = true,
+				  .ms = 500, .count = 1 };
+	struct ib_qp *sqp, *cqp;
+	struct scatterlist sg;
+	struct ib_wc wc;
+	struct vt_env *e;
+	struct ib_mr *mr;
+	u8 *dst, *src;
+	int rv, i, bad = 0;
+
+	e = vt_env_new(1);
+	if (IS_ERR(e))
+		return scnprintf(res, len, "FAIL setup: %ld", PTR_ERR(e));
+	sqp = e->srv[0].id->qp;
+	cqp = e->cli[0].id->qp;
+	dst = vt_buf(e, 0);
+	src = vt_buf(e, 1);
+	mr = vt_frmr(e, 0, &sg);
+	if (IS_ERR(mr)) {
+		rv = scnprintf(res, len, "FAIL frmr: %ld", PTR_ERR(mr));
+		goto out_env;
+	}
+	rv = vt_reg(sqp, e->cq[VT_PAIRS], mr, &wc);
+	if (rv || wc.status != IB_WC_SUCCESS) {
+		rv = scnprintf(res, len, "FAIL REG_MR: %d status %d", rv,
+			       wc.status);
+		goto out_mr;
+	}
+	memset(src, 0xa1, VT_INVAL_LEN);
+	d.arg0 = (unsigned long)mr;	/* struct kiwi_mr starts with it */
+	rv = vmtest_delay_set(&d);
+	if (!rv)
+		rv = vt_write(e, cqp, src, VT_INVAL_LEN, mr->rkey, mr->iova);
+	if (rv || !vmtest_delay_wait_started(3000)) {
+		rv = scnprintf(res, len, "FAIL the Write's copy was not delayed (%d)",
+			       rv);
+		goto out_delay;
+	}
+	/* The copy into the MR is under way on another CPU. */
+	rv = vt_inv(sqp, e->cq[VT_PAIRS], mr->rkey, &wc);
+	if (rv || wc.status != IB_WC_SUCCESS) {
+		rv = scnprintf(res, len, "FAIL LOCAL_INV: %d status %d", rv,
+			       wc.status);
+		goto out_delay;
+	}
+	/* Invalidated: the buffer is the consumer's again. */
+	memset(dst, 0xb2, VT_BUF);
+	msleep(1000);
+	for (i = 0; i < VT_BUF; i++)
+		bad += dst[i] != 0xb2;
+	if (bad)
+		rv = scnprintf(res, len,
+			       "FAIL %d octets overwritten after the Local Invalidate completed",
+			       bad);
+	else
+		rv = scnprintf(res, len,
+			       "PASS the buffer stayed the consumer's after the Local Invalidate completed (delays %d)",
+			       atomic_read(&vmtest_delays));
+out_delay:
+	vmtest_delay_clear();
+out_mr:
+	vt_frmr_free(e, mr, &sg);
+out_env:
+	vt_env_free(e);
+	return rv;
+}
+
+static int vt_test_regmr(char *res, size_t len)
+{
+	struct vmtest_delay d = { .sym = "kiwi_mr_put", .ms = 500,
+				  .count = 1, .caller = "kiwi_mr_get" };
+	struct scatterlist sg;
+	struct ib_qp *qp, *prober;
+	struct ib_wc wc;
+	struct vt_env *e;
+	struct ib_mr *mr;
+	u32 stale;
+	bool held;
+	int rv;
+
+	e = vt_env_new(2);
+	if (IS_ERR(e))
+		return scnprintf(res, len, "FAIL setup: %ld", PTR_ERR(e));
+	qp = e->cli[0].id->qp;
+	prober = e->cli[1].id->qp;
+	mr = vt_frmr(e, 0, &sg);
+	if (IS_ERR(mr)) {
+		rv = scnprintf(res, len, "FAIL frmr: %ld", PTR_ERR(mr));
+		goto out_env;
+	}
+	rv = vt_reg(qp, e->cq[0], mr, &wc);
+	if (!rv && wc.status == IB_WC_SUCCESS)
+		rv = vt_inv(qp, e->cq[0], mr->rkey, &wc);
+	if (rv || wc.status != IB_WC_SUCCESS) {
+		rv = scnprintf(res, len, "FAIL REG_MR/LOCAL_INV: %d status %d",
+			       rv, wc.status);
+		goto out_mr;
+	}
+	stale = mr->rkey;
+	/* The peer of pair 1 probes the stale STag (and is terminated). */
+	rv = vmtest_delay_set(&d);
+	if (!rv)
+		rv = vt_write(e, prober, vt_buf(e, 1), 16, stale, mr->iova);
+	if (rv) {
+		rv = scnprintf(res, len, "FAIL probe: %d", rv);
+		goto out_delay;
+	}
+	held = vmtest_delay_wait_started(1500);
+	rv = vt_reg(qp, e->cq[0], mr, &wc);
+	if (rv || wc.status != IB_WC_SUCCESS)
+		rv = scnprintf(res, len,
+			       "FAIL REG_MR while a stale-STag probe ran: %d status %d (%s)",
+			       rv, wc.status,
+			       held ? "the probe held a reference" :
+				      "no reference held");
+	else
+		rv = scnprintf(res, len,
+			       "PASS REG_MR succeeded while a stale-STag probe ran (%s)",
+			       held ? "the probe held a reference" :
+				      "the probe took no reference");
+out_delay:
+	vmtest_delay_clear();
+out_mr:
+	vt_frmr_free(e, mr, &sg);
+out_env:
+	vt_env_free(e);
+	return rv;
+}
+
+static int vt_test_ulp(char *res, size_t len)
+{
+	struct ib_sge sge = { .length = 64 };
+	struct ib_recv_wr rwr = { .wr_id = 9, .sg_list = &sge, .num_sge = 1 };
+	struct ib_send_wr swr = {
+		.opcode = IB_WR_SEND,
+		.send_flags = IB_SEND_SIGNALED,
+		.sg_list = &sge,
+		.num_sge = 1,
+	};
+	const struct ib_recv_wr *rbad;
+	struct ib_wc wc;
+	struct vt_env *e;
+	ktime_t t0;
+	int rv;
+
+	e = vt_env_new(1);
+	if (IS_ERR(e))
+		return scnprintf(res, len, "FAIL kernel rdma_cm connect: %ld",
+				 PTR_ERR(e));
+	sge.lkey = e->pd->local_dma_lkey;
+	sge.addr = (uintptr_t)vt_buf(e, 0);
+	rv = ib_post_recv(e->srv[0].id->qp, &rwr, &rbad);
+	strscpy(vt_buf(e, 1), "kiwi kernel ULP", 64);
+	sge.addr = (uintptr_t)vt_buf(e, 1);
+	if (!rv)
+		rv = vt_post_wait(e->cli[0].id->qp, e->cq[0], &swr, &wc);
+	if (!rv && wc.status == IB_WC_SUCCESS)
+		rv = vt_poll(e->cq[VT_PAIRS], &wc);
+	if (rv || wc.status != IB_WC_SUCCESS ||
+	    strcmp(vt_buf(e, 0), "kiwi kernel ULP")) {
+		rv = scnprintf(res, len, "FAIL Send/Recv: %d status %d", rv,
+			       wc.status);
+		goto out;
+	}
+	t0 = ktime_get();
+	rdma_disconnect(e->cli[0].id);
+	if (!vt_wait(&e->cli[0].disconnected) ||
+	    !vt_wait(&e->srv[0].disconnected))
+		rv = scnprintf(res, len, "FAIL no DISCONNECTED within %d ms",
+			       VT_WAIT_MS);
+	else
+		rv = scnprintf(res, len,
+			       "PASS connect, Send/Recv, disconnect in %lld ms",
+			       ktime_ms_delta(ktime_get(), t0));
+out:
+	vt_env_free(e);
+	return rv;
+}
+
+static void vt_kqp_free(void)
+{
+	if (vt_kqp.qp)
+		ib_destroy_qp(vt_kqp.qp);
+	if (vt_kqp.cq)
+		ib_destroy_cq(vt_kqp.cq);
+	if (vt_kqp.pd)
+		ib_dealloc_pd(vt_kqp.pd);
+	if (vt_kqp.dev)
+		ib_device_put(vt_kqp.dev);
+	memset(&vt_kqp, 0, sizeof(vt_kqp));
+}
+
+static int vt_test_kqp(char *res, size_t len)
+{
+	struct ib_cq_init_attr ca = { .cqe = 16 };
+	struct ib_qp_init_attr a = {
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.sq_sig_type = IB_SIGNAL_ALL_WR,
+		.qp_type = IB_QPT_RC,
+	};
+	long err;
+
+	vt_kqp_free();
+	vt_kqp.dev = ib_device_get_by_name(vmtest_dev, RDMA_DRIVER_UNKNOWN);
+	if (!vt_kqp.dev)
+		return scnprintf(res, len, "FAIL no device %s", vmtest_dev);
+	vt_kqp.pd = ib_alloc_pd(vt_kqp.dev, 0);
+	if (IS_ERR(vt_kqp.pd)) {
+		err = PTR_ERR(vt_kqp.pd);
+		vt_kqp.pd = NULL;
+		goto err;
+	}
+	vt_kqp.cq = ib_create_cq(vt_kqp.dev, NULL, NULL, NULL, &ca);
+	if (IS_ERR(vt_kqp.cq)) {
+		err = PTR_ERR(vt_kqp.cq);
+		vt_kqp.cq = NULL;
+		goto err;
+	}
+	a.send_cq = vt_kqp.cq;
+	a.recv_cq = vt_kqp.cq;
+	vt_kqp.qp = ib_create_qp(vt_kqp.pd, &a);
+	if (IS_ERR(vt_kqp.qp)) {
+		err = PTR_ERR(vt_kqp.qp);
+		vt_kqp.qp = NULL;
+		goto err;
+	}
+	return scnprintf(res, len, "PASS qpn=%u", vt_kqp.qp->qp_num);
+err:
+	vt_kqp_free();
+	return scnprintf(res, len, "FAIL kernel QP: %ld", err);
+}
+
+int vmtest_ulp_run(const char *test, char *res, size_t len)
+{
+	if (!strcmp(test, "ulp"))
+		return vt_test_ulp(res, len);
+	if (!strcmp(test, "inval"))
+		return vt_test_inval(res, len);
+	if (!strcmp(test, "regmr"))
+		return vt_test_regmr(res, len);
+	if (!strcmp(test, "kqp"))
+		return vt_test_kqp(res, len);
+	if (!strcmp(test, "kqp-free")) {
+		vt_kqp_free();
+		return scnprintf(res, len, "PASS");
+	}
+	return -EINVAL;
+}
+
+void vmtest_ulp_exit(void)
+{
+	vt_kqp_free();
+}

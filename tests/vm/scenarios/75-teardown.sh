@@ -1,0 +1,323 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# kiwi-lab: timeout=600
+#
+# Connection teardown and the CM's races (Documentation/cm.md, "Teardown"):
+# every close, QP destroy, device removal and module unload ends within a
+# few seconds whatever the peer does, and every work request completes.
+# kiwi is loaded with mpa_timeout=30, so anything that still waits for the
+# peer's FIN or for an MPA timeout shows up as a 30 s stall.
+#
+# kiwi_vmtest.ko (tests/vm/kmod) is loaded throughout: it fails the run if
+# kiwi reads a socket it did not lock or releases a socket with its
+# callbacks still installed, holds race windows open with delays, and runs
+# the kernel-ULP tests (fast-register, Local Invalidate, kernel QPs). On a
+# kernel without kprobes (the debug kernel's minimal config) the checks
+# that need a delay or a probe are skipped, and say so.
+#
+#  1. peer.py's "teardown" cases against vt_target -S: a Read never
+#     answered, a zero window, Read Requests never read, a peer that never
+#     sends its FIN; a doorbell while the QP is TERMINATE; a WR that fails
+#     behind an outstanding Read; a second connection naming a QP in use;
+#     the MPA Reply before any FPDU. 1b: connections beyond the
+#     listener's backlog are refused and leave with the kernel's callbacks.
+#  2. rdma_cm connects naming another process's QP or a kernel QP: refused.
+#  3. kernel ULP over kernel QPs: connect/Send/disconnect; a Local
+#     Invalidate racing a copy into the MR; REG_MR racing a stale-STag probe.
+#  4. a QP destroyed while its connect waits for a silent server.
+#  5. rdma link delete and modprobe -r with a connection whose peer never
+#     sends its FIN and a connect to a silent server in progress.
+#  6. ibv_destroy_qp racing iw_cm's QPN lookup (last: before the fix it was
+#     a use after free).
+
+. "$(dirname "$0")/lib/common.bash"
+
+IP=${KIWI_MY_IP:-10.77.0.1}
+PORT=7480
+SILENT_PORT=7481
+PEER=$KIWI_SRC/tests/vm/hostile/peer.py
+KMOD=$KIWI_BUILD/vmkmod/$(uname -r)/kiwi_vmtest.ko
+VP=/sys/module/kiwi_vmtest/parameters
+BOUND_MS=5000		# every teardown step, in milliseconds
+
+[ -x "$VT_PROGS/vt_target" ] && [ -x "$VT_PROGS/vt_cmclient" ] ||
+	make -s -C "$KIWI_SRC/tests/vm/progs" KIWI_BUILD="$KIWI_BUILD" ||
+	vt_die "cannot build tests/vm/progs"
+[ -f "$KMOD" ] || vt_die "no $KMOD (make -C tests/vm/kmod)"
+
+vt_clean_links
+modprobe -r kiwi 2>/dev/null
+modprobe kiwi mpa_timeout=30 || vt_die "modprobe kiwi mpa_timeout=30"
+vt_link_add kiwi0 eth0 || vt_die "cannot create kiwi0"
+insmod "$KMOD" dev=kiwi0 addr="$IP" port=7490 || vt_die "insmod $KMOD"
+PROBES=$(cat $VP/probes)
+[ "$PROBES" = Y ] ||
+	vt_log "SKIP: this kernel has no kprobes: no race windows, no socket checks"
+
+# probes NAME: true if the kernel has kprobes, else say NAME is skipped.
+probes() {
+	[ "$PROBES" = Y ] && return 0
+	vt_log "SKIP $1: needs kprobes"
+	return 1
+}
+
+# ms CMD...: run CMD, print how many milliseconds it took.
+ms() {
+	local t0=$(date +%s%N)
+	"$@" >/dev/null 2>&1
+	echo $((($(date +%s%N) - t0) / 1000000))
+}
+
+invariants() {
+	[ "$PROBES" = Y ] || return 0
+	vt_eq "$1: kiwi reads of unlocked sockets" "$(cat $VP/bad_reads)" 0
+	vt_eq "$1: sockets released with kiwi's callbacks" \
+		"$(cat $VP/bad_releases)" 0
+}
+
+# 1. Teardown cases against vt_target.
+"$VT_PROGS/vt_target" -a "$IP" -p "$PORT" -o "$VT_TMP/info" -d kiwi0 -S \
+	-r 8 -I 16 >"$VT_TMP/target.log" 2>&1 &
+target=$!
+vt_wait_file "$VT_TMP/info" 30 "$target" || {
+	cat "$VT_TMP/target.log"
+	vt_die "vt_target did not start"
+}
+
+ends() {
+	grep -c '^conn [0-9]* end' "$VT_TMP/target.log"
+}
+
+# conn_lines K: vt_target's log of connection K.
+conn_lines() {
+	grep "^conn $1 " "$VT_TMP/target.log"
+}
+
+run_case() {
+	local name=$1 k d0 rc t0 end bad=()
+
+	k=$(($(ends) + 1))
+	case $name in
+	td-qp-shared | td-reply-first) probes "$name" || return 0 ;;
+	esac
+	case $name in
+	td-qp-shared) echo "kiwi_qp_llp_attach,400,2" > $VP/delay ;;
+	td-reply-first) echo "kiwi_cm_send,400,1" > $VP/delay ;;
+	*) [ "$PROBES" = Y ] && echo off > $VP/delay ;;
+	esac
+	d0=$(cat $VP/delays)
+	t0=$(date +%s)
+	timeout 60 python3 "$PEER" -i "$VT_TMP/info" -c "$name" \
+		--mpa-timeout 30 >"$VT_TMP/case.log" 2>&1
+	rc=$?
+	sed 's/^/    /' "$VT_TMP/case.log"
+	[ "$rc" = 0 ] || bad+=("$(sed -n "s/^FAIL $name: //p" "$VT_TMP/case.log" |
+		head -c 300)")
+	[ "$rc" = 0 ] || [ -n "${bad[0]}" ] || bad=("peer.py exit status $rc")
+	if ! vt_wait_for 40 grep -q "^conn $k end" "$VT_TMP/target.log"; then
+		bad+=("vt_target saw no end of connection $k within 40 s")
+	fi
+	conn_lines "$k" | sed 's/^/    target: /'
+	end=$(conn_lines "$k" | grep ' end ')
+	case "$end" in *mem=ok*) ;; *) bad+=("target memory changed") ;; esac
+	conn_lines "$k" | grep -q 'send WRs LOST' &&
+		bad+=("send WRs never completed: $(conn_lines "$k" | grep -o 'LOST.*')")
+	case $name in
+	td-no-fin)
+		local disc destroy
+		disc=$(sed -n 's/.* disc_ms=\(-*[0-9]*\).*/\1/p' <<<"$end")
+		destroy=$(conn_lines "$k" | sed -n 's/.*destroy_qp (end) took \([0-9]*\) ms/\1/p')
+		[ "${disc:--1}" -ge 0 ] && [ "$disc" -lt 2000 ] ||
+			bad+=("DISCONNECTED $disc ms after rdma_disconnect (peer holds its FIN)")
+		[ "${destroy:-99999}" -lt 1000 ] ||
+			bad+=("destroy_qp took $destroy ms")
+		;;
+	td-failed-wr)
+		# The Read (wr_id 1000) flushed, then the bad Send (1001)
+		# with its own status, in that order.
+		local order
+		order=$(conn_lines "$k" | sed -n 's/.*wc wr_id=\(100[01]\) status=\([^=]*\) opcode.*/\1:\2/p' |
+			tr '\n' ',')
+		[ "$order" = "1000:Work Request Flushed Error,1001:local protection error," ] ||
+			bad+=("send completions: '$order'")
+		;;
+	td-qp-shared)
+		conn_lines "$k" | grep -q 'share-accept of qpn [0-9]* refused' ||
+			bad+=("the second accept naming the QP in use was not refused")
+		[ "$(cat $VP/delays)" -gt "$d0" ] ||
+			bad+=("kiwi_qp_llp_attach was never delayed")
+		;;
+	td-reply-first)
+		[ "$(cat $VP/delays)" -gt "$d0" ] ||
+			bad+=("kiwi_cm_send was never delayed")
+		;;
+	esac
+	if [ ${#bad[@]} = 0 ]; then
+		vt_pass "$name ($(($(date +%s) - t0)) s)"
+	else
+		vt_fail "$name: ${bad[*]}"
+	fi
+	invariants "$name"
+}
+
+for name in $(python3 "$PEER" --list --group teardown | awk '{print $1}'); do
+	vt_log "case $name"
+	run_case "$name"
+done
+[ "$PROBES" = Y ] && echo off > $VP/delay
+
+# 1b. More TCP connections than vt_target's backlog (4), none sending an
+# MPA Request: the listener refuses the surplus at once, and a refused
+# socket leaves with the kernel's callbacks, not the listener's (it is a
+# clone of the listening socket).
+r0=$([ "$PROBES" = Y ] && cat $VP/bad_releases)
+out=$(timeout 30 python3 - "$IP" "$PORT" <<'PY'
+import select, socket, sys, time
+socks = [socket.create_connection((sys.argv[1], int(sys.argv[2])), 5)
+         for _ in range(8)]
+closed = set()
+end = time.time() + 8
+while time.time() < end and len(closed) < len(socks):
+    r, _, _ = select.select([s for s in socks if s not in closed], [], [],
+                            0.2)
+    for s in r:
+        try:
+            s.recv(64)
+        except OSError:
+            pass
+        closed.add(s)
+print(f"refused {len(closed)} of {len(socks)}")
+for s in socks:
+    s.close()
+PY
+)
+vt_log "connections beyond the backlog: $out"
+case "$out" in
+"refused 4 of 8") vt_pass "the listener refused the connections beyond its backlog" ;;
+*) vt_fail "connections beyond the backlog: ${out:-no output}" ;;
+esac
+[ "$PROBES" != Y ] ||
+	vt_eq "refused connections: sockets released with kiwi's callbacks" \
+		"$(($(cat $VP/bad_releases) - r0))" 0
+sleep 1		# the children we closed leave the listener's backlog
+
+# 2. Naming a QP one does not own.
+"$VT_PROGS/vt_cmclient" -a "$IP" -p "$PORT" -H 30 >"$VT_TMP/holder" 2>&1 &
+holder=$!
+vt_wait_for 20 grep -q '^hold qpn' "$VT_TMP/holder"
+qpn=$(sed -n 's/^hold qpn //p' "$VT_TMP/holder")
+out=$(timeout 60 "$VT_PROGS/vt_cmclient" -a "$IP" -p "$PORT" -q "${qpn:-0}" 2>&1)
+vt_log "$(tr '\n' ' ' <<<"$out")"
+grep -q '^connect: errno' <<<"$out" &&
+	vt_pass "connect naming another process's QP $qpn refused" ||
+	vt_fail "connect naming another process's QP $qpn: $(grep '^connect\|^event' <<<"$out" | tr '\n' ' ')"
+kill $holder 2>/dev/null
+wait $holder 2>/dev/null
+
+echo kqp > $VP/run
+res=$(cat $VP/result)
+kqpn=$(sed -n 's/^PASS qpn=//p' <<<"$res")
+if [ -z "$kqpn" ]; then
+	vt_fail "kernel QP: $res"
+else
+	out=$(timeout 60 "$VT_PROGS/vt_cmclient" -a "$IP" -p "$PORT" -q "$kqpn" 2>&1)
+	vt_log "$(tr '\n' ' ' <<<"$out")"
+	grep -q '^connect: errno' <<<"$out" &&
+		vt_pass "connect naming kernel QP $kqpn refused" ||
+		vt_fail "connect naming kernel QP $kqpn: $(grep '^connect\|^event' <<<"$out" | tr '\n' ' ')"
+fi
+echo kqp-free > $VP/run
+
+out=$(timeout 60 "$VT_PROGS/vt_cmclient" -a "$IP" -p "$PORT" 2>&1)
+vt_log "$(tr '\n' ' ' <<<"$out")"
+grep -q '^event: RDMA_CM_EVENT_ESTABLISHED' <<<"$out" &&
+	vt_pass "connect naming its own QP by number" ||
+	vt_fail "connect naming its own QP: $(tr '\n' ' ' <<<"$out")"
+vt_wait_for 20 test "$(ends)" -ge "$(grep -c '^conn [0-9]* request' "$VT_TMP/target.log")"
+invariants "QP ownership"
+
+# 3. Kernel ULP tests.
+for t in ulp inval regmr; do
+	[ "$t" = ulp ] || probes "kernel ULP $t" || continue
+	echo "$t" > $VP/run
+	res=$(cat $VP/result)
+	case "$res" in
+	PASS*) vt_pass "kernel ULP $t: ${res#PASS }" ;;
+	*) vt_fail "kernel ULP $t: $res" ;;
+	esac
+done
+invariants "kernel ULP"
+
+# 4. A QP destroyed while its connect waits for a silent server.
+python3 - "$IP" "$SILENT_PORT" <<'PY' &
+import socket, sys, time
+ls = socket.socket()
+ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+ls.bind((sys.argv[1], int(sys.argv[2])))
+ls.listen(8)
+conns = []
+end = time.time() + 120
+while time.time() < end:
+    ls.settimeout(1)
+    try:
+        conns.append(ls.accept()[0])
+    except socket.timeout:
+        pass
+PY
+silent=$!
+sleep 1
+out=$(timeout 60 "$VT_PROGS/vt_cmclient" -a "$IP" -p "$SILENT_PORT" -D 500 2>&1)
+vt_log "$(tr '\n' ' ' <<<"$out")"
+d=$(sed -n 's/^destroy_qp: \([0-9]*\) ms/\1/p' <<<"$out")
+e=$(sed -n 's/^event: .* after \([0-9]*\) ms/\1/p' <<<"$out")
+[ "${d:-99999}" -lt "$BOUND_MS" ] && [ "${e:-99999}" -lt "$BOUND_MS" ] &&
+	vt_pass "QP destroyed during connect: destroy ${d} ms, CM event after ${e} ms" ||
+	vt_fail "QP destroyed during connect: destroy ${d:-none} ms, event after ${e:-none} ms"
+
+# 5. Device removal and unload while a connection's peer holds its FIN and
+# a connect waits for a silent server.
+timeout 90 python3 "$PEER" -i "$VT_TMP/info" -c td-hold >"$VT_TMP/hold.log" 2>&1 &
+hold=$!
+"$VT_PROGS/vt_cmclient" -a "$IP" -p "$SILENT_PORT" >"$VT_TMP/connecting" 2>&1 &
+connecting=$!
+sleep 3
+t=$(ms rdma link delete kiwi0)
+[ "$t" -lt "$BOUND_MS" ] && vt_pass "rdma link delete took $t ms" ||
+	vt_fail "rdma link delete took $t ms"
+vt_wait_gone kiwi0 10 || vt_fail "kiwi0 still registered"
+kill $target $connecting 2>/dev/null
+wait $target $connecting 2>/dev/null
+vt_log "connecting client: $(tr '\n' ' ' < "$VT_TMP/connecting")"
+vt_link_add kiwi0 eth0 || vt_die "cannot re-create kiwi0"
+t=$(ms timeout 60 modprobe -r kiwi)
+[ "$t" -lt "$BOUND_MS" ] && ! grep -q '^kiwi ' /proc/modules &&
+	vt_pass "modprobe -r kiwi took $t ms" ||
+	vt_fail "modprobe -r kiwi took $t ms (loaded: $(grep -c '^kiwi ' /proc/modules))"
+kill $hold $silent 2>/dev/null
+wait $hold $silent 2>/dev/null
+invariants "removal"
+
+# 6. ibv_destroy_qp while iw_cm's lookup of its QPN is held open (the delay
+# spins after iw_get_qp() returned, before iw_add_ref()): destroy must not
+# free the QP under it. Without the grace period destroy waits for, iw_cm
+# took its reference on freed memory (refcount_t "addition on 0;
+# use-after-free" in the kernel log, which fails the run).
+modprobe kiwi || vt_die "modprobe kiwi"
+vt_link_add kiwi0 eth0 || vt_die "cannot create kiwi0"
+if probes "destroy racing iw_cm's QPN lookup"; then
+	d0=$(cat $VP/delays)
+	echo "kiwi_iw_get_qp@ret,500,1" > $VP/delay
+	out=$(timeout 60 "$VT_PROGS/vt_cmclient" -a "$IP" -p "$PORT" -R 100 2>&1)
+	echo off > $VP/delay
+	vt_log "$(tr '\n' ' ' <<<"$out")"
+	[ "$(cat $VP/delays)" -gt "$d0" ] &&
+		vt_pass "ibv_destroy_qp ran while iw_cm's lookup of the QP was held open" ||
+		vt_fail "the QPN lookup was never delayed"
+	grep -q '^destroy_qp: [0-9]* ms' <<<"$out" ||
+		vt_fail "ibv_destroy_qp did not succeed: $out"
+	invariants "QPN lookup race"
+fi
+vt_link_del kiwi0
+rmmod kiwi_vmtest || vt_fail "rmmod kiwi_vmtest"
+vt_check "modprobe -r kiwi" timeout 60 modprobe -r kiwi
+vt_finish
