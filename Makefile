@@ -15,8 +15,9 @@ PROVIDER_DIR ?= $(PREFIX)/lib/$(MULTIARCH)/libibverbs
 KVER = $(shell $(MAKE) -s -C $(KDIR) kernelrelease 2>/dev/null)
 
 .PHONY: all kernel userlib deps install uninstall test check-unit check-kunit \
-	check-fuzz check-fuzz-long check-vm check-vm-debug check-pair check-pair-full check-soak soak \
-	check-ulp check-ulp-full bench bench-ulp demo lint clean help
+	check-asan check-tsan check-sanitize check-fuzz check-fuzz-long check-vm check-vm-debug \
+	check-pair check-pair-full check-soak soak check-ulp check-ulp-full bench bench-ulp demo lint \
+	clean help
 
 all: kernel userlib
 
@@ -27,6 +28,7 @@ help:
 	@echo "make uninstall  remove what make install installed"
 	@echo "make test       run every test tier CI runs"
 	@echo "make check-unit | check-kunit | check-fuzz | check-vm   one tier"
+	@echo "make check-asan | check-tsan   unit tests under ASan+UBSan / TSan (check-sanitize: both)"
 	@echo "make check-fuzz-long  every fuzz target for 10^7 executions (not in CI)"
 	@echo "make check-vm-debug  check-vm under the KASAN/lockdep kernel (DEBUG_VM=scenarios)"
 	@echo "make check-pair two guests: kiwi<->kiwi, kiwi<->siw (short runs; in make test)"
@@ -69,6 +71,15 @@ test:
 
 check-unit: userlib
 	ctest --test-dir $(CMAKE_BUILD) --output-on-failure
+
+check-asan:
+	JOBS=$(JOBS) bash scripts/check-sanitize.sh address
+
+check-tsan:
+	JOBS=$(JOBS) bash scripts/check-sanitize.sh thread
+
+check-sanitize:
+	JOBS=$(JOBS) bash scripts/check-sanitize.sh address thread
 
 check-kunit:
 	bash tests/kunit/run.sh

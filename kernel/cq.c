@@ -19,16 +19,42 @@ static int kiwi_cq_respond(struct kiwi_cq *cq, struct ib_udata *udata)
 	return kiwi_udata_respond(udata, &resp, sizeof(resp));
 }
 
-static int kiwi_cq_alloc(struct kiwi_cq *cq, u32 num, struct ib_udata *udata)
+/* A kernel CQ's QP table of @num entries, in the device's queue memory. */
+static int kiwi_cq_alloc_kqp(struct kiwi_device *kdev, struct kiwi_cq *cq,
+			     u32 num)
+{
+	int rv = kiwi_qmem_charge(kdev, (u64)num * sizeof(*cq->kqp));
+
+	if (rv)
+		return rv;
+	cq->kqp = kcalloc(num, sizeof(*cq->kqp), GFP_KERNEL);
+	if (cq->kqp)
+		return 0;
+	kiwi_qmem_uncharge(kdev, (u64)num * sizeof(*cq->kqp));
+	return -ENOMEM;
+}
+
+static void kiwi_cq_free_kqp(struct kiwi_device *kdev, struct kiwi_cq *cq,
+			     u32 num)
+{
+	if (!cq->kqp)
+		return;
+	kfree(cq->kqp);
+	cq->kqp = NULL;
+	kiwi_qmem_uncharge(kdev, (u64)num * sizeof(*cq->kqp));
+}
+
+static int kiwi_cq_alloc(struct kiwi_device *kdev, struct kiwi_cq *cq, u32 num,
+			 struct ib_udata *udata)
 {
 	int rv;
 
 	if (!udata) {
-		cq->kqp = kcalloc(num, sizeof(*cq->kqp), GFP_KERNEL);
-		if (!cq->kqp)
-			return -ENOMEM;
+		rv = kiwi_cq_alloc_kqp(kdev, cq, num);
+		if (rv)
+			return rv;
 	}
-	rv = kiwi_ring_alloc(&cq->ring, num, sizeof(struct kiwi_cqe),
+	rv = kiwi_ring_alloc(kdev, &cq->ring, num, sizeof(struct kiwi_cqe),
 			     kiwi_uctx(udata));
 	if (!rv && udata) {
 		rv = kiwi_cq_respond(cq, udata);
@@ -36,7 +62,7 @@ static int kiwi_cq_alloc(struct kiwi_cq *cq, u32 num, struct ib_udata *udata)
 			kiwi_ring_free(&cq->ring);
 	}
 	if (rv)
-		kfree(cq->kqp);
+		kiwi_cq_free_kqp(kdev, cq, num);
 	return rv;
 }
 
@@ -57,7 +83,7 @@ int kiwi_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	if (!kiwi_count_get(&kdev->num_cq, KIWI_MAX_CQ))
 		return -ENOMEM;
 	spin_lock_init(&cq->lock);
-	rv = kiwi_cq_alloc(cq, roundup_pow_of_two(attr->cqe), udata);
+	rv = kiwi_cq_alloc(kdev, cq, roundup_pow_of_two(attr->cqe), udata);
 	if (rv) {
 		atomic_dec(&kdev->num_cq);
 		return rv;
@@ -68,11 +94,12 @@ int kiwi_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 
 int kiwi_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 {
+	struct kiwi_device *kdev = to_kdev(ibcq->device);
 	struct kiwi_cq *cq = to_kcq(ibcq);
 
+	kiwi_cq_free_kqp(kdev, cq, cq->ring.num);
 	kiwi_ring_free(&cq->ring);
-	kfree(cq->kqp);
-	atomic_dec(&to_kdev(ibcq->device)->num_cq);
+	atomic_dec(&kdev->num_cq);
 	return 0;
 }
 
@@ -114,6 +141,14 @@ int kiwi_cq_push(struct kiwi_cq *cq, const struct kiwi_cqe *cqe,
 		if (cq->kqp)
 			cq->kqp[r->prod & (r->num - 1)] = qp;
 		kiwi_ring_produced(r);
+		/*
+		 * Store-buffering pair with the consumer, which stores the
+		 * arm word, fences and then looks for CQEs (libkiwi's
+		 * ConsumerRing::arm(), kiwi_req_notify_cq()): the producer
+		 * store must be visible before the arm word is read, or both
+		 * sides miss each other and the event is lost.
+		 */
+		smp_mb();
 		rv = kiwi_cq_disarm(cq, cqe);
 	}
 	spin_unlock_irqrestore(&cq->lock, flags);

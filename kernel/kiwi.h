@@ -24,6 +24,13 @@
 
 #include "qp_dp.h"
 
+/*
+ * Allocations a user verb makes for its caller: charged to the caller's
+ * memory cgroup, and failing with -ENOMEM at the cgroup's limit (or when
+ * memory is short) instead of invoking the OOM killer or warning.
+ */
+#define KIWI_GFP_USER	(GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL | __GFP_NOWARN)
+
 #define KIWI_FW_VERSION "0.1.0"
 /* The same version for query_device: major << 32 | minor << 16 | patch. */
 #define KIWI_FW_VERSION_NUM	((0ULL << 32) | (1ULL << 16) | 0)
@@ -40,6 +47,13 @@
  * The ring sizes are powers of two because ring slots are index & (n - 1);
  * a request is rounded up to the next power of two, which never exceeds
  * the (power-of-two) limit.
+ *
+ * The counts bound the per-object structures (about 150 MiB with every
+ * count at its maximum). Queue memory, which grows with the sizes asked
+ * for (a QP of 4096 + 4096 WRs costs 1.8 MiB, a CQ of 65536 CQEs 2 MiB),
+ * is bounded by each device's budget instead (qmem.c,
+ * kiwi.queue_mem_mb): the counts times the largest sizes would be about
+ * 16 GiB.
  */
 #define KIWI_MAX_QP		4096	/* QPs per device */
 #define KIWI_MAX_QP_WR		4096	/* SQ and RQ ring entries */
@@ -83,6 +97,8 @@ static inline u32 kiwi_stag_index(u32 stag)
  * @num_qp: QPs in use
  * @num_srq: SRQs in use
  * @num_mr: MRs in use
+ * @qmem_used: queue memory held by the device's objects, in octets,
+ *             bounded by the budget (qmem.c)
  */
 struct kiwi_device {
 	struct ib_device ibdev;
@@ -99,13 +115,16 @@ struct kiwi_device {
 	atomic_t num_qp;
 	atomic_t num_srq;
 	atomic_t num_mr;
+	atomic64_t qmem_used;
 };
 
 /**
  * struct kiwi_mmap - a ring area user space maps with mmap(2)
  * @entry: the RDMA core's mmap entry; its key goes into create responses
- * @area: the vmalloc_user() area; freed by mmap_free once the entry is
- *        removed and the last user mapping is gone
+ * @area: the vmalloc'd area, charged to the creator's memory cgroup and
+ *        to the device's queue memory; freed (and the device's share given
+ *        back) by mmap_free once the entry is removed and the last user
+ *        mapping is gone
  */
 struct kiwi_mmap {
 	struct rdma_user_mmap_entry entry;
@@ -121,6 +140,7 @@ struct kiwi_mmap {
  * @prod: the kernel's private producer index (rings the kernel produces)
  * @cons: the kernel's private consumer index (rings the kernel consumes)
  * @mmap: the user mapping, or NULL for a ring only the kernel uses
+ * @kdev: the device whose queue memory holds the ring
  *
  * For a ring shared with user space the kernel never reads back its own
  * index from @ctrl: user space can write there. It keeps @prod or @cons and
@@ -135,6 +155,7 @@ struct kiwi_ring {
 	u32 prod;
 	u32 cons;
 	struct kiwi_mmap *mmap;
+	struct kiwi_device *kdev;
 };
 
 struct kiwi_ucontext {
@@ -207,6 +228,9 @@ struct kiwi_srq {
  * @cm_named: iw_get_qp returned the QP (under the qp_xa lock): destroy
  *            waits one RCU grace period after unpublishing it
  * @destroyed: destroy began (qp->lock); no connection may take the QP
+ * @memcg: user QPs: the memory cgroup of the creator, which the transmit
+ *         buffers allocated later by the connection manager are charged to
+ *         (held from create to destroy); NULL for kernel QPs
  * @tx: transmit side of the data path (qp_dp.h)
  * @rx: receive side of the data path (qp_dp.h)
  *
@@ -233,6 +257,7 @@ struct kiwi_qp {
 	struct pid *owner;
 	bool cm_named;
 	bool destroyed;
+	struct mem_cgroup *memcg;
 	struct kiwi_qp_tx tx;
 	struct kiwi_qp_rx rx;
 };
@@ -332,6 +357,12 @@ static inline struct kiwi_qp *to_kqp(struct ib_qp *ibqp)
 	return container_of(ibqp, struct kiwi_qp, ibqp);
 }
 
+/* GFP flags for memory a QP holds: charged to the creator of a user QP. */
+static inline gfp_t kiwi_qp_gfp(const struct kiwi_qp *qp)
+{
+	return qp->ibqp.uobject ? KIWI_GFP_USER : GFP_KERNEL;
+}
+
 static inline struct kiwi_srq *to_ksrq(struct ib_srq *ibsrq)
 {
 	return container_of(ibsrq, struct kiwi_srq, ibsrq);
@@ -380,9 +411,13 @@ void kiwi_disassociate_ucontext(struct ib_ucontext *ibuc);
 int kiwi_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 int kiwi_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 
+/* qmem.c */
+int kiwi_qmem_charge(struct kiwi_device *kdev, u64 bytes);
+void kiwi_qmem_uncharge(struct kiwi_device *kdev, u64 bytes);
+
 /* ring.c */
-int kiwi_ring_alloc(struct kiwi_ring *r, u32 num, u32 elem_size,
-		    struct ib_ucontext *ibuc);
+int kiwi_ring_alloc(struct kiwi_device *kdev, struct kiwi_ring *r, u32 num,
+		    u32 elem_size, struct ib_ucontext *ibuc);
 void kiwi_ring_free(struct kiwi_ring *r);
 u64 kiwi_ring_key(const struct kiwi_ring *r);
 u32 kiwi_ring_avail(const struct kiwi_ring *r);

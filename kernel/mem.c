@@ -41,7 +41,8 @@ static struct kiwi_mr *kiwi_mr_new(struct ib_pd *ibpd, enum kiwi_mr_kind kind,
 
 	if (!kiwi_count_get(&kdev->num_mr, KIWI_MAX_MR))
 		return ERR_PTR(-ENOMEM);
-	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	mr = kzalloc(sizeof(*mr),
+		     kind == KIWI_MR_USER ? KIWI_GFP_USER : GFP_KERNEL);
 	if (!mr) {
 		rv = -ENOMEM;
 		goto err_count;
@@ -133,7 +134,7 @@ static int kiwi_mr_user_pages(struct kiwi_mr *mr)
 	struct sg_page_iter it;
 	size_t i = 0;
 
-	mr->upages = kvcalloc(n, sizeof(*mr->upages), GFP_KERNEL);
+	mr->upages = kvcalloc(n, sizeof(*mr->upages), KIWI_GFP_USER);
 	if (!mr->upages)
 		return -ENOMEM;
 	for_each_sgtable_page(&umem->sgt_append.sgt, &it, 0) {

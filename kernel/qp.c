@@ -137,15 +137,16 @@ static int kiwi_qp_alloc_rings(struct kiwi_qp *qp,
 			       struct ib_qp_init_attr *attr,
 			       struct ib_udata *udata)
 {
+	struct kiwi_device *kdev = to_kdev(qp->ibqp.device);
 	struct ib_ucontext *ibuc = kiwi_uctx(udata);
 	int rv;
 
-	rv = kiwi_ring_alloc(&qp->sq,
+	rv = kiwi_ring_alloc(kdev, &qp->sq,
 			     roundup_pow_of_two(max(attr->cap.max_send_wr, 1U)),
 			     sizeof(struct kiwi_sqe), ibuc);
 	if (rv || attr->srq)
 		return rv;
-	rv = kiwi_ring_alloc(&qp->rq,
+	rv = kiwi_ring_alloc(kdev, &qp->rq,
 			     roundup_pow_of_two(max(attr->cap.max_recv_wr, 1U)),
 			     sizeof(struct kiwi_rqe), ibuc);
 	if (rv)

@@ -75,23 +75,34 @@ static int kiwi_flush_ring(struct kiwi_qp *qp, struct kiwi_ring *r,
  *
  * The caller passes the results to kiwi_cq_signal() after dropping the QP
  * lock. Receives of a QP with an SRQ stay on the SRQ: they belong to it.
+ *
+ * User space posts receives without a system call and rings the doorbell
+ * only if it finds KIWI_RING_F_ERROR after publishing. So the flag is set
+ * before the rings are read, with a full barrier between the flag store and
+ * the producer loads; libkiwi fences between its producer store and its
+ * flag load. Of a receive published concurrently, either the flush below
+ * reads its producer index or libkiwi sees the flag and rings the doorbell,
+ * which flushes again (store buffering: both loads missing both stores is
+ * impossible with a full barrier on each side).
  */
 void kiwi_qp_flush(struct kiwi_qp *qp, int *send_res, int *recv_res)
 {
 	lockdep_assert_held(&qp->lock);
 
+	kiwi_ring_set_error(&qp->sq, true);
+	kiwi_ring_set_error(&qp->rq, true);
+	/* Flag before producer loads; pairs with libkiwi's in_error(). */
+	smp_mb();
 	*send_res = kiwi_push_merge(*send_res,
 				    kiwi_flush_ring(qp, &qp->sq,
 						    to_kcq(qp->ibqp.send_cq),
 						    true));
 	/* Started WRs were flushed with the rest: TX starts none again. */
 	qp->tx.next = qp->sq.cons;
-	kiwi_ring_set_error(&qp->sq, true);
 	if (!qp->rq.ctrl)
 		return;
 	*recv_res = kiwi_push_merge(*recv_res,
 				    kiwi_flush_ring(qp, &qp->rq,
 						    to_kcq(qp->ibqp.recv_cq),
 						    false));
-	kiwi_ring_set_error(&qp->rq, true);
 }

@@ -10,21 +10,63 @@
  * WRs complete in SQ order: a Send behind an outstanding Read waits for it.
  * All three move under qp->lock.
  */
+#include <linux/memcontrol.h>
 #include <linux/mm.h>
 #include <linux/rcupdate.h>
 
 #include "kiwi.h"
 
-int kiwi_swq_alloc(struct kiwi_qp *qp)
+/*
+ * Queue memory a QP holds besides its rings: the SQ shadow, and the
+ * transmit state of a connection at the largest ORD and IRD (tx.c
+ * allocates it when the QP connects; the budget takes it at create, so a
+ * connection never fails for want of budget).
+ */
+static u64 kiwi_swq_qmem(const struct kiwi_qp *qp)
 {
-	qp->tx.swq = kvcalloc(qp->sq.num, sizeof(*qp->tx.swq), GFP_KERNEL);
-	return qp->tx.swq ? 0 : -ENOMEM;
+	return (u64)qp->sq.num * sizeof(struct kiwi_swqe) + KIWI_TX_BUF_LEN +
+	       KIWI_MAX_ORD * sizeof(struct kiwi_orq_ent) +
+	       KIWI_MAX_IRD * sizeof(struct kiwi_irq_ent);
 }
 
+/**
+ * kiwi_swq_alloc - set up the send side's private memory of a new QP
+ * @qp: the QP, its SQ ring allocated; called by the creating task
+ *
+ * Allocates the SQ shadow and takes it and the transmit buffers of a
+ * later connection from the device's queue memory. A user QP remembers
+ * its creator's memory cgroup, which tx.c charges those buffers to.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int kiwi_swq_alloc(struct kiwi_qp *qp)
+{
+	struct kiwi_device *kdev = to_kdev(qp->ibqp.device);
+	int rv;
+
+	rv = kiwi_qmem_charge(kdev, kiwi_swq_qmem(qp));
+	if (rv)
+		return rv;
+	qp->tx.swq = kvcalloc(qp->sq.num, sizeof(*qp->tx.swq), kiwi_qp_gfp(qp));
+	if (!qp->tx.swq) {
+		kiwi_qmem_uncharge(kdev, kiwi_swq_qmem(qp));
+		return -ENOMEM;
+	}
+	if (qp->ibqp.uobject)
+		qp->memcg = get_mem_cgroup_from_mm(current->mm);
+	return 0;
+}
+
+/* Undo kiwi_swq_alloc(); nothing if it failed or never ran. */
 void kiwi_swq_free(struct kiwi_qp *qp)
 {
+	if (!qp->tx.swq)
+		return;
 	kvfree(qp->tx.swq);
 	qp->tx.swq = NULL;
+	kiwi_qmem_uncharge(to_kdev(qp->ibqp.device), kiwi_swq_qmem(qp));
+	mem_cgroup_put(qp->memcg);
+	qp->memcg = NULL;
 }
 
 /* Elements the poster produced beyond sq.cons (capped at the ring size). */

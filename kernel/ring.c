@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * kiwi: rings shared with user space (layout in kiwi-abi.h) and their
- * mmap(2) plumbing.
+ * mmap(2) plumbing. A ring area is queue memory (qmem.c): the device's
+ * budget holds it from allocation until the area is freed, which for a
+ * user ring is when the last mapping is gone; a user ring is charged to
+ * the creator's memory cgroup.
  */
 #include <linux/log2.h>
 #include <linux/mm.h>
@@ -16,7 +19,7 @@ static int kiwi_ring_map(struct kiwi_ring *r, void *area, size_t len,
 	struct kiwi_mmap *m;
 	int rv;
 
-	m = kzalloc(sizeof(*m), GFP_KERNEL);
+	m = kzalloc(sizeof(*m), KIWI_GFP_USER);
 	if (!m)
 		return -ENOMEM;
 	m->area = area;
@@ -29,8 +32,15 @@ static int kiwi_ring_map(struct kiwi_ring *r, void *area, size_t len,
 	return 0;
 }
 
+/* Octets of a ring area: the control block and @num elements, in pages. */
+static size_t kiwi_ring_len(u32 num, u32 elem_size)
+{
+	return PAGE_ALIGN(KIWI_RING_CTRL_SIZE + (size_t)num * elem_size);
+}
+
 /**
  * kiwi_ring_alloc - allocate a zeroed ring
+ * @kdev: the device whose queue memory the ring takes
  * @r: ring to set up
  * @num: number of elements, a power of two
  * @elem_size: size of one element
@@ -39,29 +49,39 @@ static int kiwi_ring_map(struct kiwi_ring *r, void *area, size_t len,
  * A user ring gets an mmap entry whose key kiwi_ring_key() returns; its
  * memory then belongs to the entry and is freed by kiwi_mmap_free().
  *
- * Return: 0 or a negative errno.
+ * Return: 0 or a negative errno (-ENOMEM: over the device's budget, the
+ * caller's memory cgroup limit, or out of memory).
  */
-int kiwi_ring_alloc(struct kiwi_ring *r, u32 num, u32 elem_size,
-		    struct ib_ucontext *ibuc)
+int kiwi_ring_alloc(struct kiwi_device *kdev, struct kiwi_ring *r, u32 num,
+		    u32 elem_size, struct ib_ucontext *ibuc)
 {
-	size_t len = PAGE_ALIGN(KIWI_RING_CTRL_SIZE + (size_t)num * elem_size);
+	size_t len = kiwi_ring_len(num, elem_size);
+	gfp_t gfp = ibuc ? KIWI_GFP_USER : GFP_KERNEL;
 	void *area;
 	int rv;
 
 	if (WARN_ON_ONCE(!is_power_of_2(num)))
 		return -EINVAL;
-	area = vmalloc_user(len);
-	if (!area)
+	rv = kiwi_qmem_charge(kdev, len);
+	if (rv)
+		return rv;
+	/* Not vmalloc_user(): it cannot charge a memory cgroup. */
+	area = __vmalloc(len, gfp | __GFP_ZERO);
+	if (!area) {
+		kiwi_qmem_uncharge(kdev, len);
 		return -ENOMEM;
+	}
 	memset(r, 0, sizeof(*r));
 	r->ctrl = area;
 	r->elems = area + KIWI_RING_CTRL_SIZE;
 	r->num = num;
 	r->elem_size = elem_size;
+	r->kdev = kdev;
 	if (ibuc) {
 		rv = kiwi_ring_map(r, area, len, ibuc);
 		if (rv) {
 			vfree(area);
+			kiwi_qmem_uncharge(kdev, len);
 			r->ctrl = NULL;
 			return rv;
 		}
@@ -74,16 +94,19 @@ int kiwi_ring_alloc(struct kiwi_ring *r, u32 num, u32 elem_size,
  * @r: the ring; a ring that was never allocated is ignored
  *
  * A user ring's memory stays until user space unmaps it, so a process that
- * still touches a destroyed object's ring cannot reach freed memory.
+ * still touches a destroyed object's ring cannot reach freed memory; it
+ * stays in the device's queue memory until then too.
  */
 void kiwi_ring_free(struct kiwi_ring *r)
 {
 	if (!r->ctrl)
 		return;
-	if (r->mmap)
+	if (r->mmap) {
 		rdma_user_mmap_entry_remove(&r->mmap->entry);
-	else
+	} else {
 		vfree(r->ctrl);
+		kiwi_qmem_uncharge(r->kdev, kiwi_ring_len(r->num, r->elem_size));
+	}
 	r->ctrl = NULL;
 	r->mmap = NULL;
 }
@@ -146,11 +169,30 @@ void kiwi_ring_discard(struct kiwi_ring *r)
 	smp_store_release(&r->ctrl->consumer, r->cons);
 }
 
-/* Tell user space whether the kernel still consumes this ring. */
+/*
+ * Tell user space whether the kernel still consumes this ring. Setting
+ * the flag orders nothing by itself: kiwi_qp_flush() has the barrier.
+ */
 void kiwi_ring_set_error(struct kiwi_ring *r, bool error)
 {
 	if (r->ctrl)
 		WRITE_ONCE(r->ctrl->flags, error ? KIWI_RING_F_ERROR : 0);
+}
+
+/* Map every page of a ring area, as remap_vmalloc_range() would. */
+static int kiwi_ring_insert(struct vm_area_struct *vma, void *area)
+{
+	unsigned long addr;
+	int rv;
+
+	for (addr = vma->vm_start; addr < vma->vm_end; addr += PAGE_SIZE) {
+		rv = vm_insert_page(vma, addr, vmalloc_to_page(area));
+		if (rv)
+			return rv;
+		area += PAGE_SIZE;
+	}
+	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
+	return 0;
 }
 
 /**
@@ -158,7 +200,8 @@ void kiwi_ring_set_error(struct kiwi_ring *r, bool error)
  * @ibuc: the user context
  * @vma: the mapping; its offset is the key, its size must be the ring's
  *
- * Return: 0 or -EINVAL for an unknown key or a wrong size or flags.
+ * Return: 0, -EINVAL for an unknown key or a wrong size or flags, or the
+ * error of vm_insert_page().
  */
 int kiwi_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
 {
@@ -166,11 +209,12 @@ int kiwi_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
 	struct kiwi_mmap *m;
 	int rv;
 
+	/* Checks MAP_SHARED and that the size is the entry's. */
 	entry = rdma_user_mmap_entry_get(ibuc, vma);
 	if (!entry)
 		return -EINVAL;
 	m = container_of(entry, struct kiwi_mmap, entry);
-	rv = remap_vmalloc_range(vma, m->area, 0);
+	rv = kiwi_ring_insert(vma, m->area);
 	rdma_user_mmap_entry_put(entry);
 	return rv;
 }
@@ -181,5 +225,7 @@ void kiwi_mmap_free(struct rdma_user_mmap_entry *entry)
 	struct kiwi_mmap *m = container_of(entry, struct kiwi_mmap, entry);
 
 	vfree(m->area);
+	kiwi_qmem_uncharge(to_kdev(entry->ucontext->device),
+			   (u64)entry->npages << PAGE_SHIFT);
 	kfree(m);
 }

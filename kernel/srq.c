@@ -26,8 +26,8 @@ static int kiwi_srq_alloc(struct kiwi_srq *srq, u32 num,
 	struct kiwi_uresp_create_srq resp = {};
 	int rv;
 
-	rv = kiwi_ring_alloc(&srq->ring, num, sizeof(struct kiwi_rqe),
-			     kiwi_uctx(udata));
+	rv = kiwi_ring_alloc(to_kdev(srq->ibsrq.device), &srq->ring, num,
+			     sizeof(struct kiwi_rqe), kiwi_uctx(udata));
 	if (rv || !udata)
 		return rv;
 	resp.srq_key = kiwi_ring_key(&srq->ring);

@@ -15,6 +15,7 @@
  */
 #include <linux/mm.h>
 #include <linux/net.h>
+#include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <net/sock.h>
 
@@ -42,15 +43,21 @@ void kiwi_tx_kick(struct kiwi_qp *qp)
  * @ord: Reads this QP may have outstanding (>= 1)
  * @ird: inbound Reads this QP serves at once (>= 1)
  *
+ * The connection manager's worker calls this: the buffers of a user QP
+ * are charged to its creator's memory cgroup (kiwi_swq_alloc()).
+ *
  * Return: 0 or -ENOMEM.
  */
 int kiwi_tx_attach(struct kiwi_qp *qp, u32 ord, u32 ird)
 {
 	struct kiwi_qp_tx *tx = &qp->tx;
+	struct mem_cgroup *old = set_active_memcg(qp->memcg);
+	gfp_t gfp = kiwi_qp_gfp(qp);
 
-	tx->buf = kvmalloc(KIWI_TX_BUF_LEN, GFP_KERNEL);
-	tx->orq = kcalloc(ord, sizeof(*tx->orq), GFP_KERNEL);
-	tx->irq = kcalloc(ird, sizeof(*tx->irq), GFP_KERNEL);
+	tx->buf = kvmalloc(KIWI_TX_BUF_LEN, gfp);
+	tx->orq = kcalloc(ord, sizeof(*tx->orq), gfp);
+	tx->irq = kcalloc(ird, sizeof(*tx->irq), gfp);
+	set_active_memcg(old);
 	if (!tx->buf || !tx->orq || !tx->irq) {
 		kiwi_tx_release(qp);
 		return -ENOMEM;

@@ -73,12 +73,12 @@ int attach_rings(Qp &qp, const ibv_qp_init_attr &attr,
 	return 0;
 }
 
-// Returns 0, or -1 with errno set by write(2).
+// Returns 0 or the errno of write(2): the kernel refused the doorbell.
 int ring_doorbell(Qp &qp) noexcept
 {
 	const ssize_t n = write(qp.cmd_fd, &qp.doorbell, sizeof(qp.doorbell));
 
-	return n < 0 ? -1 : 0;
+	return n < 0 ? errno : 0;
 }
 
 } // namespace
@@ -159,18 +159,9 @@ int destroy_qp(ibv_qp *qp)
 int post_send(ibv_qp *ibqp, ibv_send_wr *wr, ibv_send_wr **bad_wr) noexcept
 {
 	Qp *qp = to_qp(ibqp);
-	uint32_t posted = 0;
-	int ret = qp->sq.post(wr, bad_wr, posted);
 
-	if (posted && ring_doorbell(*qp) && !ret) {
-		// The kernel refused to look at the ring (the QP cannot send
-		// in its state). The WRs stay produced; report the list as
-		// failed from its head, the only WR the caller can act on.
-		ret = errno;
-		if (bad_wr)
-			*bad_wr = wr;
-	}
-	return ret;
+	return qp->sq.post_and_ring(wr, bad_wr,
+				    [qp] { return ring_doorbell(*qp); });
 }
 
 int post_recv(ibv_qp *ibqp, ibv_recv_wr *wr, ibv_recv_wr **bad_wr) noexcept
@@ -180,7 +171,10 @@ int post_recv(ibv_qp *ibqp, ibv_recv_wr *wr, ibv_recv_wr **bad_wr) noexcept
 	const int ret = qp->rq.post(wr, bad_wr, posted);
 
 	// In the error state the doorbell makes the kernel flush the new
-	// receives; otherwise receives need none.
+	// receives. Its result is not the post's: the receives are in the
+	// ring either way, and the doorbell fails only when the QP left the
+	// error state meanwhile (a reset, which discards posted receives as
+	// any other) or the device is gone.
 	if (posted && qp->rq.in_error())
 		(void)ring_doorbell(*qp);
 	return ret;

@@ -30,6 +30,30 @@ public:
 	int post(ibv_send_wr *wr, ibv_send_wr **bad_wr,
 		 uint32_t &posted) noexcept;
 
+	// ibv_post_send: post(), then, if anything was published, ring the
+	// doorbell: doorbell() returns 0 or the errno of the kernel's
+	// refusal. The kernel refuses a doorbell while the QP takes no sends
+	// (or once the device is gone) and then drops what it had not
+	// started, this post's WRs among them (Documentation/abi.md): the
+	// whole list failed, so the doorbell's errno is returned with
+	// *bad_wr = wr.
+	template <typename Doorbell>
+	int post_and_ring(ibv_send_wr *wr, ibv_send_wr **bad_wr,
+			  Doorbell &&doorbell) noexcept
+	{
+		uint32_t posted = 0;
+		const int ret = post(wr, bad_wr, posted);
+
+		if (!posted)
+			return ret;
+		const int refused = doorbell();
+		if (!refused)
+			return ret;
+		if (bad_wr)
+			*bad_wr = wr;
+		return refused;
+	}
+
 private:
 	SpinLock lock_;
 	ProducerRing<kiwi_sqe> ring_;
@@ -48,7 +72,8 @@ public:
 	int post(ibv_recv_wr *wr, ibv_recv_wr **bad_wr,
 		 uint32_t &posted) noexcept;
 
-	// KIWI_RING_F_ERROR is set on the ring.
+	// KIWI_RING_F_ERROR is set on the ring; call it after a post that
+	// published something (ProducerRing::in_error()).
 	[[nodiscard]] bool in_error() const noexcept
 	{
 		return attached_ && ring_.in_error();

@@ -83,11 +83,17 @@ public:
 			.store(prod_, std::memory_order_release);
 	}
 
-	// The kernel stopped consuming: the QP is in the error state.
+	// The kernel stopped consuming: the QP is in the error state. Call it
+	// after publish(). The kernel sets the flag, fences and only then
+	// reads the producer index to flush the ring (kiwi_qp_flush()); the
+	// full fence here orders the producer store before the flag load. So
+	// of a publish that races with the QP's move to error, either that
+	// flush takes the new elements or this sees the flag.
 	[[nodiscard]] bool in_error() const noexcept
 	{
+		std::atomic_thread_fence(std::memory_order_seq_cst);
 		return (ring_word(ctrl_->flags)
-				.load(std::memory_order_acquire) &
+				.load(std::memory_order_relaxed) &
 			KIWI_RING_F_ERROR) != 0;
 	}
 

@@ -125,6 +125,63 @@ TEST(SendQueue, FullRingIsEnomem)
 	EXPECT_EQ(bad, &wrs[5]);
 }
 
+// ibv_post_send's doorbell contract (Documentation/abi.md): a refused
+// doorbell means the kernel dropped every WR the post published, so the
+// post failed from the head of its list with the doorbell's errno.
+TEST(SendQueue, RefusedDoorbellFailsTheWholeList)
+{
+	FakeRing<kiwi_sqe> mem(8);
+	SendQueue sq;
+	sq.attach(mem.area(), 8, kLimits);
+	auto wrs = send_list(3, 0);
+	ibv_send_wr *bad = nullptr;
+	int rings = 0;
+	auto refuse = [&rings] {
+		rings++;
+		return EIO;
+	};
+
+	EXPECT_EQ(sq.post_and_ring(wrs.data(), &bad, refuse), EIO);
+	EXPECT_EQ(bad, &wrs[0]);
+	EXPECT_EQ(rings, 1);
+
+	// A malformed WR after two good ones: those two were published and
+	// the doorbell dropped them, so they failed too.
+	wrs[2].num_sge = KIWI_MAX_SGE + 1;
+	bad = nullptr;
+	EXPECT_EQ(sq.post_and_ring(wrs.data(), &bad, refuse), EIO);
+	EXPECT_EQ(bad, &wrs[0]);
+	EXPECT_EQ(rings, 2);
+}
+
+TEST(SendQueue, AcceptedDoorbellKeepsThePostResult)
+{
+	FakeRing<kiwi_sqe> mem(8);
+	SendQueue sq;
+	sq.attach(mem.area(), 8, kLimits);
+	auto wrs = send_list(3, 0);
+	ibv_send_wr *bad = nullptr;
+	int rings = 0;
+	auto accept = [&rings] {
+		rings++;
+		return 0;
+	};
+
+	EXPECT_EQ(sq.post_and_ring(wrs.data(), &bad, accept), 0);
+	EXPECT_EQ(rings, 1);
+	wrs[2].num_sge = KIWI_MAX_SGE + 1;
+	EXPECT_EQ(sq.post_and_ring(wrs.data(), &bad, accept), EINVAL);
+	EXPECT_EQ(bad, &wrs[2]);
+	EXPECT_EQ(rings, 2);
+
+	// Nothing published: no doorbell at all.
+	EXPECT_EQ(sq.post_and_ring(&wrs[2], &bad, accept), EINVAL);
+	EXPECT_EQ(bad, &wrs[2]);
+	EXPECT_EQ(rings, 2);
+	EXPECT_EQ(sq.post_and_ring(nullptr, &bad, accept), 0);
+	EXPECT_EQ(rings, 2);
+}
+
 TEST(RecvQueue, PostsAndChecks)
 {
 	FakeRing<kiwi_rqe> mem(2);

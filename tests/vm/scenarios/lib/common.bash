@@ -67,7 +67,8 @@ vt_eq() {
 # make check-vm); build them here only if that did not happen.
 vt_need_progs() {
 	local p missing=0
-	for p in vt_query vt_async vt_objcycle vt_mr vt_badargs vt_qpstate vt_hold; do
+	for p in vt_query vt_async vt_objcycle vt_mr vt_badargs vt_qpstate vt_hold \
+		vt_stress vt_qmem vt_flushrace; do
 		[ -x "$VT_PROGS/$p" ] || missing=1
 	done
 	[ "$missing" = 0 ] && return 0

@@ -1,0 +1,38 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Receives posted while the QP's flush runs are not lost (vt_flushrace).
+# libkiwi against kiwi.ko under concurrency (vt_stress): two connected QPs
+# in one process over kiwi0, threads posting Sends, Writes, Reads and
+# receives, waiters on completion channels or busy-polling, the connection
+# ended at random (either QP to error, both, or a graceful disconnect)
+# while the threads keep posting. Every WR must complete exactly once, a
+# refused post must leave nothing behind, no completion event may be lost
+# and nothing may hang. VT_STRESS_SECONDS sets the length (default 40;
+# tests/vm/lib/ring-stress-soak.sh runs it for 10 minutes).
+
+. "$(dirname "$0")/lib/common.bash"
+
+IP=${KIWI_MY_IP:-10.77.0.1}
+secs=${VT_STRESS_SECONDS:-40}
+
+vt_need_progs
+vt_clean_links
+vt_link_add kiwi0 eth0 || vt_die "cannot create kiwi0"
+base=$(vt_res kiwi0)
+
+# Receives posted while the flush of a full receive queue runs.
+timeout -k 10 120 "$VT_PROGS/vt_flushrace" -d kiwi0 -n 20
+vt_eq "vt_flushrace exit status" "$?" 0
+
+timeout -k 10 $((secs + 120)) "$VT_PROGS/vt_stress" -a "$IP" -t "$secs"
+vt_eq "vt_stress exit status" "$?" 0
+# The connection manager drops its last references asynchronously.
+for ((i = 0; i < 50; i++)); do
+	[ "$(vt_res kiwi0)" = "$base" ] && break
+	sleep 0.2
+done
+vt_eq "resources after vt_stress" "$(vt_res kiwi0)" "$base"
+
+vt_link_del kiwi0
+vt_finish
