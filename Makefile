@@ -17,7 +17,7 @@ KVER = $(shell $(MAKE) -s -C $(KDIR) kernelrelease 2>/dev/null)
 .PHONY: all kernel userlib deps install uninstall deb dkms dkms-remove test \
 	check-unit check-kunit check-asan check-tsan check-sanitize check-fuzz \
 	check-fuzz-long check-vm check-vm-debug check-pkg check-pair check-pair-full \
-	check-soak soak bench demo lint clean help
+	check-soak soak check-ulp check-ulp-full bench bench-ulp demo lint clean help
 
 all: kernel userlib
 
@@ -38,7 +38,10 @@ help:
 	@echo "make check-pair two guests: kiwi<->kiwi, kiwi<->siw (short runs; in make test)"
 	@echo "make check-pair-full  every combination and flavour, long sweeps (not in CI)"
 	@echo "make check-soak netem loss, connection churn, faults mid-transfer, short (soak: long, not in CI)"
+	@echo "make check-ulp  NVMe-oF, NFS/RDMA, iSER over kiwi and siw, device removal (not in make test)"
+	@echo "make check-ulp-full  the same with normal sizes and every removal step (not in CI)"
 	@echo "make bench      benchmarks: wire library, then kiwi/siw/rxe/TCP in two guests"
+	@echo "make bench-ulp  fio over NVMe-oF and NFS: kiwi, siw and the TCP transports"
 	@echo "make demo       boot QEMU guests and show kiwi working"
 	@echo "make lint       checkpatch --strict, sparse, W=1; clang-format, clang-tidy"
 
@@ -131,9 +134,18 @@ check-soak: all
 soak: all
 	bash tests/vm/soak/run.sh
 
+check-ulp: all
+	bash tests/vm/pair/ulp.sh
+
+check-ulp-full: all
+	bash tests/vm/pair/ulp.sh --full
+
 bench: all
 	bash tests/bench/run.sh
 	bash tests/bench/pair.sh
+
+bench-ulp: all
+	bash tests/bench/ulp.sh
 
 demo: all
 	bash scripts/demo.sh

@@ -484,6 +484,7 @@ void kiwi_swq_free(struct kiwi_qp *qp);
 u32 kiwi_sq_produced(struct kiwi_qp *qp);
 int kiwi_sq_retire(struct kiwi_qp *qp);
 void kiwi_sq_complete(struct kiwi_qp *qp, u32 idx, u8 status);
+bool kiwi_sqe_is_read(const struct kiwi_qp *qp, const struct kiwi_sqe *sqe);
 void kiwi_sq_complete_after_gp(struct kiwi_qp *qp, u32 idx);
 void kiwi_sq_fail(struct kiwi_qp *qp, u32 idx, u8 status);
 

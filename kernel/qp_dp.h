@@ -30,8 +30,9 @@ struct kiwi_ep;
 struct kiwi_mr;
 struct socket;
 
-/* Kernel-only SQ opcode (IB_WR_REG_MR): never accepted from a user ring. */
-#define KIWI_WR_KREG_MR		0x80
+/* Kernel-only SQ opcodes: never accepted from a user ring. */
+#define KIWI_WR_KREG_MR		0x80	/* IB_WR_REG_MR */
+#define KIWI_WR_KREAD_INV	0x81	/* IB_WR_RDMA_READ_WITH_INV */
 
 /* Octets of FPDUs TX frames before it hands them to TCP in one call. */
 #define KIWI_TX_BUF_LEN		(256 * 1024)
@@ -66,6 +67,7 @@ struct kiwi_swqe {
  * struct kiwi_orq_ent - an RDMA Read this QP issued (qp->lock)
  * @idx: SQ index of the Read WR
  * @rtr: the zero-length RTR Read of RFC 6581: no WR
+ * @inv: Read with Invalidate: @stag is invalidated when the Read completes
  * @stag: Data Sink STag
  * @to: Data Sink TO
  * @len: Read size
@@ -73,6 +75,7 @@ struct kiwi_swqe {
 struct kiwi_orq_ent {
 	u32 idx;
 	bool rtr;
+	bool inv;
 	u32 stag;
 	u64 to;
 	u32 len;

@@ -20,6 +20,7 @@ u16 kiwi_sq_wc_opcode(u8 sq_opcode)
 	case KIWI_WR_RDMA_WRITE:
 		return KIWI_WC_RDMA_WRITE;
 	case KIWI_WR_RDMA_READ:
+	case KIWI_WR_KREAD_INV:
 		return KIWI_WC_RDMA_READ;
 	case KIWI_WR_LOCAL_INV:
 		return KIWI_WC_LOCAL_INV;

@@ -51,6 +51,7 @@ static int kiwi_send_wc_opcode(enum ib_wr_opcode op)
 	case IB_WR_RDMA_WRITE:
 		return IB_WC_RDMA_WRITE;
 	case IB_WR_RDMA_READ:
+	case IB_WR_RDMA_READ_WITH_INV:
 		return IB_WC_RDMA_READ;
 	case IB_WR_LOCAL_INV:
 		return IB_WC_LOCAL_INV;
@@ -70,9 +71,21 @@ static int kiwi_send_wr_check(struct kiwi_qp *qp, const struct ib_send_wr *wr)
 		return -EINVAL;
 	if (wr->opcode == IB_WR_REG_MR || wr->opcode == IB_WR_LOCAL_INV)
 		return 0;
+	/*
+	 * A Read with Invalidate invalidates its sink STag, as iWARP RNICs
+	 * do. The consumer names that MR in invalidate_rkey, possibly with
+	 * an older key: rdma_rw sets it before it moves the MR to a new key
+	 * for the sink SGE.
+	 */
+	if (wr->opcode == IB_WR_RDMA_READ_WITH_INV &&
+	    (wr->num_sge != 1 ||
+	     kiwi_stag_index(wr->ex.invalidate_rkey) !=
+	     kiwi_stag_index(wr->sg_list[0].lkey)))
+		return -EINVAL;
 	if (!(wr->send_flags & IB_SEND_INLINE))
 		return wr->num_sge > qp->max_send_sge ? -EINVAL : 0;
-	if (wr->opcode == IB_WR_RDMA_READ)
+	if (wr->opcode == IB_WR_RDMA_READ ||
+	    wr->opcode == IB_WR_RDMA_READ_WITH_INV)
 		return -EINVAL;
 	for (i = 0; i < wr->num_sge; i++) {
 		if (wr->sg_list[i].length > qp->max_inline)
@@ -91,6 +104,8 @@ static u8 kiwi_sqe_opcode(enum ib_wr_opcode op)
 		return KIWI_WR_RDMA_WRITE;
 	case IB_WR_RDMA_READ:
 		return KIWI_WR_RDMA_READ;
+	case IB_WR_RDMA_READ_WITH_INV:
+		return KIWI_WR_KREAD_INV;
 	case IB_WR_LOCAL_INV:
 		return KIWI_WR_LOCAL_INV;
 	case IB_WR_REG_MR:
@@ -135,6 +150,7 @@ static void kiwi_sqe_remote(struct kiwi_sqe *sqe, const struct ib_send_wr *wr)
 	switch (wr->opcode) {
 	case IB_WR_RDMA_WRITE:
 	case IB_WR_RDMA_READ:
+	case IB_WR_RDMA_READ_WITH_INV:
 		sqe->inv_or_rkey = rdma_wr(wr)->rkey;
 		sqe->remote_addr = rdma_wr(wr)->remote_addr;
 		break;

@@ -76,6 +76,21 @@ u32 kiwi_sq_produced(struct kiwi_qp *qp)
 	return kiwi_ring_avail(&qp->sq);
 }
 
+/**
+ * kiwi_sqe_is_read - is @sqe an RDMA Read, which completes when its last
+ * Response arrives rather than when it was sent?
+ * @qp: the QP
+ * @sqe: the private copy of the SQE
+ *
+ * Read with Invalidate is a kernel-only opcode: in a user ring it is no
+ * Read (TX fails it as an unknown opcode).
+ */
+bool kiwi_sqe_is_read(const struct kiwi_qp *qp, const struct kiwi_sqe *sqe)
+{
+	return sqe->opcode == KIWI_WR_RDMA_READ ||
+	       (sqe->opcode == KIWI_WR_KREAD_INV && !qp->ibqp.uobject);
+}
+
 /* Is @idx among the started, not yet retired WRs? (qp->lock) */
 static bool kiwi_sq_started(struct kiwi_qp *qp, u32 idx)
 {

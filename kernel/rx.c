@@ -312,7 +312,10 @@ static void kiwi_rx_header(struct kiwi_qp *qp, const struct kiwi_mpa_ev *ev)
 		kiwi_rx_place(qp, hl, rx->hdr + hl, rx->hdr_len - hl);
 }
 
-/* The last Response of the oldest Read arrived: the Read is complete. */
+/*
+ * The last Response of the oldest Read arrived: the Read is complete; a
+ * Read with Invalidate invalidates its sink STag first.
+ */
 static void kiwi_rx_read_done(struct kiwi_qp *qp)
 {
 	struct kiwi_qp_tx *tx = &qp->tx;
@@ -323,8 +326,19 @@ static void kiwi_rx_read_done(struct kiwi_qp *qp)
 	ent = tx->orq[tx->orq_head % tx->ord];
 	tx->orq_head++;
 	spin_unlock_irqrestore(&qp->lock, flags);
-	if (!ent.rtr)
-		kiwi_sq_complete(qp, ent.idx, IB_WC_SUCCESS);
+	if (ent.rtr) {
+		kiwi_tx_kick(qp);
+		return;
+	}
+	if (ent.inv && kiwi_mr_invalidate(to_kdev(qp->ibqp.device), ent.stag,
+					  qp->ibqp.pd, false)) {
+		/* A local error of this WR: the QP goes to error. */
+		kiwi_sq_complete(qp, ent.idx, IB_WC_LOC_PROT_ERR);
+		kiwi_qp_to_error(qp);
+		kiwi_qp_close_llp(qp, true);
+		return;
+	}
+	kiwi_sq_complete(qp, ent.idx, IB_WC_SUCCESS);
 	kiwi_tx_kick(qp);
 }
 

@@ -490,7 +490,7 @@ static void kiwi_tx_flushed(struct kiwi_qp *qp)
 		if (i - qp->sq.cons >= tx->next - qp->sq.cons)
 			continue;	/* flushed meanwhile */
 		w = &tx->swq[i & (qp->sq.num - 1)];
-		if (w->sqe.opcode != KIWI_WR_RDMA_READ)
+		if (!kiwi_sqe_is_read(qp, &w->sqe))
 			w->done = true;
 	}
 	res = kiwi_sq_retire(qp);

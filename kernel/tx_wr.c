@@ -33,11 +33,12 @@ static bool kiwi_tx_take(struct kiwi_qp *qp, u32 *idx)
 	memcpy(&w->sqe, kiwi_ring_elem(&qp->sq, tx->next), sizeof(w->sqe));
 	if ((w->sqe.flags & KIWI_SQE_READ_FENCE) && reads)
 		return false;
-	if (w->sqe.opcode == KIWI_WR_RDMA_READ) {
+	if (kiwi_sqe_is_read(qp, &w->sqe)) {
 		if (reads >= tx->ord)
 			return false;
 		tx->orq[tx->orq_tail % tx->ord] = (struct kiwi_orq_ent){
 			.idx = tx->next,
+			.inv = w->sqe.opcode == KIWI_WR_KREAD_INV,
 			.stag = w->sqe.sge[0].lkey,
 			.to = w->sqe.sge[0].addr,
 			.len = w->sqe.sge[0].length,
@@ -119,7 +120,10 @@ static u8 kiwi_tx_setup_send(struct kiwi_qp *qp, struct kiwi_swqe *w,
 	return IB_WC_SUCCESS;
 }
 
-/* The Read's sink is one local SGE the Response may write. */
+/*
+ * The Read's sink is one local SGE the Response may write. A Read with
+ * Invalidate invalidates that sink STag when it completes (rx.c).
+ */
 static u8 kiwi_tx_setup_read(struct kiwi_qp *qp, struct kiwi_swqe *w,
 			     struct kiwi_tx_msg *m)
 {
@@ -185,7 +189,9 @@ static bool kiwi_tx_setup(struct kiwi_qp *qp, u32 idx)
 		st = kiwi_tx_setup_send(qp, w, m);
 		break;
 	case KIWI_WR_RDMA_READ:
-		st = kiwi_tx_setup_read(qp, w, m);
+	case KIWI_WR_KREAD_INV:
+		st = kiwi_sqe_is_read(qp, &w->sqe) ?
+		     kiwi_tx_setup_read(qp, w, m) : IB_WC_LOC_QP_OP_ERR;
 		break;
 	case KIWI_WR_LOCAL_INV:
 	case KIWI_WR_KREG_MR:

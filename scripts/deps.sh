@@ -25,6 +25,8 @@ PKGS=(
 	# operations: tracepoint capture, Debian packages and DKMS, man page
 	trace-cmd linux-perf dpkg-dev debhelper dh-dkms dkms fakeroot lintian
 	man-db openssl
+	# kernel ULPs over RDMA (make check-ulp, make bench-ulp)
+	nvme-cli fio nfs-kernel-server targetcli-fb open-iscsi e2fsprogs
 )
 
 APT_OPTS=(-y -o DPkg::Lock::Timeout=900 --no-install-recommends)

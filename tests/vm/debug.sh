@@ -36,7 +36,7 @@ nice make -s -C "$KIWI_DEBUG_KDIR" M="$OUT/src/tests/vm/kmod" modules >&2 ||
 ko=$OUT/src/tests/vm/kmod/kiwi_vmtest.ko
 rel=$(modinfo -F vermagic "$ko" | cut -d' ' -f1)
 mkdir -p "$BUILD/vmkmod/$rel"
-cp "$ko" "$BUILD/vmkmod/$rel/"
+cp "$ko" "$OUT/src/tests/vm/kmod/kiwi_kverbs.ko" "$BUILD/vmkmod/$rel/"
 
 KIWI_LAB_SELFCHECK=0 exec bash "$REPO/tests/vm/run.sh" \
 	--kernel "$KIWI_DEBUG_BZIMAGE" --module-dir "$KIWI_DEBUG_MODROOT" \

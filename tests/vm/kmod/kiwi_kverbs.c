@@ -1,0 +1,927 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kiwi_kverbs: the kernel verbs a kernel ULP relies on, driven through
+ * ib_core and rdma_cm the way NVMe-oF, NFS/RDMA and iSER drive them, over
+ * one RDMA device (a loopback connection through the guest's own address).
+ *
+ * For each CQ poll context (IB_POLL_DIRECT, SOFTIRQ, WORKQUEUE,
+ * UNBOUND_WORKQUEUE) a connected pair of kernel QPs:
+ *  - Sends posted from process context, with interrupts off, from a
+ *    softirq and from a hard interrupt (hrtimers), every payload checked
+ *    on the receiving side, in order;
+ *  - fast registration (IB_WR_REG_MR of an ib_map_mr_sg page list whose
+ *    first and last pages are partial), an RDMA Write into it and Send
+ *    with Invalidate of its rkey (IB_WC_WITH_INVALIDATE and the rkey
+ *    reported, the MR then refused), an RDMA Read with Invalidate into a
+ *    second fast-reg MR (the data checked, the sink invalidated), Local
+ *    Invalidate, and a page list longer than max_fast_reg_page_list_len
+ *    mapped only up to that length;
+ *  - ib_drain_qp with receives outstanding: they flush with
+ *    IB_WC_WR_FLUSH_ERR in posted order; Sends and receives posted in the
+ *    error state flush in order too.
+ *
+ * Loaded by tests/vm/scenarios/64-kernel-verbs.sh: insmod kiwi_kverbs.ko
+ * dev=kiwi0 addr=10.77.0.1 port=N. Prints one "ok N - what" or
+ * "not ok N - what" line per check and "kiwi_kverbs: N passed, N failed";
+ * the module loads only if every check passed.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/completion.h>
+#include <linux/hrtimer.h>
+#include <linux/inet.h>
+#include <linux/module.h>
+#include <linux/scatterlist.h>
+#include <linux/slab.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/rdma_cm.h>
+
+static char *dev = "kiwi0";
+module_param(dev, charp, 0444);
+MODULE_PARM_DESC(dev, "RDMA device the connection must use");
+static char *addr = "10.77.0.1";
+module_param(addr, charp, 0444);
+MODULE_PARM_DESC(addr, "IPv4 address of that device's net_device");
+static ushort port = 19870;
+module_param(port, ushort, 0444);
+MODULE_PARM_DESC(port, "first TCP port (one per poll context)");
+
+#define KV_MSG		64	/* octets per Send */
+#define KV_PER_CTX	16	/* Sends per posting context */
+#define KV_NCTX		4	/* process, irqs off, softirq, hardirq */
+#define KV_SENDS	(KV_PER_CTX * KV_NCTX)
+#define KV_RECVS	(KV_SENDS + 8)
+#define KV_QDEPTH	256
+#define KV_TIMEOUT	(10 * HZ)
+#define KV_BUF		(3 * PAGE_SIZE)	/* fast-reg buffers */
+#define KV_OFF		100		/* first page partial */
+#define KV_LEN		((u32)(KV_BUF - KV_OFF - 200))	/* last page partial */
+
+static unsigned int kv_passed, kv_failed;
+
+#define kv_check(cond, fmt, ...)					\
+	({								\
+		bool __ok = (cond);					\
+		if (__ok)						\
+			kv_passed++;					\
+		else							\
+			kv_failed++;					\
+		pr_info("%s %u - " fmt "\n", __ok ? "ok" : "not ok",	\
+			kv_passed + kv_failed, ##__VA_ARGS__);		\
+		__ok;							\
+	})
+
+/**
+ * struct kv_end - one side of a connection
+ * @id: its rdma_cm id
+ * @pd: protection domain
+ * @cq: send and receive CQ
+ * @qp: the RC QP
+ * @bufs: receive buffers (KV_RECVS * KV_MSG), DMA-mapped
+ * @bufs_dma: their DMA address
+ * @recv_cqe: receive completion handler
+ * @send_cqe: send completion handler
+ * @recvs: receives completed successfully
+ * @flushed: receives completed with a flush error
+ * @flush_order_ok: flushed receives came back in posted order
+ * @next_flush: wr_id index of the next expected flushed receive
+ * @bad_payload: a received payload did not match its sequence number
+ * @got_inv: a receive reported IB_WC_WITH_INVALIDATE
+ * @inv_rkey: the rkey it reported
+ * @sends: send completions seen
+ * @send_errs: sends completed with an error status other than flush
+ * @all_recvd: completed when @recvs reached the expected count
+ * @all_sent: completed when @sends reached the expected count
+ * @want_recvs: receives to wait for
+ * @want_sends: send completions to wait for
+ * @established: the connection is up
+ * @event_done: the event this side waited for arrived
+ * @event: last rdma_cm event
+ */
+struct kv_end {
+	struct rdma_cm_id *id;
+	struct ib_pd *pd;
+	struct ib_cq *cq;
+	struct ib_qp *qp;
+	u8 *bufs;
+	u64 bufs_dma;
+	struct ib_cqe recv_cqe;
+	struct ib_cqe send_cqe;
+	atomic_t recvs;
+	atomic_t flushed;
+	bool flush_order_ok;
+	u32 next_flush;
+	bool bad_payload;
+	bool got_inv;
+	u32 inv_rkey;
+	atomic_t sends;
+	atomic_t send_errs;
+	struct completion all_recvd;
+	struct completion all_sent;
+	int want_recvs;
+	int want_sends;
+	struct completion established;
+	struct completion event_done;
+	int event;
+};
+
+/**
+ * struct kv_conn - a loopback connection and its listener
+ * @poll: the poll context of both CQs
+ * @listen: the listening id
+ * @cli: the active side
+ * @srv: the passive side (its id comes with the connect request)
+ * @srv_ready: the passive side's QP exists
+ */
+struct kv_conn {
+	enum ib_poll_context poll;
+	struct rdma_cm_id *listen;
+	struct kv_end cli;
+	struct kv_end srv;
+	struct completion srv_ready;
+};
+
+static void kv_end_init(struct kv_end *e)
+{
+	memset(e, 0, sizeof(*e));
+	init_completion(&e->all_recvd);
+	init_completion(&e->all_sent);
+	init_completion(&e->established);
+	init_completion(&e->event_done);
+	e->flush_order_ok = true;
+}
+
+/* The payload of Send @seq: its number and a pattern derived from it. */
+static void kv_fill(u8 *p, u32 seq)
+{
+	u32 i;
+
+	memcpy(p, &seq, sizeof(seq));
+	for (i = sizeof(seq); i < KV_MSG; i++)
+		p[i] = (u8)(seq * 7 + i);
+}
+
+static bool kv_payload_ok(const u8 *p, u32 seq)
+{
+	u8 want[KV_MSG];
+
+	kv_fill(want, seq);
+	return !memcmp(p, want, KV_MSG);
+}
+
+static void kv_recv_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct kv_end *e = container_of(wc->wr_cqe, struct kv_end, recv_cqe);
+	u32 slot;
+
+	if (wc->status == IB_WC_WR_FLUSH_ERR) {
+		atomic_inc(&e->flushed);
+		return;
+	}
+	if (wc->status != IB_WC_SUCCESS) {
+		e->bad_payload = true;
+		return;
+	}
+	slot = atomic_read(&e->recvs);
+	if (wc->wc_flags & IB_WC_WITH_INVALIDATE) {
+		e->got_inv = true;
+		e->inv_rkey = wc->ex.invalidate_rkey;
+	} else if (wc->byte_len != KV_MSG ||
+		   !kv_payload_ok(e->bufs + (slot % KV_RECVS) * KV_MSG, slot)) {
+		e->bad_payload = true;
+	}
+	if (atomic_inc_return(&e->recvs) == e->want_recvs)
+		complete(&e->all_recvd);
+}
+
+static void kv_send_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct kv_end *e = container_of(wc->wr_cqe, struct kv_end, send_cqe);
+
+	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR)
+		atomic_inc(&e->send_errs);
+	if (atomic_inc_return(&e->sends) == e->want_sends)
+		complete(&e->all_sent);
+}
+
+/*
+ * Flushed receives of the drain check carry their index in a cqe of
+ * their own, so the order they complete in is visible.
+ */
+struct kv_flush_wr {
+	struct ib_cqe cqe;
+	struct kv_end *end;
+	u32 idx;
+};
+
+static void kv_flush_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct kv_flush_wr *f = container_of(wc->wr_cqe, struct kv_flush_wr,
+					     cqe);
+	struct kv_end *e = f->end;
+
+	if (wc->status != IB_WC_WR_FLUSH_ERR || f->idx != e->next_flush)
+		e->flush_order_ok = false;
+	e->next_flush++;
+	atomic_inc(&e->flushed);
+}
+
+static int kv_post_recv(struct kv_end *e, u32 slot)
+{
+	struct ib_sge sge = {
+		.addr = e->bufs_dma + (slot % KV_RECVS) * KV_MSG,
+		.length = KV_MSG,
+		.lkey = e->pd->local_dma_lkey,
+	};
+	struct ib_recv_wr wr = {
+		.wr_cqe = &e->recv_cqe,
+		.sg_list = &sge,
+		.num_sge = 1,
+	};
+
+	return ib_post_recv(e->qp, &wr, NULL);
+}
+
+static int kv_post_send(struct kv_end *e, u32 seq, u8 *scratch)
+{
+	struct ib_sge sge = {
+		.addr = (u64)(uintptr_t)scratch,
+		.length = KV_MSG,
+	};
+	struct ib_send_wr wr = {
+		.wr_cqe = &e->send_cqe,
+		.opcode = IB_WR_SEND,
+		.send_flags = IB_SEND_SIGNALED | IB_SEND_INLINE,
+		.sg_list = &sge,
+		.num_sge = 1,
+	};
+
+	kv_fill(scratch, seq);
+	return ib_post_send(e->qp, &wr, NULL);
+}
+
+/* --- connection setup --- */
+
+static int kv_make_qp(struct kv_end *e, struct rdma_cm_id *id,
+		      enum ib_poll_context poll)
+{
+	struct ib_qp_init_attr attr = {
+		.cap = {
+			.max_send_wr = KV_QDEPTH,
+			.max_recv_wr = KV_QDEPTH,
+			.max_send_sge = 2,
+			.max_recv_sge = 1,
+			.max_inline_data = KV_MSG,
+		},
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.qp_type = IB_QPT_RC,
+	};
+	int rv;
+
+	e->pd = ib_alloc_pd(id->device, 0);
+	if (IS_ERR(e->pd))
+		return PTR_ERR(e->pd);
+	e->cq = ib_alloc_cq(id->device, e, 2 * KV_QDEPTH + 8, 0, poll);
+	if (IS_ERR(e->cq))
+		return PTR_ERR(e->cq);
+	attr.send_cq = e->cq;
+	attr.recv_cq = e->cq;
+	rv = rdma_create_qp(id, e->pd, &attr);
+	if (rv)
+		return rv;
+	e->qp = id->qp;
+	e->bufs = kzalloc(KV_RECVS * KV_MSG, GFP_KERNEL);
+	if (!e->bufs)
+		return -ENOMEM;
+	e->bufs_dma = ib_dma_map_single(id->device, e->bufs,
+					KV_RECVS * KV_MSG, DMA_FROM_DEVICE);
+	if (ib_dma_mapping_error(id->device, e->bufs_dma))
+		return -ENOMEM;
+	e->recv_cqe.done = kv_recv_done;
+	e->send_cqe.done = kv_send_done;
+	return 0;
+}
+
+/* Free what kv_make_qp() made on @id (the id itself stays). */
+static void kv_free_res(struct kv_end *e, struct rdma_cm_id *id)
+{
+	if (e->bufs_dma)
+		ib_dma_unmap_single(id->device, e->bufs_dma, KV_RECVS * KV_MSG,
+				    DMA_FROM_DEVICE);
+	if (e->qp)
+		rdma_destroy_qp(id);
+	if (!IS_ERR_OR_NULL(e->cq))
+		ib_free_cq(e->cq);
+	if (!IS_ERR_OR_NULL(e->pd))
+		ib_dealloc_pd(e->pd);
+	kfree(e->bufs);
+	e->bufs_dma = 0;
+	e->qp = NULL;
+	e->cq = NULL;
+	e->pd = NULL;
+	e->bufs = NULL;
+}
+
+static void kv_free_end(struct kv_end *e)
+{
+	if (!e->id)
+		return;
+	kv_free_res(e, e->id);
+	rdma_destroy_id(e->id);
+}
+
+static int kv_srv_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+{
+	struct kv_conn *c = id->context;
+	struct rdma_conn_param param = {
+		.responder_resources = 4,
+		.initiator_depth = 4,
+	};
+	int i;
+
+	switch (ev->event) {
+	case RDMA_CM_EVENT_CONNECT_REQUEST:
+		if (c->srv.id)
+			return -EBUSY;
+		c->srv.id = id;
+		if (kv_make_qp(&c->srv, id, c->poll))
+			goto fail;
+		for (i = 0; i < KV_RECVS; i++)
+			if (kv_post_recv(&c->srv, i))
+				goto fail;
+		complete(&c->srv_ready);
+		if (rdma_accept(id, &param))
+			goto fail;
+		return 0;
+	case RDMA_CM_EVENT_ESTABLISHED:
+		complete(&c->srv.established);
+		return 0;
+	default:
+		if (id == c->listen)
+			return 0;
+		c->srv.event = ev->event;
+		complete(&c->srv.event_done);
+		return 0;
+	}
+fail:
+	/* The id is destroyed by rdma_cm when the handler fails. */
+	kv_free_res(&c->srv, id);
+	c->srv.id = NULL;
+	complete(&c->srv_ready);
+	return -EIO;
+}
+
+static int kv_cli_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+{
+	struct kv_conn *c = id->context;
+
+	c->cli.event = ev->event;
+	if (ev->event == RDMA_CM_EVENT_ESTABLISHED)
+		complete(&c->cli.established);
+	else
+		complete(&c->cli.event_done);
+	return 0;
+}
+
+/* Wait for the client's next event; true if it was @want. */
+static bool kv_cli_wait(struct kv_conn *c, int want)
+{
+	if (!wait_for_completion_timeout(&c->cli.event_done, KV_TIMEOUT))
+		return false;
+	reinit_completion(&c->cli.event_done);
+	return c->cli.event == want;
+}
+
+static int kv_connect(struct kv_conn *c, struct sockaddr_in *sa)
+{
+	struct rdma_conn_param param = {
+		.responder_resources = 4,
+		.initiator_depth = 4,
+	};
+	int rv;
+
+	c->listen = rdma_create_id(&init_net, kv_srv_handler, c, RDMA_PS_TCP,
+				   IB_QPT_RC);
+	if (IS_ERR(c->listen))
+		return PTR_ERR(c->listen);
+	rv = rdma_bind_addr(c->listen, (struct sockaddr *)sa);
+	if (!rv)
+		rv = rdma_listen(c->listen, 4);
+	if (rv)
+		return rv;
+	if (strcmp(dev_name(&c->listen->device->dev), dev))
+		return -ENODEV;
+	c->cli.id = rdma_create_id(&init_net, kv_cli_handler, c, RDMA_PS_TCP,
+				   IB_QPT_RC);
+	if (IS_ERR(c->cli.id)) {
+		rv = PTR_ERR(c->cli.id);
+		c->cli.id = NULL;
+		return rv;
+	}
+	rv = rdma_resolve_addr(c->cli.id, NULL, (struct sockaddr *)sa, 2000);
+	if (rv || !kv_cli_wait(c, RDMA_CM_EVENT_ADDR_RESOLVED))
+		return rv ?: -EHOSTUNREACH;
+	rv = rdma_resolve_route(c->cli.id, 2000);
+	if (rv || !kv_cli_wait(c, RDMA_CM_EVENT_ROUTE_RESOLVED))
+		return rv ?: -EHOSTUNREACH;
+	rv = kv_make_qp(&c->cli, c->cli.id, c->poll);
+	if (rv)
+		return rv;
+	rv = rdma_connect(c->cli.id, &param);
+	if (rv)
+		return rv;
+	if (!wait_for_completion_timeout(&c->cli.established, KV_TIMEOUT) ||
+	    !wait_for_completion_timeout(&c->srv_ready, KV_TIMEOUT) ||
+	    !c->srv.id ||
+	    !wait_for_completion_timeout(&c->srv.established, KV_TIMEOUT))
+		return -ETIMEDOUT;
+	return 0;
+}
+
+/* --- waiting for completions in any poll context --- */
+
+/* Wait for @done; a DIRECT CQ is polled by the waiter itself. */
+static bool kv_wait(struct kv_conn *c, struct completion *done)
+{
+	unsigned long end = jiffies + KV_TIMEOUT;
+
+	if (c->poll != IB_POLL_DIRECT)
+		return wait_for_completion_timeout(done, KV_TIMEOUT);
+	while (!try_wait_for_completion(done)) {
+		ib_process_cq_direct(c->cli.cq, -1);
+		ib_process_cq_direct(c->srv.cq, -1);
+		if (time_after(jiffies, end))
+			return false;
+		usleep_range(100, 200);
+	}
+	return true;
+}
+
+/* --- Sends from every context --- */
+
+/**
+ * struct kv_poster - posts KV_PER_CTX Sends from a timer's context
+ * @timer: hrtimer in softirq or hardirq mode
+ * @end: the sending side
+ * @first: sequence number of the first Send
+ * @scratch: payload staging (inline Sends copy it at post time)
+ * @errors: failed posts
+ * @done: all posted
+ */
+struct kv_poster {
+	struct hrtimer timer;
+	struct kv_end *end;
+	u32 first;
+	u8 scratch[KV_MSG];
+	int errors;
+	struct completion done;
+};
+
+static void kv_post_batch(struct kv_end *e, u32 first, u8 *scratch,
+			  int *errors)
+{
+	u32 i;
+
+	for (i = 0; i < KV_PER_CTX; i++)
+		if (kv_post_send(e, first + i, scratch))
+			(*errors)++;
+}
+
+static enum hrtimer_restart kv_timer_fn(struct hrtimer *t)
+{
+	struct kv_poster *p = container_of(t, struct kv_poster, timer);
+
+	kv_post_batch(p->end, p->first, p->scratch, &p->errors);
+	complete(&p->done);
+	return HRTIMER_NORESTART;
+}
+
+static bool kv_post_from_timer(struct kv_end *e, u32 first,
+			       enum hrtimer_mode mode)
+{
+	struct kv_poster *p = kzalloc(sizeof(*p), GFP_KERNEL);
+	bool ok;
+
+	if (!p)
+		return false;
+	p->end = e;
+	p->first = first;
+	init_completion(&p->done);
+	hrtimer_init(&p->timer, CLOCK_MONOTONIC, mode);
+	p->timer.function = kv_timer_fn;
+	hrtimer_start(&p->timer, ns_to_ktime(1000), mode);
+	ok = wait_for_completion_timeout(&p->done, KV_TIMEOUT);
+	if (!ok)
+		hrtimer_cancel(&p->timer);
+	ok = ok && !p->errors;
+	kfree(p);
+	return ok;
+}
+
+static void kv_test_sends(struct kv_conn *c, const char *pc)
+{
+	struct kv_end *e = &c->cli;
+	u8 scratch[KV_MSG];
+	unsigned long flags;
+	int errors = 0;
+
+	c->srv.want_recvs = KV_SENDS;
+	e->want_sends = KV_SENDS;
+	kv_post_batch(e, 0, scratch, &errors);
+	kv_check(!errors, "%s: %d Sends posted from process context", pc,
+		 KV_PER_CTX);
+	errors = 0;
+	local_irq_save(flags);
+	kv_post_batch(e, KV_PER_CTX, scratch, &errors);
+	local_irq_restore(flags);
+	kv_check(!errors, "%s: %d Sends posted with interrupts off", pc,
+		 KV_PER_CTX);
+	kv_check(kv_post_from_timer(e, 2 * KV_PER_CTX, HRTIMER_MODE_REL_SOFT),
+		 "%s: %d Sends posted from a softirq", pc, KV_PER_CTX);
+	kv_check(kv_post_from_timer(e, 3 * KV_PER_CTX, HRTIMER_MODE_REL_HARD),
+		 "%s: %d Sends posted from a hard interrupt", pc, KV_PER_CTX);
+	kv_check(kv_wait(c, &e->all_sent) && !atomic_read(&e->send_errs),
+		 "%s: every Send completed successfully (%d of %d)", pc,
+		 atomic_read(&e->sends), KV_SENDS);
+	kv_check(kv_wait(c, &c->srv.all_recvd) && !c->srv.bad_payload,
+		 "%s: every Send received intact and in order (%d of %d)", pc,
+		 atomic_read(&c->srv.recvs), KV_SENDS);
+}
+
+/* --- fast registration and invalidation --- */
+
+/**
+ * struct kv_wr_wait - a signalled WR whose completion a test waits for
+ * @cqe: its completion handler
+ * @status: the completion status
+ * @done: completed
+ */
+struct kv_wr_wait {
+	struct ib_cqe cqe;
+	enum ib_wc_status status;
+	struct completion done;
+};
+
+static void kv_wr_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct kv_wr_wait *w = container_of(wc->wr_cqe, struct kv_wr_wait,
+					    cqe);
+
+	w->status = wc->status;
+	complete(&w->done);
+}
+
+static void kv_wr_wait_init(struct kv_wr_wait *w)
+{
+	w->cqe.done = kv_wr_done;
+	w->status = -1;
+	init_completion(&w->done);
+}
+
+/* Post @wr (signalled, completing into @w) and wait for it. */
+static bool kv_post_wait(struct kv_conn *c, struct kv_end *e,
+			 struct ib_send_wr *wr, struct kv_wr_wait *w)
+{
+	kv_wr_wait_init(w);
+	wr->wr_cqe = &w->cqe;
+	wr->send_flags |= IB_SEND_SIGNALED;
+	if (ib_post_send(e->qp, wr, NULL))
+		return false;
+	return kv_wait(c, &w->done) && w->status == IB_WC_SUCCESS;
+}
+
+/**
+ * struct kv_frmr - a fast-reg MR over a buffer of KV_BUF octets
+ * @mr: the MR
+ * @buf: the buffer (page-aligned, KV_BUF octets)
+ * @sg: its pages
+ */
+struct kv_frmr {
+	struct ib_mr *mr;
+	u8 *buf;
+	struct scatterlist sg[KV_BUF / PAGE_SIZE];
+};
+
+static int kv_frmr_alloc(struct kv_frmr *f, struct kv_end *e)
+{
+	struct ib_device *ibdev = e->id->device;
+	int n = KV_BUF / PAGE_SIZE, i;
+
+	f->buf = (u8 *)__get_free_pages(GFP_KERNEL | __GFP_ZERO,
+					get_order(KV_BUF));
+	if (!f->buf)
+		return -ENOMEM;
+	sg_init_table(f->sg, n);
+	for (i = 0; i < n; i++)
+		sg_set_page(&f->sg[i], virt_to_page(f->buf + i * PAGE_SIZE),
+			    PAGE_SIZE, 0);
+	if (ib_dma_map_sg(ibdev, f->sg, n, DMA_BIDIRECTIONAL) != n)
+		return -ENOMEM;
+	f->mr = ib_alloc_mr(e->pd, IB_MR_TYPE_MEM_REG, n);
+	return PTR_ERR_OR_ZERO(f->mr);
+}
+
+static void kv_frmr_free(struct kv_frmr *f, struct kv_end *e)
+{
+	if (!IS_ERR_OR_NULL(f->mr))
+		ib_dereg_mr(f->mr);
+	if (f->sg[0].dma_address)
+		ib_dma_unmap_sg(e->id->device, f->sg, KV_BUF / PAGE_SIZE,
+				DMA_BIDIRECTIONAL);
+	free_pages((unsigned long)f->buf, get_order(KV_BUF));
+}
+
+/* Map [KV_OFF, KV_OFF + KV_LEN) of the buffer and register it. */
+static bool kv_frmr_reg(struct kv_conn *c, struct kv_end *e,
+			struct kv_frmr *f, int access)
+{
+	unsigned int off = KV_OFF;
+	struct ib_reg_wr reg = {
+		.wr.opcode = IB_WR_REG_MR,
+		.mr = f->mr,
+		.access = access,
+	};
+	struct kv_wr_wait w;
+	int n = KV_BUF / PAGE_SIZE, mapped;
+
+	/*
+	 * The last page is partial: the list ends 200 octets early.
+	 * ib_map_mr_sg reads the mapped length, sg_dma_len, not ->length.
+	 */
+	sg_dma_len(&f->sg[n - 1]) = PAGE_SIZE - 200;
+	mapped = ib_map_mr_sg(f->mr, f->sg, n, &off, PAGE_SIZE);
+	sg_dma_len(&f->sg[n - 1]) = PAGE_SIZE;
+	if (mapped != n || f->mr->length != KV_LEN ||
+	    offset_in_page(f->mr->iova) != KV_OFF)
+		return false;
+	ib_update_fast_reg_key(f->mr, ib_inc_rkey(f->mr->rkey));
+	reg.key = f->mr->rkey;
+	return kv_post_wait(c, e, &reg.wr, &w);
+}
+
+/*
+ * The client fast-registers a partial-page buffer for remote write, the
+ * server writes into it and sends with invalidate; the client sees the
+ * invalidated rkey, the MR is refused afterwards.
+ */
+static void kv_test_frmr_write_inv(struct kv_conn *c, const char *pc,
+				   struct kv_frmr *f, u8 *src)
+{
+	struct kv_end *s = &c->srv;
+	struct ib_sge sge = {
+		.addr = (u64)(uintptr_t)src,
+		.length = KV_LEN,
+		.lkey = s->pd->local_dma_lkey,
+	};
+	struct ib_rdma_wr wr = {
+		.wr.opcode = IB_WR_RDMA_WRITE,
+		.wr.sg_list = &sge,
+		.wr.num_sge = 1,
+	};
+	struct ib_send_wr inv = {
+		.opcode = IB_WR_SEND_WITH_INV,
+	};
+	struct kv_wr_wait w;
+	u32 i;
+
+	for (i = 0; i < KV_LEN; i++)
+		src[i] = (u8)(i * 13 + 1);
+	if (!kv_check(kv_frmr_reg(c, &c->cli, f, IB_ACCESS_LOCAL_WRITE |
+				  IB_ACCESS_REMOTE_WRITE),
+		      "%s: the locally invalidated MR registers again: partial first and last pages",
+		      pc))
+		return;
+	wr.remote_addr = f->mr->iova;
+	wr.rkey = f->mr->rkey;
+	kv_check(kv_post_wait(c, s, &wr.wr, &w) &&
+		 !memcmp(f->buf + KV_OFF, src, KV_LEN) &&
+		 !f->buf[KV_OFF - 1] && !f->buf[KV_OFF + KV_LEN],
+		 "%s: RDMA Write placed %u octets exactly into the fast-reg MR",
+		 pc, KV_LEN);
+	c->cli.want_recvs = atomic_read(&c->cli.recvs) + 1;
+	reinit_completion(&c->cli.all_recvd);
+	kv_post_recv(&c->cli, 0);
+	inv.ex.invalidate_rkey = f->mr->rkey;
+	kv_check(kv_post_wait(c, s, &inv, &w) &&
+		 kv_wait(c, &c->cli.all_recvd) && c->cli.got_inv &&
+		 c->cli.inv_rkey == f->mr->rkey,
+		 "%s: Send with Invalidate reported IB_WC_WITH_INVALIDATE of rkey 0x%x",
+		 pc, f->mr->rkey);
+	/* Only an invalid MR can be fast-registered again. */
+	kv_check(kv_frmr_reg(c, &c->cli, f, IB_ACCESS_LOCAL_WRITE),
+		 "%s: the remotely invalidated MR registers again", pc);
+}
+
+/*
+ * The client reads the server's registered buffer into its own fast-reg
+ * MR with Read with Invalidate (rdma_rw's iWARP Read), which must leave
+ * the sink invalid; then Local Invalidate of an already valid MR.
+ */
+static void kv_test_read_inv(struct kv_conn *c, const char *pc,
+			     struct kv_frmr *sink, struct kv_frmr *src)
+{
+	struct kv_end *e = &c->cli;
+	struct ib_rdma_wr rd = {
+		.wr.opcode = IB_WR_RDMA_READ_WITH_INV,
+		.wr.num_sge = 1,
+	};
+	struct ib_send_wr linv = {
+		.opcode = IB_WR_LOCAL_INV,
+	};
+	struct ib_sge sge;
+	struct kv_wr_wait w;
+	u32 i;
+
+	for (i = 0; i < KV_BUF; i++)
+		src->buf[i] = (u8)(i * 29 + 3);
+	if (!kv_check(kv_frmr_reg(c, &c->srv, src, IB_ACCESS_LOCAL_WRITE |
+				  IB_ACCESS_REMOTE_READ) &&
+		      kv_frmr_reg(c, e, sink, IB_ACCESS_LOCAL_WRITE |
+				  IB_ACCESS_REMOTE_WRITE),
+		      "%s: source and sink fast-registered", pc))
+		return;
+	sge.addr = sink->mr->iova;
+	sge.length = KV_LEN;
+	sge.lkey = sink->mr->lkey;
+	rd.wr.sg_list = &sge;
+	rd.wr.ex.invalidate_rkey = sink->mr->lkey;
+	rd.remote_addr = src->mr->iova;
+	rd.rkey = src->mr->rkey;
+	kv_check(kv_post_wait(c, e, &rd.wr, &w) &&
+		 !memcmp(sink->buf + KV_OFF, src->buf + KV_OFF, KV_LEN),
+		 "%s: RDMA Read with Invalidate read %u octets", pc, KV_LEN);
+	/* Only an invalid MR can be fast-registered again. */
+	kv_check(kv_frmr_reg(c, e, sink, IB_ACCESS_LOCAL_WRITE |
+			     IB_ACCESS_REMOTE_WRITE),
+		 "%s: the Read with Invalidate left its sink invalid (it registers again)",
+		 pc);
+	linv.ex.invalidate_rkey = sink->mr->rkey;
+	kv_check(kv_post_wait(c, e, &linv, &w),
+		 "%s: Local Invalidate of the sink", pc);
+}
+
+/* A page list longer than the device's limit maps only that many pages. */
+static void kv_test_frmr_limit(struct kv_end *e)
+{
+	u32 max = e->id->device->attrs.max_fast_reg_page_list_len;
+	struct scatterlist *sg;
+	struct ib_mr *mr;
+	unsigned int off = 0;
+	void *page;
+	int n, i;
+
+	mr = ib_alloc_mr(e->pd, IB_MR_TYPE_MEM_REG, max + 1);
+	kv_check(IS_ERR(mr), "ib_alloc_mr above max_fast_reg_page_list_len (%u) fails",
+		 max);
+	if (!IS_ERR(mr))
+		ib_dereg_mr(mr);
+	mr = ib_alloc_mr(e->pd, IB_MR_TYPE_MEM_REG, max);
+	sg = kcalloc(max + 4, sizeof(*sg), GFP_KERNEL);
+	page = (void *)__get_free_page(GFP_KERNEL);
+	if (IS_ERR(mr) || !sg || !page) {
+		kv_check(false, "ib_alloc_mr of max_fast_reg_page_list_len pages");
+		goto out;
+	}
+	sg_init_table(sg, max + 4);
+	for (i = 0; i < max + 4; i++) {
+		sg_set_page(&sg[i], virt_to_page(page), PAGE_SIZE, 0);
+		sg_dma_address(&sg[i]) = (u64)(uintptr_t)page;
+		sg_dma_len(&sg[i]) = PAGE_SIZE;
+	}
+	n = ib_map_mr_sg(mr, sg, max + 4, &off, PAGE_SIZE);
+	kv_check(n == max, "ib_map_mr_sg of %u pages maps %d, the limit %u",
+		 max + 4, n, max);
+out:
+	free_page((unsigned long)page);
+	kfree(sg);
+	if (!IS_ERR(mr))
+		ib_dereg_mr(mr);
+}
+
+static void kv_test_frmr(struct kv_conn *c, const char *pc)
+{
+	struct kv_frmr a = {}, b = {};
+	u8 *src = kzalloc(KV_BUF, GFP_KERNEL);
+
+	if (!kv_check(src && !kv_frmr_alloc(&a, &c->cli) &&
+		      !kv_frmr_alloc(&b, &c->srv),
+		      "%s: fast-reg MRs allocated", pc))
+		goto out;
+	kv_test_read_inv(c, pc, &a, &b);
+	kv_test_frmr_write_inv(c, pc, &a, src);
+out:
+	kv_frmr_free(&a, &c->cli);
+	kv_frmr_free(&b, &c->srv);
+	kfree(src);
+}
+
+/* --- drain and the error state --- */
+
+static void kv_test_drain(struct kv_conn *c, const char *pc)
+{
+	struct kv_end *e = &c->cli;
+	struct kv_flush_wr *f;
+	struct ib_send_wr swr = { .opcode = IB_WR_SEND };
+	struct ib_recv_wr rwr = {};
+	int i, n = 8, posted = 0;
+
+	f = kcalloc(3 * n, sizeof(*f), GFP_KERNEL);
+	if (!kv_check(f, "%s: drain test memory", pc))
+		return;
+	e->next_flush = 0;
+	atomic_set(&e->flushed, 0);
+	for (i = 0; i < n; i++) {
+		f[i] = (struct kv_flush_wr){ .cqe.done = kv_flush_done,
+					     .end = e, .idx = i };
+		rwr.wr_cqe = &f[i].cqe;
+		posted += !ib_post_recv(e->qp, &rwr, NULL);
+	}
+	ib_drain_qp(e->qp);
+	kv_check(posted == n && atomic_read(&e->flushed) == n &&
+		 e->flush_order_ok,
+		 "%s: ib_drain_qp flushed %d outstanding receives in order", pc,
+		 atomic_read(&e->flushed));
+	/* In the error state every new WR is flushed, in posted order. */
+	for (i = n; i < 3 * n; i++) {
+		f[i] = (struct kv_flush_wr){ .cqe.done = kv_flush_done,
+					     .end = e, .idx = i };
+		if (i < 2 * n) {
+			swr.wr_cqe = &f[i].cqe;
+			posted += !ib_post_send(e->qp, &swr, NULL);
+		} else {
+			rwr.wr_cqe = &f[i].cqe;
+			posted += !ib_post_recv(e->qp, &rwr, NULL);
+		}
+	}
+	/* ib_drain_sq/rq complete only after everything posted before. */
+	ib_drain_sq(e->qp);
+	ib_drain_rq(e->qp);
+	kv_check(posted == 3 * n && atomic_read(&e->flushed) == 3 * n &&
+		 e->flush_order_ok,
+		 "%s: %d WRs posted in the error state flushed with IB_WC_WR_FLUSH_ERR in order",
+		 pc, atomic_read(&e->flushed) - n);
+	ib_drain_qp(c->srv.qp);
+	kfree(f);
+}
+
+static const struct {
+	enum ib_poll_context poll;
+	const char *name;
+} kv_polls[] = {
+	{ IB_POLL_DIRECT, "IB_POLL_DIRECT" },
+	{ IB_POLL_SOFTIRQ, "IB_POLL_SOFTIRQ" },
+	{ IB_POLL_WORKQUEUE, "IB_POLL_WORKQUEUE" },
+	{ IB_POLL_UNBOUND_WORKQUEUE, "IB_POLL_UNBOUND_WORKQUEUE" },
+};
+
+static void kv_run(enum ib_poll_context poll, const char *pc, u16 p)
+{
+	struct sockaddr_in sa = {
+		.sin_family = AF_INET,
+		.sin_port = htons(p),
+	};
+	struct kv_conn *c;
+	int rv;
+
+	c = kzalloc(sizeof(*c), GFP_KERNEL);
+	if (!kv_check(c, "%s: memory", pc))
+		return;
+	c->poll = poll;
+	kv_end_init(&c->cli);
+	kv_end_init(&c->srv);
+	init_completion(&c->srv_ready);
+	sa.sin_addr.s_addr = in_aton(addr);
+	rv = kv_connect(c, &sa);
+	if (kv_check(!rv, "%s: connected over %s (%d)", pc, dev, rv)) {
+		kv_test_sends(c, pc);
+		kv_test_frmr(c, pc);
+		kv_test_drain(c, pc);
+		if (poll == IB_POLL_SOFTIRQ)
+			kv_test_frmr_limit(&c->cli);
+		rdma_disconnect(c->cli.id);
+	}
+	kv_free_end(&c->cli);
+	kv_free_end(&c->srv);
+	if (!IS_ERR_OR_NULL(c->listen))
+		rdma_destroy_id(c->listen);
+	kfree(c);
+}
+
+static int __init kv_init(void)
+{
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(kv_polls); i++)
+		kv_run(kv_polls[i].poll, kv_polls[i].name, port + i);
+	pr_info("%u passed, %u failed\n", kv_passed, kv_failed);
+	return kv_failed || !kv_passed ? -EIO : 0;
+}
+
+static void __exit kv_exit(void)
+{
+}
+
+module_init(kv_init);
+module_exit(kv_exit);
+MODULE_DESCRIPTION("kiwi: kernel verbs checks of what kernel ULPs use");
+MODULE_LICENSE("GPL");

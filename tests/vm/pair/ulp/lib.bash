@@ -1,0 +1,371 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Guest-side helpers of the kernel ULP cases (tests/vm/pair/ulp/*.sh):
+# NVMe over Fabrics, NFS over RDMA and iSER between the lab's server guest
+# (the target: nvmet, nfsd, LIO) and client guest (the initiator: nvme-rdma,
+# the NFS client with rpcrdma, ib_iser). Sourced after
+# tests/vm/pair/lib.bash (pair_up, pair_barrier, vt_*).
+#
+# Every helper that sets something up registers its teardown with
+# ulp_on_exit, so that a case that fails half-way leaves no session, mount
+# or target behind for the next case of the same boot (the next case
+# unloads the RDMA provider, which the ULPs must have let go of).
+
+ULP_NQN=nqn.2024-01.org.kiwi:ulp
+ULP_IQN=iqn.2024-01.org.kiwi:ulp
+ULP_NFS_PORT=20049
+ULP_ISCSI_PORT=3260
+ULP_EXPORT=/srv/kiwi-ulp
+# The export is NFSv4's pseudo root (fsid=0): the guest's / is an overlay,
+# which cannot be exported, so NFSv4 could not walk down to ULP_EXPORT.
+ULP_NFS4_PATH=/
+ULP_MNT=/mnt/kiwi-ulp
+
+# Teardown steps, run last-registered first by ulp_cleanup (EXIT trap).
+ULP_EXIT=()
+
+ulp_on_exit() {
+	ULP_EXIT+=("$*")
+}
+
+ulp_cleanup() {
+	local i
+	for ((i = ${#ULP_EXIT[@]} - 1; i >= 0; i--)); do
+		eval "${ULP_EXIT[$i]}" > /dev/null 2>&1
+	done
+	ULP_EXIT=()
+}
+
+ulp_exit_trap() {
+	ulp_cleanup
+	pair_exit_trap
+}
+trap ulp_exit_trap EXIT
+
+# ulp_run NAME LIMIT CMD...: run CMD with a time limit, its output in
+# $VT_TMP/NAME.out; pass or fail NAME by its exit status. Returns it.
+ulp_run() {
+	local name=$1 limit=$2 t0 rc
+	shift 2
+	t0=$(date +%s)
+	timeout -k 10 "$limit" "$@" > "$VT_TMP/$name.out" 2>&1
+	rc=$?
+	if [ "$rc" = 0 ]; then
+		vt_pass "$name ($(($(date +%s) - t0)) s)"
+	else
+		[ "$rc" = 124 ] && rc="$rc, timed out after $limit s"
+		vt_fail "$name: exit $rc: $*"
+		sed 's/^/    | /' "$VT_TMP/$name.out" | tail -n 30
+	fi
+	return "$rc"
+}
+
+# ulp_wait SECONDS CMD...: poll CMD every 0.2 s until it succeeds.
+ulp_wait() {
+	local i limit=$(($1 * 5))
+	shift
+	for ((i = 0; i < limit; i++)); do
+		"$@" > /dev/null 2>&1 && return 0
+		sleep 0.2
+	done
+	return 1
+}
+
+# ulp_configfs: configfs mounted (nvmet and LIO live there). Debian builds
+# it as a module, which the lab's early mount cannot load.
+ulp_configfs() {
+	mountpoint -q /sys/kernel/config && return 0
+	if ! modprobe configfs || ! mount -t configfs configfs /sys/kernel/config; then
+		vt_die "cannot mount configfs"
+	fi
+}
+
+# ulp_modprobe MODULE...: load ULP modules or stop the case.
+ulp_modprobe() {
+	local m
+	for m in "$@"; do
+		modprobe "$m" || vt_die "modprobe $m failed"
+	done
+}
+
+# ulp_peer_ok: the initiator side of a step may start (the target is up).
+# ulp_target_wait: the target keeps its export until the initiator is done.
+ulp_step_barrier() {
+	pair_barrier "$1" "${2:-300}" || vt_die "the peer guest did not reach '$1'"
+}
+
+# --- block devices (target side) ---
+
+# ulp_null_blk GB: a memory-backed null_blk of GB GiB (pages are allocated
+# as they are written); its path in ULP_DEV. Memory-backed, so that what is
+# written reads back (fio verify).
+ulp_null_blk() {
+	modprobe null_blk nr_devices=1 gb="$1" bs=4096 memory_backed=1 queue_mode=2 ||
+		vt_die "modprobe null_blk failed"
+	ulp_on_exit "timeout 60 modprobe -r null_blk"
+	ULP_DEV=/dev/nullb0
+	ulp_wait 10 test -b "$ULP_DEV" || vt_die "no $ULP_DEV"
+}
+
+# --- NVMe over Fabrics ---
+
+NVMET_CFG=/sys/kernel/config/nvmet
+
+# ulp_nvmet_export TRTYPE DEV: export DEV as namespace 1 of ULP_NQN on a
+# port of transport TRTYPE (rdma | tcp) at this guest's address.
+ulp_nvmet_export() {
+	local trtype=$1 dev=$2 s=$NVMET_CFG/subsystems/$ULP_NQN
+	ulp_configfs
+	ulp_modprobe nvmet "nvmet-$trtype"
+	if [ ! -d "$s" ]; then
+		mkdir "$s" || vt_die "cannot create nvmet subsystem $ULP_NQN"
+		ulp_on_exit "rmdir $s"
+		echo 1 > "$s/attr_allow_any_host"
+		mkdir "$s/namespaces/1"
+		ulp_on_exit "echo 0 > $s/namespaces/1/enable; rmdir $s/namespaces/1"
+		echo "$dev" > "$s/namespaces/1/device_path"
+		echo 1 > "$s/namespaces/1/enable" || vt_die "cannot enable namespace $dev"
+	fi
+	ulp_nvmet_port_add "$trtype"
+}
+
+# ulp_nvme_svcid TRTYPE: the TCP port of TRTYPE's listener. rdma and tcp
+# differ: over iWARP an RDMA listener is a TCP listener too.
+ulp_nvme_svcid() {
+	case "$1" in
+	rdma) echo 4420 ;;
+	tcp) echo 4421 ;;
+	esac
+}
+
+# ulp_nvmet_port_id TRTYPE: the nvmet port number used for TRTYPE.
+ulp_nvmet_port_id() {
+	case "$1" in
+	rdma) echo 1 ;;
+	tcp) echo 2 ;;
+	esac
+}
+
+# ulp_nvmet_port_add TRTYPE: create the port and link the subsystem to it.
+ulp_nvmet_port_add() {
+	local trtype=$1 p
+	p=$NVMET_CFG/ports/$(ulp_nvmet_port_id "$trtype")
+	if [ ! -d "$p" ]; then
+		mkdir "$p" || vt_die "cannot create nvmet port $p"
+		ulp_on_exit "ulp_nvmet_port_del $trtype"
+		echo "$trtype" > "$p/addr_trtype"
+		echo ipv4 > "$p/addr_adrfam"
+		echo "$KIWI_MY_IP" > "$p/addr_traddr"
+		ulp_nvme_svcid "$trtype" > "$p/addr_trsvcid"
+	fi
+	ln -s "$NVMET_CFG/subsystems/$ULP_NQN" "$p/subsystems/$ULP_NQN" ||
+		vt_die "cannot link $ULP_NQN to the $trtype port"
+}
+
+# ulp_nvmet_port_del TRTYPE: unlink the subsystem and remove the port.
+ulp_nvmet_port_del() {
+	local p
+	p=$NVMET_CFG/ports/$(ulp_nvmet_port_id "$1")
+	[ -d "$p" ] || return 0
+	rm -f "$p/subsystems/$ULP_NQN"
+	rmdir "$p"
+}
+
+# ulp_nvme_dev: the block device of namespace 1 of ULP_NQN on this host.
+ulp_nvme_dev() {
+	local c ns
+	for c in /sys/class/nvme/nvme*; do
+		[ -e "$c/subsysnqn" ] || continue
+		[ "$(cat "$c/subsysnqn")" = "$ULP_NQN" ] || continue
+		for ns in "$c"/nvme*n1 /sys/block/nvme*c*n1; do
+			[ -e "$ns" ] || continue
+			echo "/dev/$(basename "$ns" | sed 's/c[0-9]*n/n/')"
+			return 0
+		done
+	done
+	return 1
+}
+
+# ulp_nvme_connect TRTYPE [nvme connect options]: connect to the peer's
+# ULP_NQN; the namespace's block device in ULP_DEV.
+ulp_nvme_connect() {
+	local trtype=$1
+	shift
+	ulp_modprobe "nvme-$trtype"
+	ulp_on_exit "timeout 60 nvme disconnect -n $ULP_NQN"
+	if ! timeout 120 nvme connect -t "$trtype" -a "$KIWI_PEER_IP" -s "$(ulp_nvme_svcid "$trtype")" \
+		-n "$ULP_NQN" "$@" > "$VT_TMP/nvme-connect.out" 2>&1; then
+		vt_fail "nvme connect -t $trtype -a $KIWI_PEER_IP $*:"
+		sed 's/^/    | /' "$VT_TMP/nvme-connect.out"
+		return 1
+	fi
+	ulp_wait 30 ulp_nvme_dev || { vt_fail "no namespace after nvme connect"; return 1; }
+	ULP_DEV=$(ulp_nvme_dev)
+	ulp_wait 30 test -b "$ULP_DEV" || { vt_fail "no $ULP_DEV"; return 1; }
+	vt_pass "nvme connect -t $trtype: $ULP_DEV"
+}
+
+# --- fio ---
+
+# ulp_fio NAME LIMIT DEV FIO-OPTIONS...: one fio job on DEV (direct I/O,
+# libaio) whose data is verified: fio writes a pattern with a CRC32C
+# header per block and reads every block back.
+ulp_fio() {
+	local name=$1 limit=$2 dev=$3
+	shift 3
+	ulp_run "$name" "$limit" fio --name="$name" --filename="$dev" --direct=1 \
+		--ioengine=libaio --verify=crc32c --verify_fatal=1 \
+		--do_verify=1 --output-format=normal "$@"
+}
+
+# ulp_fs_check NAME DEV: mkfs.ext4, mount, write files, unmount, fsck,
+# mount again and compare every file's checksum.
+ulp_fs_check() {
+	local name=$1 dev=$2 mnt=$ULP_MNT.fs sums
+	mkdir -p "$mnt"
+	ulp_run "$name.mkfs" 120 mkfs.ext4 -q -F "$dev" || return 1
+	ulp_run "$name.mount" 60 mount "$dev" "$mnt" || return 1
+	ulp_on_exit "timeout 60 umount -l $mnt"
+	ulp_write_tree "$mnt" 2> "$VT_TMP/$name.write.err" ||
+		vt_fail "$name: writing files failed: $(tail -n 3 "$VT_TMP/$name.write.err")"
+	sums=$(cd "$mnt" && find . -type f -print0 | sort -z | xargs -0 sha256sum)
+	ulp_run "$name.umount" 60 umount "$mnt" || return 1
+	ulp_run "$name.fsck" 120 fsck.ext4 -f -n "$dev" || return 1
+	ulp_run "$name.remount" 60 mount "$dev" "$mnt" || return 1
+	if [ "$(cd "$mnt" && find . -type f -print0 | sort -z | xargs -0 sha256sum)" = "$sums" ]; then
+		vt_pass "$name: $(wc -l <<< "$sums") files read back after fsck"
+	else
+		vt_fail "$name: files differ after unmount, fsck and mount"
+	fi
+	umount "$mnt"
+}
+
+# ulp_write_tree DIR: files of awkward sizes (1 B to 5 MiB, beyond a
+# 2 MiB fast-register page list) and a directory of many small files.
+ulp_write_tree() {
+	local dir=$1 s i
+	for s in 1 511 4095 4097 65537 1048576 2097153 5242881; do
+		head -c "$s" /dev/urandom > "$dir/size-$s" || return 1
+	done
+	mkdir -p "$dir/small"
+	for ((i = 0; i < ${ULP_SMALL_FILES:-200}; i++)); do
+		head -c $((i * 37 % 3000 + 1)) /dev/urandom > "$dir/small/f$i" || return 1
+	done
+	sync
+}
+
+# --- NFS over RDMA ---
+
+# ulp_nfs_src VERS: the peer's export as NFS version VERS mounts it.
+ulp_nfs_src() {
+	case "$1" in
+	4*) echo "$KIWI_PEER_IP:$ULP_NFS4_PATH" ;;
+	*) echo "$KIWI_PEER_IP:$ULP_EXPORT" ;;
+	esac
+}
+
+# ulp_daemon NAME CMD...: start a daemon in the foreground mode of CMD in
+# the background, in a session of its own (iscsid signals its whole
+# process group when it stops); it is stopped (by its PID) when the case
+# ends.
+ulp_daemon() {
+	local name=$1
+	shift
+	setsid "$@" > "$VT_TMP/$name.log" 2>&1 < /dev/null &
+	ulp_on_exit "kill $!; timeout 30 tail --pid=$! -f /dev/null"
+}
+
+# ulp_nfsd_up: nfsd exporting a tmpfs at ULP_EXPORT to the peer, TCP 2049
+# and RDMA ULP_NFS_PORT listeners.
+# Without systemd in the guest the daemons are started by hand: rpcbind
+# (NFSv3 registers with it), mountd (export upcalls, NFSv3 MOUNT).
+ulp_nfsd_up() {
+	ulp_modprobe nfsd rpcrdma
+	mountpoint -q /proc/fs/nfsd || mount -t nfsd nfsd /proc/fs/nfsd ||
+		vt_die "cannot mount the nfsd filesystem"
+	mkdir -p "$ULP_EXPORT" /run/rpcbind /var/lib/nfs/v4recovery
+	mount -t tmpfs -o size=512m tmpfs "$ULP_EXPORT" || vt_die "cannot mount a tmpfs to export"
+	ulp_on_exit "timeout 60 umount -l $ULP_EXPORT"
+	ulp_daemon rpcbind rpcbind -f -w
+	ulp_wait 10 rpcinfo -p 127.0.0.1 || vt_die "rpcbind did not start"
+	# A short grace period: NFSv4 OPENs wait for it after nfsd starts.
+	echo 10 > /proc/fs/nfsd/nfsv4leasetime
+	echo 10 > /proc/fs/nfsd/nfsv4gracetime
+	exportfs -o rw,no_root_squash,no_subtree_check,insecure,fsid=0 \
+		"$KIWI_PEER_IP:$ULP_EXPORT" || vt_die "exportfs failed"
+	ulp_on_exit "timeout 60 exportfs -ua"
+	ulp_daemon mountd rpc.mountd -F
+	rpc.nfsd 4 || vt_die "rpc.nfsd failed"
+	ulp_on_exit "timeout 60 rpc.nfsd 0"
+	echo "rdma $ULP_NFS_PORT" > /proc/fs/nfsd/portlist ||
+		vt_die "cannot add the RDMA listener (port $ULP_NFS_PORT) to nfsd"
+	vt_pass "nfsd: $ULP_EXPORT exported, listeners: $(tr '\n' ' ' < /proc/fs/nfsd/portlist)"
+}
+
+# --- iSER ---
+
+# ulp_targetcli NAME CMDS: run targetcli once over the command lines CMDS
+# (one Python start under TCG costs seconds).
+ulp_targetcli() {
+	local name=$1
+	shift
+	printf '%s\n' "$@" exit > "$VT_TMP/$name.tcl"
+	ulp_run "$name" 180 sh -c "targetcli < $VT_TMP/$name.tcl"
+}
+
+# ulp_lio_up: LIO exports a 256 MiB ramdisk LUN as ULP_IQN through an
+# iSER-enabled portal on every address, port ULP_ISCSI_PORT.
+#
+# LIO opens an iSCSI/TCP listener on every portal and adds the iSER one
+# beside it on the same address and port. Over a software iWARP device
+# (kiwi, siw) an RDMA listener is a TCP listener of the host's stack, so
+# the two collide (EADDRINUSE). The portal is therefore created from a
+# network namespace of its own: its TCP listener lives there, unreachable,
+# and the iSER listener, which isert always opens in the initial
+# namespace, gets the port (Documentation/ulps.md).
+ulp_lio_up() {
+	local t=/iscsi/$ULP_IQN/tpg1 np
+	np=/sys/kernel/config/target/iscsi/$ULP_IQN/tpgt_1/np/0.0.0.0:$ULP_ISCSI_PORT
+	ulp_configfs
+	ulp_modprobe target_core_mod iscsi_target_mod ib_isert
+	# targetcli asks the system D-Bus for tcmu-runner's backstores and
+	# fails without one.
+	# The socket of an earlier case's daemon may be left behind.
+	mkdir -p /run/dbus
+	rm -f /run/dbus/system_bus_socket
+	ulp_daemon dbus dbus-daemon --system --nofork --nopidfile
+	ulp_wait 10 test -S /run/dbus/system_bus_socket || vt_die "no system D-Bus for targetcli"
+	ulp_on_exit "timeout 120 targetcli clearconfig confirm=True"
+	ulp_targetcli lio.setup \
+		"set global auto_add_default_portal=false auto_save_on_exit=false auto_cd_after_create=false" \
+		"/backstores/ramdisk create name=ulp size=256M" \
+		"/iscsi create $ULP_IQN" \
+		"$t/luns create /backstores/ramdisk/ulp" \
+		"$t set attribute authentication=0 demo_mode_write_protect=0 generate_node_acls=1 cache_dynamic_acls=1" ||
+		vt_die "LIO setup failed"
+	ulp_run lio.portal 120 unshare --net targetcli "$t/portals create 0.0.0.0 $ULP_ISCSI_PORT" ||
+		vt_die "LIO: cannot create the portal"
+	ulp_run lio.iser 120 targetcli "$t/portals/0.0.0.0:$ULP_ISCSI_PORT enable_iser true" ||
+		vt_die "LIO: cannot enable iSER on the portal"
+	[ "$(cat "$np/iser")" = 1 ] || vt_die "the portal is not iSER-enabled"
+	vt_pass "LIO: $ULP_IQN on an iSER portal 0.0.0.0:$ULP_ISCSI_PORT"
+}
+
+# ulp_iscsid_up: the open-iscsi daemon (no systemd in the guest). sd_mod is
+# loaded by hand too: without udev nothing loads it for the new LUN.
+ulp_iscsid_up() {
+	ulp_modprobe ib_iser sd_mod
+	mkdir -p /run/lock/iscsi /var/lib/iscsi
+	ulp_daemon iscsid iscsid -f
+	ulp_wait 30 sh -c "iscsiadm -m session 2>&1 | grep -q 'No active sessions'" ||
+		vt_die "iscsid did not start: $(cat "$VT_TMP/iscsid.log")"
+	ulp_on_exit "timeout 60 iscsiadm -m node -o delete"
+}
+
+# ulp_iser_disk: the SCSI disk of the iSER session to ULP_IQN, in ULP_DEV.
+ulp_iser_disk() {
+	local d
+	d=$(iscsiadm -m session -P 3 2>/dev/null | awk '/Attached scsi disk/ { print $4; exit }')
+	[ -n "$d" ] && [ -b "/dev/$d" ] || return 1
+	ULP_DEV=/dev/$d
+}

@@ -1,0 +1,97 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# NVMe over Fabrics over RDMA: nvmet (configfs) on the server guest exports
+# a memory-backed null_blk through an rdma port; the client guest connects
+# with nvme-rdma (nvme connect -t rdma) and runs:
+#  - fio with verify: 4 KiB random writes at queue depth 1 and 32, 128 KiB
+#    sequential writes, every block read back and checked (CRC32C);
+#  - ext4 made, written (1 B to 5 MiB files and many small ones),
+#    unmounted, checked with fsck, mounted again and compared;
+#  - the target's port removed and re-added while a verifying fio runs:
+#    the host must reconnect (reconnect_delay 1 s, ctrl_loss_tmo 60 s) and
+#    fio's verify still pass;
+#  - nvme disconnect.
+
+. "$KIWI_SRC/tests/vm/pair/lib.bash"
+. "$KIWI_SRC/tests/vm/pair/ulp/lib.bash"
+
+# Data written (and read back) by each fio job: QD1, QD32, sequential, and
+# across the port removal. Under TCG a QD1 I/O takes about 50 ms with any
+# transport (nvme-tcp too), so QD1 stays small.
+case "$PAIR_MODE" in
+quick) sz=(512K 8M 16M 8M) ;;
+full) sz=(8M 64M 128M 64M) ;;
+*) sz=(2M 16M 32M 16M) ;;
+esac
+
+nvme_target() {
+	ulp_null_blk 1
+	ulp_nvmet_export rdma "$ULP_DEV"
+	vt_pass "nvmet: $ULP_NQN exports $ULP_DEV on rdma $KIWI_MY_IP:$(ulp_nvme_svcid rdma)"
+	ulp_step_barrier target-up
+	# The host runs I/O; then it asks for the port to go away and back.
+	ulp_step_barrier io-running 600
+	ulp_nvmet_port_del rdma || vt_fail "removing the nvmet rdma port"
+	vt_pass "nvmet: port removed while the host writes"
+	sleep 5
+	ulp_nvmet_port_add rdma
+	vt_pass "nvmet: port added again"
+	ulp_step_barrier port-back
+	ulp_step_barrier host-done 600
+	ulp_cleanup
+}
+
+nvme_host() {
+	local dev fio_pid rc
+	ulp_step_barrier target-up
+	if ulp_nvme_connect rdma --ctrl-loss-tmo=60 --reconnect-delay=1; then
+		dev=$ULP_DEV
+		ulp_fio fio.rand4k.qd1 300 "$dev" --rw=randwrite --bs=4k --iodepth=1 \
+			--size="${sz[0]}"
+		ulp_fio fio.rand4k.qd32 300 "$dev" --rw=randwrite --bs=4k --iodepth=32 \
+			--size="${sz[1]}" --offset=64M
+		ulp_fio fio.seq128k 300 "$dev" --rw=write --bs=128k --iodepth=8 \
+			--size="${sz[2]}" --offset=128M
+		ulp_fs_check ext4 "$dev"
+		# Port removal under I/O: writes are verified after the reconnect.
+		fio --name=reconnect --filename="$dev" --direct=1 --ioengine=libaio \
+			--verify=crc32c --verify_fatal=1 --rw=randwrite --bs=4k \
+			--iodepth=8 --size="${sz[3]}" --offset=256M \
+			> "$VT_TMP/fio.reconnect.out" 2>&1 &
+		fio_pid=$!
+		sleep 2
+	fi
+	ulp_step_barrier io-running
+	ulp_step_barrier port-back 120
+	if [ -n "${fio_pid:-}" ]; then
+		timeout 240 tail --pid="$fio_pid" -f /dev/null
+		wait "$fio_pid"
+		rc=$?
+		if [ "$rc" = 0 ]; then
+			vt_pass "fio.reconnect: writes verified across the port removal"
+		else
+			vt_fail "fio.reconnect: exit $rc"
+			sed 's/^/    | /' "$VT_TMP/fio.reconnect.out" | tail -n 30
+		fi
+		if dmesg | grep -qE 'nvme[0-9]+: Successfully reconnected'; then
+			vt_pass "host reconnected: $(dmesg | grep -E 'Successfully reconnected' | tail -n 1 | sed 's/^\[[^]]*\] //')"
+		else
+			vt_fail "no 'Successfully reconnected' from the NVMe host"
+		fi
+		ulp_run "nvme disconnect" 60 nvme disconnect -n "$ULP_NQN"
+		ulp_wait 30 sh -c "! ls /sys/class/nvme/nvme* >/dev/null 2>&1" ||
+			vt_fail "controller still present after nvme disconnect"
+	fi
+	ulp_cleanup
+	ulp_step_barrier host-done
+}
+
+pair_up
+if [ "$PAIR_SIDE" = server ]; then
+	nvme_target
+else
+	nvme_host
+fi
+pair_down
+vt_finish

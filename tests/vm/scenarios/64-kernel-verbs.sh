@@ -1,0 +1,38 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The kernel verbs the kernel ULPs use (tests/vm/kmod/kiwi_kverbs.c), over
+# a loopback connection through kiwi0's own address: kernel QPs and CQs in
+# every poll context (DIRECT, SOFTIRQ, WORKQUEUE, UNBOUND_WORKQUEUE); Sends
+# posted from process context, with interrupts off, from a softirq and from
+# a hard interrupt; fast registration with partial first and last pages,
+# Send with Invalidate (IB_WC_WITH_INVALIDATE), Read with Invalidate,
+# Local Invalidate, max_fast_reg_page_list_len; ib_drain_qp/sq/rq with the
+# flushes in order. The module prints one line per check and loads only if
+# all passed.
+
+. "$(dirname "$0")/lib/common.bash"
+
+ko=$KIWI_BUILD/vmkmod/$(uname -r)/kiwi_kverbs.ko
+[ -f "$ko" ] || vt_die "no $ko (make -C tests/vm/kmod KDIR=<this kernel's tree>)"
+IP=${KIWI_MY_IP:-10.77.0.1}
+
+vt_clean_links
+grep -q '^kiwi ' /proc/modules || vt_check "modprobe kiwi" modprobe kiwi
+vt_link_add kiwi0 eth0 || vt_die "no kiwi0"
+base=$(vt_res kiwi0)
+
+before=$(dmesg | wc -l)
+timeout 300 insmod "$ko" dev=kiwi0 addr="$IP" port=19870
+rc=$?
+dmesg | tail -n "+$((before + 1))" | grep -E 'kiwi_kverbs: ' | sed 's/^\[[^]]*\] //' > "$VT_TMP/kv.out"
+sed "s/^/[$VT_NAME] /" "$VT_TMP/kv.out"
+vt_eq "insmod kiwi_kverbs (every check passed)" "$rc" 0
+# Four poll contexts of 20 checks each, two more for the page list limit.
+summary=$(grep -oE '[0-9]+ passed, [0-9]+ failed' "$VT_TMP/kv.out" | tail -n 1)
+vt_eq "kiwi_kverbs summary" "$summary" "82 passed, 0 failed"
+[ -d /sys/module/kiwi_kverbs ] && rmmod kiwi_kverbs
+vt_eq "resources after kiwi_kverbs" "$(vt_res kiwi0)" "$base"
+
+vt_link_del kiwi0
+vt_finish
