@@ -41,30 +41,54 @@ base_res=$(vt_res "$PAIR_DEV")
 base_slab=$(slab)
 vt_log "baseline: $base_res, slab ${base_slab} kB"
 
-for ((r = 1; r <= rounds; r++)); do
-	pair_step "cmtime.$conns.$r" server 900 \
-		cmtime -b "{me}" -p "{port}" -c "$conns" -- \
-		cmtime -s "{peer}" -p "{port}" -c "$conns"
-done
-
-# Aborted clients: the server lives through all of them.
-PAIR_PORT=$((PAIR_PORT + 1))
-if [ "$PAIR_SIDE" = server ]; then
-	rping -s -P -a "$KIWI_MY_IP" -p "$PAIR_PORT" > "$VT_TMP/rping-P.out" 2>&1 &
-	srv=$!
-	pair_wait_listen "$PAIR_PORT" "$srv" 60 || vt_fail "rping -P: no listener"
-	pair_barrier aborts.listening 120
-	pair_barrier aborts.done 1200
-	if kill -0 "$srv" 2>/dev/null; then
-		vt_pass "rping -P server alive after $aborts killed clients"
-		kill -TERM "$srv"
+# soak_persistent NAME SERVER_CMD... -- CLIENT_FUNCTION: SERVER_CMD (a
+# server that serves until killed: cmtime, rping -P) on the server guest;
+# CLIENT_FUNCTION runs on the client guest and judges itself; afterwards the
+# server must still be alive.
+soak_persistent() {
+	local name=$1 cmd=() srv
+	shift
+	while [ "$1" != -- ]; do cmd+=("$1"); shift; done
+	shift
+	PAIR_PORT=$((PAIR_PORT + 1))
+	if [ "$PAIR_SIDE" = server ]; then
+		stdbuf -oL "${cmd[@]}" -p "$PAIR_PORT" > "$VT_TMP/$name.srv" 2>&1 &
+		srv=$!
+		pair_wait_listen "$PAIR_PORT" "$srv" 60 || vt_fail "$name: no listener"
+		pair_barrier "$name.listening" 120
+		pair_barrier "$name.done" 3600
+		if kill -0 "$srv" 2>/dev/null; then
+			vt_pass "$name: the server lived through it"
+			kill -TERM "$srv"
+		else
+			vt_fail "$name: the server died: $(tail -n 5 "$VT_TMP/$name.srv")"
+		fi
+		wait "$srv" 2>/dev/null
 	else
-		vt_fail "rping -P server died: $(tail -n 5 "$VT_TMP/rping-P.out")"
+		pair_barrier "$name.listening" 120
+		"$@"
+		pair_barrier "$name.done" 3600
 	fi
-	wait "$srv" 2>/dev/null
-else
-	pair_barrier aborts.listening 120
-	ok=0
+}
+
+# cmtime_rounds: the client's side of the connection churn.
+cmtime_rounds() {
+	local r
+	for ((r = 1; r <= rounds; r++)); do
+		if timeout 900 cmtime -s "$KIWI_PEER_IP" -p "$PAIR_PORT" -c "$conns" \
+			> "$VT_TMP/cmtime.$r" 2>&1; then
+			vt_pass "cmtime round $r: $conns connections opened at once and closed"
+		else
+			vt_fail "cmtime round $r failed"
+			tail -n 15 "$VT_TMP/cmtime.$r" | sed 's/^/    | /'
+		fi
+	done
+	grep -E 'connect|disconnect' "$VT_TMP/cmtime.$rounds" | sed "s/^/[$VT_NAME] round $rounds: /"
+}
+
+# aborted_clients: rping clients killed at random moments.
+aborted_clients() {
+	local i ms ok=0
 	for ((i = 0; i < aborts; i++)); do
 		ms=$((RANDOM % 1500 + 1))
 		timeout -s KILL "$((ms / 1000)).$(printf '%03d' $((ms % 1000)))" \
@@ -75,8 +99,10 @@ else
 	# One whole run after the storm: the server still serves.
 	vt_check "rping after $aborts aborted clients" \
 		timeout 120 rping -c -a "$KIWI_PEER_IP" -p "$PAIR_PORT" -C 20 -S 4096
-	pair_barrier aborts.done 1200
-fi
+}
+
+soak_persistent cmtime cmtime -b "$KIWI_MY_IP" -- cmtime_rounds
+soak_persistent rping-P rping -s -P -a "$KIWI_MY_IP" -- aborted_clients 2>/dev/null
 
 pair_barrier churn-done 300
 if soak_settle "$base_res"; then
