@@ -306,9 +306,7 @@ static void kiwi_port_update(struct kiwi_device *kdev)
  * @event: NETDEV_* notifier event
  *
  * Link and MTU are read live by query_port; the GID cache is refreshed by
- * IB_EVENT_GID_CHANGE. Unregistration of the net_device reports
- * IB_EVENT_DEVICE_FATAL, then unregisters the ib_device, queued: that
- * cannot run under RTNL.
+ * IB_EVENT_GID_CHANGE. Unregistration is queued: it cannot run under RTNL.
  */
 void kiwi_device_netdev_event(struct kiwi_device *kdev, unsigned long event)
 {
@@ -332,12 +330,6 @@ void kiwi_device_netdev_event(struct kiwi_device *kdev, unsigned long event)
 			sizeof(ibdev->iw_ifname));
 		break;
 	case NETDEV_UNREGISTER:
-		/*
-		 * The device is dead from here on: tell consumers at once, as
-		 * a NIC that failed would, before the queued unregistration
-		 * removes them.
-		 */
-		kiwi_port_event(kdev, IB_EVENT_DEVICE_FATAL);
 		ib_unregister_device_queued(ibdev);
 		break;
 	default:
