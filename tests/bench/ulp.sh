@@ -16,14 +16,9 @@
 set -uo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-args=()
-combos=()
-for a in "$@"; do
-	case "$a" in
-	-*) args+=("$a") ;;
-	*) combos+=("$a") ;;
-	esac
-done
+# shellcheck source=lib.bash
+. "$REPO/tests/bench/lib.bash"
+bench_split_args "$@"
 [ ${#combos[@]} -gt 0 ] || combos=(kiwi-kiwi siw-siw)
 
 out=$REPO/build/bench-ulp
