@@ -9,7 +9,7 @@
 
 set -uo pipefail
 
-REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 
 if ! bash "$REPO/scripts/build-deb.sh" "$REPO/build/deb"; then
 	echo "check-pkg: the packages do not build cleanly"
