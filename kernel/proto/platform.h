@@ -32,6 +32,7 @@ static inline u32 kiwi_crc32c(u32 crc, const void *data, size_t len)
 #include <stdint.h>
 #include <string.h>
 #include <errno.h>
+#include <linux/types.h>	/* __be32: verbs keep immediate data in it */
 
 /* The compiler's own names: the same types as uint8_t etc. in <stdint.h>. */
 typedef __UINT8_TYPE__ u8;

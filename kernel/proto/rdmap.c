@@ -27,10 +27,12 @@ static const struct kiwi_rdmap_op_info kiwi_rdmap_ops[KIWI_RDMAP_OPS] = {
 					   true, 0),
 	[KIWI_RDMAP_TERMINATE] = KIWI_OP(true, false, KIWI_RDMAP_QN_TERMINATE,
 					 false, KIWI_RDMAP_TERM_MIN),
-	/* RFC 7306: decoded for naming and length, rejected on receive. */
-	[KIWI_RDMAP_IMM] = KIWI_OP(false, false, KIWI_RDMAP_QN_SEND, false, 8),
-	[KIWI_RDMAP_IMM_SE] = KIWI_OP(false, false, KIWI_RDMAP_QN_SEND,
-				      false, 8),
+	/* RFC 7306 Immediate Data: supported. */
+	[KIWI_RDMAP_IMM] = KIWI_OP(true, false, KIWI_RDMAP_QN_SEND, false,
+				   KIWI_RDMAP_IMM_LEN),
+	[KIWI_RDMAP_IMM_SE] = KIWI_OP(true, false, KIWI_RDMAP_QN_SEND,
+				      false, KIWI_RDMAP_IMM_LEN),
+	/* RFC 7306 atomics: decoded for naming and length, rejected. */
 	[KIWI_RDMAP_ATOMIC_REQ] = KIWI_OP(false, false, KIWI_RDMAP_QN_READ_REQ,
 					  false, 52),
 	[KIWI_RDMAP_ATOMIC_RESP] = KIWI_OP(false, false,
@@ -71,8 +73,8 @@ const struct kiwi_rdmap_op_info *kiwi_rdmap_op_lookup(u8 op)
  * @op: opcode.
  *
  * Return: 14 for Write and Read Response, 18 for the Sends, 46 for a Read
- * Request, 22 (the minimum) for a Terminate, the RFC 7306 sizes for opcodes
- * 0x8-0xb, 0 for unassigned opcodes.
+ * Request, 22 (the minimum) for a Terminate, 26 for Immediate Data, the
+ * RFC 7306 sizes for the atomics (0xa, 0xb), 0 for unassigned opcodes.
  */
 u32 kiwi_rdmap_hdr_len(u8 op)
 {
@@ -135,4 +137,40 @@ int kiwi_rdmap_seg_hdr(struct kiwi_ddp_hdr *h, u8 op, u32 stag, u32 msn,
 	h->msn = msn;
 	h->mo = seg->mo;
 	return 0;
+}
+
+/**
+ * kiwi_rdmap_imm_encode() - the 8 octets of an Immediate Data message.
+ * @imm: the verbs immediate value as it sits in memory (network order).
+ * @buf: 8 octets out.
+ *
+ * RFC 7306 section 6.2 carries 64 opaque bits; verbs have 32. kiwi puts
+ * the 32-bit value in octets 0-3, in the order the consumer stored it, and
+ * zeroes octets 4-7.
+ */
+void kiwi_rdmap_imm_encode(__be32 imm, u8 *buf)
+{
+	memcpy(buf, &imm, sizeof(imm));
+	memset(buf + sizeof(imm), 0, KIWI_RDMAP_IMM_LEN - sizeof(imm));
+}
+
+/**
+ * kiwi_rdmap_imm_decode() - the verbs immediate value of an Immediate Data
+ * message.
+ * @imm: out: octets 0-3 as they are (network order, as ib_wc/ibv_wc keep
+ *	it).
+ * @buf: the 8 octets after the DDP header.
+ *
+ * Return: KIWI_TERM_ERR_NONE, or KIWI_TERM_ERR_RDMAP_OP_UNSPEC if octets
+ * 4-7 are not zero: a value kiwi cannot hand to a verbs consumer, which
+ * must not be cut silently.
+ */
+enum kiwi_term_err kiwi_rdmap_imm_decode(__be32 *imm, const u8 *buf)
+{
+	static const u8 zero[KIWI_RDMAP_IMM_LEN - sizeof(__be32)];
+
+	memcpy(imm, buf, sizeof(*imm));
+	if (memcmp(buf + sizeof(*imm), zero, sizeof(zero)))
+		return KIWI_TERM_ERR_RDMAP_OP_UNSPEC;
+	return KIWI_TERM_ERR_NONE;
 }

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * RDMAP (RFC 5040): the control octet carried in DDP's RsvdULP octet, the
- * opcode table (RFC 5040 section 4, RFC 7306 opcodes recognised but not
- * supported), the 28-octet Read Request header and the RDMAP receive checks
- * of RFC 5040 section 7.2.
+ * opcode table (RFC 5040 section 4; of RFC 7306, Immediate Data is
+ * supported and the atomics are recognised but not), the 28-octet Read
+ * Request header, the 8-octet Immediate Data and the RDMAP receive checks
+ * of RFC 5040 section 7.2 and RFC 7306 section 8.
  *
  * RDMAP control octet (DDP octet 1): RV 0xc0 | reserved 0x30 | opcode 0x0f.
  *
@@ -52,8 +53,8 @@ extern "C" {
  * @KIWI_RDMAP_SEND_SE: Send with Solicited Event.
  * @KIWI_RDMAP_SEND_SE_INV: Send with Solicited Event and Invalidate.
  * @KIWI_RDMAP_TERMINATE: Terminate.
- * @KIWI_RDMAP_IMM: RFC 7306 Immediate Data (not supported).
- * @KIWI_RDMAP_IMM_SE: RFC 7306 Immediate Data with SE (not supported).
+ * @KIWI_RDMAP_IMM: RFC 7306 Immediate Data.
+ * @KIWI_RDMAP_IMM_SE: RFC 7306 Immediate Data with Solicited Event.
  * @KIWI_RDMAP_ATOMIC_REQ: RFC 7306 Atomic Request (not supported).
  * @KIWI_RDMAP_ATOMIC_RESP: RFC 7306 Atomic Response (not supported).
  * @KIWI_RDMAP_OP_MAX: highest opcode value the 4-bit field can hold;
@@ -82,13 +83,15 @@ enum kiwi_rdmap_op {
 #define KIWI_RDMAP_QN_ATOMIC_RESP	3
 
 #define KIWI_RDMAP_RREQ_LEN	28	/* Read Request header */
+#define KIWI_RDMAP_IMM_LEN	8	/* RFC 7306 Immediate Data */
 /* Largest fixed header of a supported message: DDP + Read Request. */
 #define KIWI_RDMAP_HDR_MAX	(KIWI_DDP_UNTAGGED_HDR_LEN + KIWI_RDMAP_RREQ_LEN)
 #define KIWI_RDMAP_TERM_MIN	4	/* Terminate Control field */
 
 /**
  * struct kiwi_rdmap_op_info - one row of the opcode table.
- * @supported: kiwi implements the message (RFC 5040 opcodes 0-7).
+ * @supported: kiwi implements the message (RFC 5040 opcodes 0-7, RFC 7306
+ *	Immediate Data 0x8-0x9).
  * @tagged: the message uses the tagged DDP header.
  * @qn: untagged queue number.
  * @inv_stag: the Invalidate STag field (untagged octets 2-5) is used.
@@ -176,6 +179,8 @@ void kiwi_rdmap_rreq_encode(const struct kiwi_rdmap_rreq *r, u8 *buf);
 int kiwi_rdmap_rreq_decode(struct kiwi_rdmap_rreq *r, const u8 *buf,
 			   u32 len);
 void kiwi_rdmap_rreq_advance(struct kiwi_rdmap_rreq *r, u32 done);
+void kiwi_rdmap_imm_encode(__be32 imm, u8 *buf);
+enum kiwi_term_err kiwi_rdmap_imm_decode(__be32 *imm, const u8 *buf);
 
 enum kiwi_term_err kiwi_rdmap_check_hdr(const struct kiwi_ddp_hdr *h,
 					u32 len);

@@ -39,6 +39,9 @@ static enum kiwi_term_err kiwi_rdmap_check_op(const struct kiwi_ddp_hdr *h,
 	if (op == KIWI_RDMAP_TERMINATE)
 		return kiwi_rdmap_check_short(h, len, KIWI_RDMAP_TERM_MIN,
 					      KIWI_RDMAP_TERM_MAX);
+	if (op == KIWI_RDMAP_IMM || op == KIWI_RDMAP_IMM_SE)
+		return kiwi_rdmap_check_short(h, len, KIWI_RDMAP_IMM_LEN,
+					      KIWI_RDMAP_IMM_LEN);
 	return KIWI_TERM_ERR_NONE;
 }
 
@@ -48,11 +51,13 @@ static enum kiwi_term_err kiwi_rdmap_check_op(const struct kiwi_ddp_hdr *h,
  * @len: payload octets after the DDP header.
  *
  * Runs, in order: DDP version; RDMAP version (RDMAP-04); opcode assigned
- * and supported, RFC 7306 and reserved opcodes included (RDMAP-24, they
- * get "unexpected opcode"); T bit matches the opcode; untagged QN matches
- * the opcode (a Send on QN 1 is "invalid QN", as siw reports it); Read
- * Request exactly 28 octets and Terminate 4..52 octets in one segment
- * (RDMAP-07). Reserved RDMAP bits and the Invalidate STag of the other
+ * and supported, the RFC 7306 atomics and reserved opcodes included
+ * (RDMAP-24, they get "unexpected opcode"); T bit matches the opcode;
+ * untagged QN matches the opcode (a Send or Immediate Data on QN 1 is
+ * "invalid QN", as siw reports it); Read Request exactly 28 octets,
+ * Terminate 4..52 octets and Immediate Data exactly 8 octets (EXT-10) in
+ * one segment (RDMAP-07): longer is "DDP message too long", shorter or
+ * split is RDMAP "unspecified". Reserved RDMAP bits and the Invalidate STag of the other
  * opcodes are ignored (RDMAP-05/06). Buffer, STag and MSN checks follow
  * with kiwi_ddp_check_tagged()/kiwi_ddp_check_untagged().
  *

@@ -12,7 +12,9 @@
  * stream's own rights; an accepted untagged segment starts where the
  * message's placed octets end; a Read Request's source range likewise; an
  * accepted Read Response continues the outstanding Read's sink in order
- * and its last segment completes it exactly; the Terminate built for any error
+ * and its last segment completes it exactly; an accepted Immediate Data
+ * message is 8 octets on QN 0 whose accepted value re-encodes to itself;
+ * the Terminate built for any error
  * re-encodes and decodes to itself; and the segmentation of the given
  * message length at the given MULPDU covers it exactly.
  */
@@ -180,6 +182,26 @@ static void ddp_fuzz_rreq(const struct ddp_fuzz_state *f, const uint8_t *p,
 		       ((unsigned __int128)1 << 64));
 }
 
+/*
+ * An Immediate Data message that passed the header checks carries exactly
+ * 8 octets; a value accepted for delivery re-encodes to the same octets.
+ */
+static void ddp_fuzz_imm(const struct kiwi_ddp_hdr *h, const uint8_t *p,
+			 u32 plen)
+{
+	uint8_t buf[KIWI_RDMAP_IMM_LEN];
+	__be32 imm;
+
+	if (kiwi_rdmap_check_hdr(h, plen) != KIWI_TERM_ERR_NONE)
+		return;
+	DDP_FUZZ_CHECK(plen == KIWI_RDMAP_IMM_LEN && h->qn == 0 &&
+		       h->mo == 0 && h->last);
+	if (kiwi_rdmap_imm_decode(&imm, p) != KIWI_TERM_ERR_NONE)
+		return;
+	kiwi_rdmap_imm_encode(imm, buf);
+	DDP_FUZZ_CHECK(!memcmp(buf, p, sizeof(buf)));
+}
+
 static void ddp_fuzz_seg(const struct ddp_fuzz_state *f, bool tagged)
 {
 	struct kiwi_ddp_seg_iter it;
@@ -240,6 +262,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		      seg, len);
 	if (!h.tagged && kiwi_rdmap_opcode(h.ulp_ctrl) == KIWI_RDMAP_READ_REQ)
 		ddp_fuzz_rreq(&f, seg + hlen, plen);
+	if (!h.tagged && (kiwi_rdmap_opcode(h.ulp_ctrl) == KIWI_RDMAP_IMM ||
+			  kiwi_rdmap_opcode(h.ulp_ctrl) == KIWI_RDMAP_IMM_SE))
+		ddp_fuzz_imm(&h, seg + hlen, plen);
 	free(seg);
 	return 0;
 }

@@ -35,7 +35,7 @@ static void rdmap_unsupported_opcodes(struct kunit *test)
 	struct kiwi_ddp_hdr h = { .last = true, .dv = 1 };
 	u8 op;
 
-	for (op = KIWI_RDMAP_IMM; op <= KIWI_RDMAP_OP_MAX; op++) {
+	for (op = KIWI_RDMAP_ATOMIC_REQ; op <= KIWI_RDMAP_OP_MAX; op++) {
 		h.ulp_ctrl = kiwi_rdmap_ctrl(op);
 		h.qn = op == KIWI_RDMAP_ATOMIC_REQ ? 1 : 0;
 		KUNIT_EXPECT_EQ(test, kiwi_rdmap_check_hdr(&h, 8),
@@ -72,6 +72,32 @@ static void rdmap_rreq_codec(struct kunit *test)
 	kiwi_rdmap_rreq_encode(&r, buf);
 	KUNIT_EXPECT_EQ(test, memcmp(buf, wire, sizeof(wire)), 0);
 	KUNIT_EXPECT_EQ(test, kiwi_rdmap_rreq_decode(&r, wire, 27), -EBADMSG);
+}
+
+static void rdmap_imm(struct kunit *test)
+{
+	static const u8 wire[KIWI_RDMAP_IMM_LEN] = { 1, 2, 3, 4, 0, 0, 0, 0 };
+	struct kiwi_ddp_hdr h = { .last = true, .dv = 1 };
+	u8 buf[KIWI_RDMAP_IMM_LEN], bad[KIWI_RDMAP_IMM_LEN];
+	__be32 imm;
+
+	h.ulp_ctrl = kiwi_rdmap_ctrl(KIWI_RDMAP_IMM_SE);
+	KUNIT_EXPECT_EQ(test, kiwi_rdmap_check_hdr(&h, 8), KIWI_TERM_ERR_NONE);
+	KUNIT_EXPECT_EQ(test, kiwi_rdmap_check_hdr(&h, 9),
+			KIWI_TERM_ERR_DDP_U_TOO_LONG);
+	KUNIT_EXPECT_EQ(test, kiwi_rdmap_check_hdr(&h, 7),
+			KIWI_TERM_ERR_RDMAP_OP_UNSPEC);
+	h.qn = 1;
+	KUNIT_EXPECT_EQ(test, kiwi_rdmap_check_hdr(&h, 8),
+			KIWI_TERM_ERR_DDP_U_INVALID_QN);
+	KUNIT_EXPECT_EQ(test, kiwi_rdmap_imm_decode(&imm, wire),
+			KIWI_TERM_ERR_NONE);
+	kiwi_rdmap_imm_encode(imm, buf);
+	KUNIT_EXPECT_EQ(test, memcmp(buf, wire, sizeof(wire)), 0);
+	memcpy(bad, wire, sizeof(bad));
+	bad[7] = 1;
+	KUNIT_EXPECT_EQ(test, kiwi_rdmap_imm_decode(&imm, bad),
+			KIWI_TERM_ERR_RDMAP_OP_UNSPEC);
 }
 
 static void rdmap_rreq_checks(struct kunit *test)
@@ -159,6 +185,7 @@ static struct kunit_case rdmap_cases[] = {
 	KUNIT_CASE(rdmap_ctrl_octets),
 	KUNIT_CASE(rdmap_unsupported_opcodes),
 	KUNIT_CASE(rdmap_rreq_codec),
+	KUNIT_CASE(rdmap_imm),
 	KUNIT_CASE(rdmap_rreq_checks),
 	KUNIT_CASE(rdmap_rreq_stream_rights),
 	KUNIT_CASE(rdmap_rresp_coverage),

@@ -3,6 +3,7 @@
 // section 7.2 receive checks (RDMAP-01..08, 11, 15, 17, 18, 24; EXT-02),
 // the stream's rights and Read Response coverage (RDMAP-16).
 #include <gtest/gtest.h>
+#include <cstring>
 
 #include <random>
 
@@ -55,8 +56,8 @@ TEST(Rdmap, OpcodeTable)
 		{0x5, true, false, 0, false, 18},
 		{0x6, true, false, 0, true, 18},
 		{0x7, true, false, 2, false, 22},
-		{0x8, false, false, 0, false, 26},
-		{0x9, false, false, 0, false, 26},
+		{0x8, true, false, 0, false, 26},
+		{0x9, true, false, 0, false, 26},
 		{0xa, false, false, 1, false, 70},
 		{0xb, false, false, 3, false, 30},
 	};
@@ -98,7 +99,7 @@ TEST(Rdmap, SegHdrInvalidateOnlyForInvalidateSends)
 	kiwi_ddp_hdr h;
 
 	seg.last = true;
-	for (uint8_t op = 0; op <= 7; op++) {
+	for (uint8_t op = 0; op <= 9; op++) {
 		ASSERT_EQ(0, kiwi_rdmap_seg_hdr(&h, op, 0x55aa, 1, &seg));
 		bool inv = op == KIWI_RDMAP_SEND_INV ||
 			   op == KIWI_RDMAP_SEND_SE_INV;
@@ -107,10 +108,11 @@ TEST(Rdmap, SegHdrInvalidateOnlyForInvalidateSends)
 		EXPECT_EQ(KIWI_TERM_ERR_NONE,
 			  kiwi_rdmap_check_hdr(&h, op == 1   ? 28
 						   : op == 7 ? 4
+						   : op >= 8 ? 8
 							     : 0))
 			<< int(op);
 	}
-	for (uint8_t op = 8; op <= 0xf; op++)
+	for (uint8_t op = 0xa; op <= 0xf; op++)
 		EXPECT_EQ(-EOPNOTSUPP, kiwi_rdmap_seg_hdr(&h, op, 0, 1, &seg));
 }
 
@@ -194,12 +196,12 @@ TEST(RdmapCheck, ReservedBitsIgnored)
 	EXPECT_EQ(KIWI_TERM_ERR_NONE, kiwi_rdmap_check_hdr(&h, 10));
 }
 
-// RDMAP-24/EXT-12: RFC 7306 opcodes (8-b), unassigned and experimental
+// RDMAP-24/EXT-12: the RFC 7306 atomics (a-b), unassigned and experimental
 // opcodes are rejected cleanly with "unexpected opcode" (0, 2, 06), whatever
 // T bit and QN they arrive with.
 TEST(RdmapCheck, UnsupportedOpcodes)
 {
-	for (uint8_t op = 8; op <= 0xf; op++) {
+	for (uint8_t op = 0xa; op <= 0xf; op++) {
 		for (uint32_t qn = 0; qn < 4; qn++) {
 			kiwi_ddp_hdr h = untagged(op, qn, 1, 0);
 			EXPECT_EQ(KIWI_TERM_ERR_RDMAP_OPCODE,
@@ -268,6 +270,65 @@ TEST(RdmapCheck, ShortMessageShapes)
 	EXPECT_EQ(KIWI_TERM_ERR_NONE, kiwi_rdmap_check_hdr(&t, 52));
 	EXPECT_EQ(KIWI_TERM_ERR_DDP_U_TOO_LONG, kiwi_rdmap_check_hdr(&t, 53));
 	EXPECT_EQ(KIWI_TERM_ERR_RDMAP_OP_UNSPEC, kiwi_rdmap_check_hdr(&t, 3));
+}
+
+// EXT-02/10: Immediate Data (with SE) is untagged on QN 0 and carries
+// exactly 8 octets in one segment: 7 or 9 octets, a split message, another
+// queue or the T bit each get their Terminate.
+TEST(RdmapCheck, ImmediateDataShape)
+{
+	for (uint8_t op : {KIWI_RDMAP_IMM, KIWI_RDMAP_IMM_SE}) {
+		kiwi_ddp_hdr h = untagged(op, 0, 1, 0);
+
+		EXPECT_EQ(KIWI_TERM_ERR_NONE, kiwi_rdmap_check_hdr(&h, 8));
+		EXPECT_EQ(KIWI_TERM_ERR_DDP_U_TOO_LONG,
+			  kiwi_rdmap_check_hdr(&h, 9));
+		EXPECT_EQ(KIWI_TERM_ERR_RDMAP_OP_UNSPEC,
+			  kiwi_rdmap_check_hdr(&h, 7));
+		EXPECT_EQ(KIWI_TERM_ERR_RDMAP_OP_UNSPEC,
+			  kiwi_rdmap_check_hdr(&h, 0));
+		h.last = false;
+		EXPECT_EQ(KIWI_TERM_ERR_RDMAP_OP_UNSPEC,
+			  kiwi_rdmap_check_hdr(&h, 8));
+		h = untagged(op, 0, 1, 4);
+		EXPECT_EQ(KIWI_TERM_ERR_RDMAP_OP_UNSPEC,
+			  kiwi_rdmap_check_hdr(&h, 4));
+		for (uint32_t qn : {1u, 2u, 3u, 0xffffffffu}) {
+			h = untagged(op, qn, 1, 0);
+			EXPECT_EQ(KIWI_TERM_ERR_DDP_U_INVALID_QN,
+				  kiwi_rdmap_check_hdr(&h, 8));
+		}
+		h = tagged(op, 1, 0);
+		EXPECT_EQ(KIWI_TERM_ERR_RDMAP_OPCODE,
+			  kiwi_rdmap_check_hdr(&h, 8));
+	}
+}
+
+// The verbs value travels in octets 0-3 as stored (network order), octets
+// 4-7 zero; a peer's non-zero octets 4-7 cannot be delivered.
+TEST(Rdmap, ImmediateDataCodec)
+{
+	const uint8_t wire[8] = {0xde, 0xad, 0xbe, 0xef, 0, 0, 0, 0};
+	__be32 imm = 0;
+	uint8_t buf[8];
+
+	std::memcpy(&imm, wire, sizeof(imm));
+	std::memset(buf, 0x5a, sizeof(buf));
+	kiwi_rdmap_imm_encode(imm, buf);
+	EXPECT_EQ(0, std::memcmp(buf, wire, sizeof(buf)));
+
+	__be32 out = 0;
+	EXPECT_EQ(KIWI_TERM_ERR_NONE, kiwi_rdmap_imm_decode(&out, wire));
+	EXPECT_EQ(imm, out);
+	for (int i = 4; i < 8; i++) {
+		uint8_t bad[8];
+
+		std::memcpy(bad, wire, sizeof(bad));
+		bad[i] = 1;
+		EXPECT_EQ(KIWI_TERM_ERR_RDMAP_OP_UNSPEC,
+			  kiwi_rdmap_imm_decode(&out, bad))
+			<< i;
+	}
 }
 
 kiwi_ddp_stag_info src(uint64_t base, uint64_t len)
