@@ -194,6 +194,10 @@ static void kiwi_cqe_to_wc(const struct kiwi_cqe *cqe, struct ib_qp *qp,
 		wc->wc_flags |= IB_WC_WITH_INVALIDATE;
 		wc->ex.invalidate_rkey = cqe->inv_rkey;
 	}
+	if (cqe->flags & KIWI_CQE_WITH_IMM) {
+		wc->wc_flags |= IB_WC_WITH_IMM;
+		wc->ex.imm_data = cqe->imm_data;
+	}
 }
 
 /* Kernel consumers only: user CQs are polled in user space. */

@@ -517,10 +517,23 @@ void kiwi_tx_wr_failed(struct kiwi_qp *qp, u32 idx, u8 status);
 /* tx_wr.c */
 bool kiwi_tx_start_sqe(struct kiwi_qp *qp);
 
+/* tx_imm.c: RFC 7306 Immediate Data, transmit side */
+bool kiwi_sqe_is_imm(const struct kiwi_sqe *sqe);
+bool kiwi_tx_imm_take(struct kiwi_qp *qp, struct kiwi_swqe *w, u32 idx);
+u8 kiwi_tx_imm_plan(const struct kiwi_swqe *w, struct kiwi_tx_msg *m);
+void kiwi_tx_imm_next(struct kiwi_qp *qp, struct kiwi_tx_msg *m);
+void kiwi_tx_imm_confirmed(struct kiwi_qp *qp);
+void kiwi_tx_imm_refused(struct kiwi_qp *qp, const struct kiwi_term *t);
+
 /* rx.c */
 void kiwi_rx_release(struct kiwi_qp *qp);
 void kiwi_rx_read(struct kiwi_qp *qp, struct sock *sk);
 void kiwi_rx_fail_mpa(struct kiwi_qp *qp, u8 err);
+
+/* rx_imm.c: RFC 7306 Immediate Data, receive side */
+enum kiwi_term_err kiwi_rx_imm(struct kiwi_qp *qp);
+void kiwi_rx_imm_done(struct kiwi_qp *qp);
+void kiwi_rx_write_seen(struct kiwi_qp *qp);
 
 /* rx_ahead.c */
 void kiwi_rx_ahead_init(struct kiwi_qp *qp, struct sock *sk);

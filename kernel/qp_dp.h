@@ -45,6 +45,10 @@ struct socket;
  * @reg_key: IB_WR_REG_MR: the new key
  * @reg_access: IB_WR_REG_MR: the access rights
  * @status: completion status (qp->lock)
+ * @probe: an Immediate Data WR sent before the peer was known to support
+ *         RFC 7306: it completes when the zero-length Read that follows
+ *         it is answered, not when TCP took it (qp->lock; set when TX takes
+ *         the WR)
  * @done: complete; retired in SQ order (qp->lock)
  * @gp_wait: a Local Invalidate executed; done once the RCU grace period
  *           of @gp_cookie elapsed (qp->lock)
@@ -57,6 +61,7 @@ struct kiwi_swqe {
 	u32 reg_key;
 	int reg_access;
 	u8 status;
+	bool probe;
 	bool done;
 	bool gp_wait;
 	unsigned long gp_cookie;
@@ -67,6 +72,8 @@ struct kiwi_swqe {
  * struct kiwi_orq_ent - an RDMA Read this QP issued (qp->lock)
  * @idx: SQ index of the Read WR
  * @rtr: the zero-length RTR Read of RFC 6581: no WR
+ * @probe: the zero-length Read after Immediate Data WR @idx (tx_imm.c):
+ *         its Response shows the peer accepted the Immediate Data
  * @inv: Read with Invalidate: @stag is invalidated when the Read completes
  * @stag: Data Sink STag
  * @to: Data Sink TO
@@ -75,6 +82,7 @@ struct kiwi_swqe {
 struct kiwi_orq_ent {
 	u32 idx;
 	bool rtr;
+	bool probe;
 	bool inv;
 	u32 stag;
 	u64 to;
@@ -108,6 +116,9 @@ struct kiwi_irq_ent {
  * @inline_data: inline payload, or NULL
  * @src: Read Response: the source MR
  * @src_to: Read Response: TO of the first octet
+ * @then: KIWI_TX_THEN_* messages of the same WR still to send after this
+ *        one (tx_imm.c)
+ * @imm: the Immediate Data message's 8 octets
  */
 struct kiwi_tx_msg {
 	bool active;
@@ -125,7 +136,14 @@ struct kiwi_tx_msg {
 	const u8 *inline_data;
 	struct kiwi_mr *src;
 	u64 src_to;
+	u8 then;
+	u8 imm[KIWI_RDMAP_IMM_LEN];
 };
+
+/* kiwi_tx_msg.then: what follows the message, in this order */
+#define KIWI_TX_THEN_IMM	0x1	/* the Immediate Data message */
+#define KIWI_TX_THEN_PROBE	0x2	/* a zero-length Read Request */
+#define KIWI_TX_THEN_SE		0x4	/* Immediate Data with Solicited Event */
 
 /**
  * struct kiwi_qp_tx - transmit side of an attached QP
@@ -170,6 +188,8 @@ struct kiwi_tx_msg {
  *             went out (qp->lock)
  * @rtr: initiator: the RTR message of this KIWI_MPA_RTR_* type is still
  *       to be sent, 0 if none (TX)
+ * @peer_imm: a Read sent after Immediate Data was answered: the peer
+ *            supports RFC 7306 Immediate Data (qp->lock)
  * @orq: outstanding Reads, @ord entries (qp->lock)
  * @orq_head: oldest outstanding Read (qp->lock)
  * @orq_tail: next free ORQ entry (qp->lock)
@@ -211,6 +231,7 @@ struct kiwi_qp_tx {
 	u32 drain_to;
 	bool close_req;
 	u8 rtr;
+	bool peer_imm;
 	struct kiwi_orq_ent *orq;
 	u32 orq_head;
 	u32 orq_tail;
@@ -230,6 +251,7 @@ struct kiwi_qp_tx {
  * @KIWI_RX_RREQ: a Read Request (whole in the header)
  * @KIWI_RX_TERM: a Terminate (whole in the header)
  * @KIWI_RX_RTR: the RTR message: consumed without completion
+ * @KIWI_RX_IMM: Immediate Data (whole in the header), completes a receive
  */
 enum kiwi_rx_kind {
 	KIWI_RX_DROP,
@@ -239,6 +261,7 @@ enum kiwi_rx_kind {
 	KIWI_RX_RREQ,
 	KIWI_RX_TERM,
 	KIWI_RX_RTR,
+	KIWI_RX_IMM,
 };
 
 /**
@@ -290,6 +313,14 @@ struct kiwi_rx_ahead {
  *               segment's MO)
  * @rresp_placed: payload octets of the oldest outstanding Read's Response
  *                placed so far
+ * @write_len: payload octets of the RDMA Write being received, or of the
+ *             last one received
+ * @write_open: a Write's L = 1 segment has not arrived yet
+ * @after_write: the peer's last message from its send queue was a whole
+ *               RDMA Write: Immediate Data now completes as Write with
+ *               Immediate (RFC 7306 section 6); a Send, Read Request or
+ *               Immediate Data clears it, Read Responses do not
+ * @imm: the value of the Immediate Data being received
  */
 struct kiwi_qp_rx {
 	bool active;
@@ -318,6 +349,10 @@ struct kiwi_qp_rx {
 	u32 msn_term;
 	u32 send_placed;
 	u32 rresp_placed;
+	u32 write_len;
+	bool write_open;
+	bool after_write;
+	__be32 imm;
 };
 
 #endif /* KIWI_QP_DP_H */

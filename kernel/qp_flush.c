@@ -18,6 +18,7 @@ u16 kiwi_sq_wc_opcode(u8 sq_opcode)
 {
 	switch (sq_opcode) {
 	case KIWI_WR_RDMA_WRITE:
+	case KIWI_WR_RDMA_WRITE_WITH_IMM:
 		return KIWI_WC_RDMA_WRITE;
 	case KIWI_WR_RDMA_READ:
 	case KIWI_WR_KREAD_INV:

@@ -47,8 +47,10 @@ static int kiwi_send_wc_opcode(enum ib_wr_opcode op)
 	switch (op) {
 	case IB_WR_SEND:
 	case IB_WR_SEND_WITH_INV:
+	case IB_WR_SEND_WITH_IMM:
 		return IB_WC_SEND;
 	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
 		return IB_WC_RDMA_WRITE;
 	case IB_WR_RDMA_READ:
 	case IB_WR_RDMA_READ_WITH_INV:
@@ -62,6 +64,23 @@ static int kiwi_send_wc_opcode(enum ib_wr_opcode op)
 	}
 }
 
+/*
+ * RFC 7306 Immediate Data has no payload and no Send carries immediate
+ * data: Send with Immediate is supported without payload only.
+ */
+static bool kiwi_send_imm_has_payload(const struct ib_send_wr *wr)
+{
+	int i;
+
+	if (wr->opcode != IB_WR_SEND_WITH_IMM)
+		return false;
+	for (i = 0; i < wr->num_sge; i++) {
+		if (wr->sg_list[i].length)
+			return true;
+	}
+	return false;
+}
+
 static int kiwi_send_wr_check(struct kiwi_qp *qp, const struct ib_send_wr *wr)
 {
 	u32 len = 0;
@@ -69,6 +88,8 @@ static int kiwi_send_wr_check(struct kiwi_qp *qp, const struct ib_send_wr *wr)
 
 	if (kiwi_send_wc_opcode(wr->opcode) < 0 || wr->num_sge < 0)
 		return -EINVAL;
+	if (wr->num_sge <= qp->max_send_sge && kiwi_send_imm_has_payload(wr))
+		return -EOPNOTSUPP;
 	if (wr->opcode == IB_WR_REG_MR || wr->opcode == IB_WR_LOCAL_INV)
 		return 0;
 	/*
@@ -102,6 +123,10 @@ static u8 kiwi_sqe_opcode(enum ib_wr_opcode op)
 		return KIWI_WR_SEND_WITH_INV;
 	case IB_WR_RDMA_WRITE:
 		return KIWI_WR_RDMA_WRITE;
+	case IB_WR_SEND_WITH_IMM:
+		return KIWI_WR_SEND_WITH_IMM;
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		return KIWI_WR_RDMA_WRITE_WITH_IMM;
 	case IB_WR_RDMA_READ:
 		return KIWI_WR_RDMA_READ;
 	case IB_WR_RDMA_READ_WITH_INV:
@@ -144,10 +169,16 @@ static void kiwi_sqe_inline(struct kiwi_sqe *sqe, const struct ib_send_wr *wr)
 	}
 }
 
-/* The remote half of an RDMA WR, the STag of an invalidating one. */
+/*
+ * The remote half of an RDMA WR, the STag of an invalidating one, the
+ * immediate value of one with immediate data.
+ */
 static void kiwi_sqe_remote(struct kiwi_sqe *sqe, const struct ib_send_wr *wr)
 {
 	switch (wr->opcode) {
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		sqe->imm_data = wr->ex.imm_data;
+		fallthrough;
 	case IB_WR_RDMA_WRITE:
 	case IB_WR_RDMA_READ:
 	case IB_WR_RDMA_READ_WITH_INV:
@@ -157,6 +188,9 @@ static void kiwi_sqe_remote(struct kiwi_sqe *sqe, const struct ib_send_wr *wr)
 	case IB_WR_SEND_WITH_INV:
 	case IB_WR_LOCAL_INV:
 		sqe->inv_or_rkey = wr->ex.invalidate_rkey;
+		break;
+	case IB_WR_SEND_WITH_IMM:
+		sqe->imm_data = wr->ex.imm_data;
 		break;
 	default:
 		break;
@@ -206,11 +240,13 @@ static int kiwi_post_send_ring(struct kiwi_qp *qp, const struct ib_send_wr *wr,
 			       const struct ib_send_wr **bad_wr)
 {
 	struct kiwi_ring *r = &qp->sq;
+	int rv;
 
 	for (; wr; wr = wr->next) {
-		if (kiwi_send_wr_check(qp, wr)) {
+		rv = kiwi_send_wr_check(qp, wr);
+		if (rv) {
 			*bad_wr = wr;
-			return -EINVAL;
+			return rv;
 		}
 		if (wr->opcode == IB_WR_REG_MR &&
 		    reg_wr(wr)->mr->pd != qp->ibqp.pd) {
@@ -242,9 +278,10 @@ static int kiwi_post_send_flush(struct kiwi_qp *qp,
 	int rv;
 
 	for (; wr; wr = wr->next) {
-		if (kiwi_send_wr_check(qp, wr)) {
+		rv = kiwi_send_wr_check(qp, wr);
+		if (rv) {
 			*bad_wr = wr;
-			return -EINVAL;
+			return rv;
 		}
 		cqe.wr_id = wr->wr_id;
 		cqe.opcode = kiwi_send_wc_opcode(wr->opcode);

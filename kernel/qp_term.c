@@ -87,6 +87,10 @@ void kiwi_qp_fail(struct kiwi_qp *qp, enum kiwi_term_err err,
  * @qp: the QP
  * @ulpdu: the Terminate ULPDU (DDP header on)
  * @len: its length
+ *
+ * If it refuses RFC 7306 Immediate Data, the Immediate Data WR waiting for
+ * confirmation completes with IB_WC_REM_OP_ERR (tx_imm.c); every other
+ * WR not complete is flushed.
  */
 void kiwi_qp_term_received(struct kiwi_qp *qp, const u8 *ulpdu, u32 len)
 {
@@ -106,6 +110,7 @@ void kiwi_qp_term_received(struct kiwi_qp *qp, const u8 *ulpdu, u32 len)
 	ibdev_info_ratelimited(qp->ibqp.device, "QP %u: Terminate from peer: layer %u type %u code 0x%02x (%s)\n",
 			       qp->ibqp.qp_num, t.layer, t.etype, t.ecode,
 			       err > 0 ? kiwi_term_err_name(err) : "unknown");
+	kiwi_tx_imm_refused(qp, &t);
 	kiwi_qp_event(qp, IB_EVENT_QP_FATAL);
 	kiwi_qp_to_error(qp);
 	kiwi_qp_close_llp(qp, false);

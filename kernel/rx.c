@@ -248,6 +248,9 @@ static enum kiwi_term_err kiwi_rx_dispatch(struct kiwi_qp *qp)
 		return kiwi_rx_rreq(qp);
 	case KIWI_RDMAP_TERMINATE:
 		return kiwi_rx_term(qp);
+	case KIWI_RDMAP_IMM:
+	case KIWI_RDMAP_IMM_SE:
+		return kiwi_rx_imm(qp);
 	default:
 		return kiwi_rx_send(qp);
 	}
@@ -308,7 +311,8 @@ static void kiwi_rx_header(struct kiwi_qp *qp, const struct kiwi_mpa_ev *ev)
 		return;
 	}
 	/* The header event may carry the first payload octets, too. */
-	if (rx->kind != KIWI_RX_RREQ && rx->kind != KIWI_RX_TERM)
+	if (rx->kind != KIWI_RX_RREQ && rx->kind != KIWI_RX_TERM &&
+	    rx->kind != KIWI_RX_IMM)
 		kiwi_rx_place(qp, hl, rx->hdr + hl, rx->hdr_len - hl);
 }
 
@@ -330,6 +334,8 @@ static void kiwi_rx_read_done(struct kiwi_qp *qp)
 		kiwi_tx_kick(qp);
 		return;
 	}
+	if (ent.probe)
+		kiwi_tx_imm_confirmed(qp);
 	if (ent.inv && kiwi_mr_invalidate(to_kdev(qp->ibqp.device), ent.stag,
 					  qp->ibqp.pd, false)) {
 		/* A local error of this WR: the QP goes to error. */
@@ -387,6 +393,7 @@ static void kiwi_rx_send_done(struct kiwi_qp *qp)
 	}
 	if (op == KIWI_RDMAP_SEND_SE || op == KIWI_RDMAP_SEND_SE_INV)
 		cqe.flags |= KIWI_CQE_SOLICITED;
+	rx->after_write = false;
 	rx->msn_send++;
 	kiwi_rx_complete_rqe(qp, &cqe);
 }
@@ -411,6 +418,9 @@ static void kiwi_rx_end(struct kiwi_qp *qp)
 		kiwi_qp_stat_inc(&qp->stats, KIWI_STAT_RTR_RCVD);
 		if (rx->kind == KIWI_RX_RTR && !rx->h.tagged)
 			rx->msn_send++;
+	} else if (rx->h.tagged &&
+		   kiwi_rdmap_opcode(rx->h.ulp_ctrl) == KIWI_RDMAP_WRITE) {
+		kiwi_rx_write_seen(qp);
 	}
 	switch (rx->kind) {
 	case KIWI_RX_RRESP:
@@ -426,7 +436,11 @@ static void kiwi_rx_end(struct kiwi_qp *qp)
 		if (rx->h.last)
 			kiwi_rx_send_done(qp);
 		break;
+	case KIWI_RX_IMM:
+		kiwi_rx_imm_done(qp);
+		break;
 	case KIWI_RX_RREQ:
+		rx->after_write = false;
 		rx->msn_rreq++;
 		if (!kiwi_irq_push(qp, rx->mr, &rx->rreq)) {
 			kiwi_qp_stat_inc(&qp->stats, KIWI_STAT_IRD_EXCEEDED);

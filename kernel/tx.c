@@ -11,7 +11,8 @@
  *
  * A Send or Write completes when the buffer holding its last FPDU was
  * taken by TCP; a Read when its last Response was placed (rx.c); Local
- * Invalidate and fast-register when TX reaches them.
+ * Invalidate and fast-register when TX reaches them. Immediate Data WRs
+ * are one, two or three messages (tx_imm.c).
  */
 #include <linux/mm.h>
 #include <linux/net.h>
@@ -74,6 +75,7 @@ int kiwi_tx_attach(struct kiwi_qp *qp, u32 ord, u32 ird)
 	tx->term_pending = false;
 	tx->orq_head = 0;
 	tx->orq_tail = 0;
+	tx->peer_imm = false;
 	tx->irq_head = 0;
 	tx->irq_tail = 0;
 	memset(&tx->cur, 0, sizeof(tx->cur));
@@ -232,14 +234,16 @@ static void kiwi_tx_msg_end(struct kiwi_qp *qp)
 	struct kiwi_tx_msg *m = &tx->cur;
 	unsigned long flags;
 
+	kiwi_tx_msg_put(m);
 	if (m->rresp) {
 		spin_lock_irqsave(&qp->lock, flags);
 		tx->irq_head++;
 		spin_unlock_irqrestore(&qp->lock, flags);
+	} else if (m->then) {
+		kiwi_tx_imm_next(qp, m);	/* the WR goes on */
 	} else if (m->op != KIWI_RDMAP_TERMINATE && m->idx != U32_MAX) {
 		tx->framed_to = m->idx + 1;
 	}
-	kiwi_tx_msg_put(m);
 }
 
 /*
@@ -490,7 +494,7 @@ static void kiwi_tx_flushed(struct kiwi_qp *qp)
 		if (i - qp->sq.cons >= tx->next - qp->sq.cons)
 			continue;	/* flushed meanwhile */
 		w = &tx->swq[i & (qp->sq.num - 1)];
-		if (!kiwi_sqe_is_read(qp, &w->sqe))
+		if (!kiwi_sqe_is_read(qp, &w->sqe) && !w->probe)
 			w->done = true;
 	}
 	res = kiwi_sq_retire(qp);

@@ -16,6 +16,7 @@
 
 /*
  * Under qp->lock: copy the next WR into the shadow and start it. A Read
+ * (and Immediate Data while the peer's support is unknown, tx_imm.c)
  * waits while ORD Reads are outstanding; a fenced WR while any Read is.
  * In SQD only the WRs queued before the graceful close began start.
  */
@@ -45,6 +46,9 @@ static bool kiwi_tx_take(struct kiwi_qp *qp, u32 *idx)
 		};
 		tx->orq_tail++;
 	}
+	w->probe = false;
+	if (kiwi_sqe_is_imm(&w->sqe) && !kiwi_tx_imm_take(qp, w, tx->next))
+		return false;
 	w->status = IB_WC_SUCCESS;
 	w->done = false;
 	w->gp_wait = false;
@@ -121,6 +125,32 @@ static u8 kiwi_tx_setup_send(struct kiwi_qp *qp, struct kiwi_swqe *w,
 }
 
 /*
+ * Immediate Data: alone (SEND_WITH_IMM, which must carry no payload: RFC
+ * 7306 has no Send with Immediate Data, and two messages would consume two
+ * receives) or after an RDMA Write (tx_imm.c sends what follows).
+ */
+static u8 kiwi_tx_setup_imm(struct kiwi_qp *qp, struct kiwi_swqe *w,
+			    struct kiwi_tx_msg *m)
+{
+	u8 st = kiwi_tx_sges(qp, w, m);
+
+	if (st)
+		return st;
+	m->then = kiwi_tx_imm_plan(w, m);
+	if (w->sqe.opcode == KIWI_WR_SEND_WITH_IMM) {
+		if (w->len)
+			return IB_WC_LOC_QP_OP_ERR;
+		kiwi_tx_imm_next(qp, m);
+		return IB_WC_SUCCESS;
+	}
+	m->stag = w->sqe.inv_or_rkey;
+	if (kiwi_tx_msg_begin(m, &qp->tx, KIWI_RDMAP_WRITE, w->len,
+			      w->sqe.remote_addr))
+		return IB_WC_LOC_QP_OP_ERR;
+	return IB_WC_SUCCESS;
+}
+
+/*
  * The Read's sink is one local SGE the Response may write. A Read with
  * Invalidate invalidates that sink STag when it completes (rx.c).
  */
@@ -187,6 +217,10 @@ static bool kiwi_tx_setup(struct kiwi_qp *qp, u32 idx)
 	case KIWI_WR_SEND_WITH_INV:
 	case KIWI_WR_RDMA_WRITE:
 		st = kiwi_tx_setup_send(qp, w, m);
+		break;
+	case KIWI_WR_SEND_WITH_IMM:
+	case KIWI_WR_RDMA_WRITE_WITH_IMM:
+		st = kiwi_tx_setup_imm(qp, w, m);
 		break;
 	case KIWI_WR_RDMA_READ:
 	case KIWI_WR_KREAD_INV:

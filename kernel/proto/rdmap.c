@@ -174,3 +174,28 @@ enum kiwi_term_err kiwi_rdmap_imm_decode(__be32 *imm, const u8 *buf)
 		return KIWI_TERM_ERR_RDMAP_OP_UNSPEC;
 	return KIWI_TERM_ERR_NONE;
 }
+
+/**
+ * kiwi_rdmap_term_refuses_imm() - does a received Terminate say the peer
+ * does not implement Immediate Data?
+ * @t: the decoded Terminate.
+ *
+ * RFC 7306 section 1.1: a peer without the extension answers Immediate
+ * Data with Remote Operation Error / Unexpected OpCode (0/2/06). The
+ * copied DDP header, if the peer sent one, must name opcode 0x8 or 0x9;
+ * siw sends none for opcode errors.
+ *
+ * Return: true if @t is that answer.
+ */
+bool kiwi_rdmap_term_refuses_imm(const struct kiwi_term *t)
+{
+	u8 op;
+
+	if (kiwi_term_err_lookup(t->layer, t->etype, t->ecode) !=
+	    KIWI_TERM_ERR_RDMAP_OPCODE)
+		return false;
+	if (t->ddp_hdr_len < 2)
+		return true;
+	op = kiwi_rdmap_opcode(t->ddp_hdr[1]);
+	return op == KIWI_RDMAP_IMM || op == KIWI_RDMAP_IMM_SE;
+}

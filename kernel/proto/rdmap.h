@@ -181,6 +181,7 @@ int kiwi_rdmap_rreq_decode(struct kiwi_rdmap_rreq *r, const u8 *buf,
 void kiwi_rdmap_rreq_advance(struct kiwi_rdmap_rreq *r, u32 done);
 void kiwi_rdmap_imm_encode(__be32 imm, u8 *buf);
 enum kiwi_term_err kiwi_rdmap_imm_decode(__be32 *imm, const u8 *buf);
+bool kiwi_rdmap_term_refuses_imm(const struct kiwi_term *t);
 
 enum kiwi_term_err kiwi_rdmap_check_hdr(const struct kiwi_ddp_hdr *h,
 					u32 len);

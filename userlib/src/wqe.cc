@@ -27,6 +27,17 @@ void copy_sges(const ibv_sge *src, int num, kiwi_sge *dst) noexcept
 	}
 }
 
+// RFC 7306 Immediate Data carries no payload, and iWARP has no Send with
+// immediate data: IBV_WR_SEND_WITH_IMM works only without payload.
+bool payload_bytes(const ibv_send_wr &wr) noexcept
+{
+	for (int i = 0; i < wr.num_sge; i++) {
+		if (wr.sg_list[i].length)
+			return true;
+	}
+	return false;
+}
+
 // Validates num_sge/sg_list of a WR against max_sge.
 bool sges_ok(const ibv_sge *sg_list, int num_sge, uint32_t max_sge) noexcept
 {
@@ -75,7 +86,7 @@ int copy_inline(const ibv_send_wr &wr, uint32_t max_inline,
 		dst += sge.length;
 	}
 	sqe.num_sge = 0;
-	sqe.inline_len = static_cast<uint32_t>(total);
+	sqe.inline_len = static_cast<uint16_t>(total);
 	sqe.flags |= KIWI_SQE_INLINE;
 	return 0;
 }
@@ -101,7 +112,11 @@ int map_send_opcode(uint32_t op, uint8_t &kiwi_op) noexcept
 		kiwi_op = KIWI_WR_LOCAL_INV;
 		return 0;
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		kiwi_op = KIWI_WR_RDMA_WRITE_WITH_IMM;
+		return 0;
 	case IBV_WR_SEND_WITH_IMM:
+		kiwi_op = KIWI_WR_SEND_WITH_IMM;
+		return 0;
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
 	case IBV_WR_BIND_MW:
@@ -134,14 +149,24 @@ int encode_send(const ibv_send_wr &wr, const SendLimits &lim,
 	sqe.flags = sqe_flags(wr.send_flags, lim.sig_all);
 	sqe.opcode = op;
 	sqe.num_sge = 0;
-	sqe.rsvd = 0;
 	sqe.inline_len = 0;
+	sqe.imm_data = 0;
 	sqe.inv_or_rkey = 0;
 	sqe.remote_addr = 0;
 
 	switch (op) {
 	case KIWI_WR_SEND_WITH_INV:
 		sqe.inv_or_rkey = wr.invalidate_rkey;
+		break;
+	case KIWI_WR_SEND_WITH_IMM:
+		if (payload_bytes(wr))
+			return EOPNOTSUPP;
+		sqe.imm_data = wr.imm_data;
+		break;
+	case KIWI_WR_RDMA_WRITE_WITH_IMM:
+		sqe.imm_data = wr.imm_data;
+		sqe.inv_or_rkey = wr.wr.rdma.rkey;
+		sqe.remote_addr = wr.wr.rdma.remote_addr;
 		break;
 	case KIWI_WR_RDMA_WRITE:
 	case KIWI_WR_RDMA_READ:
@@ -198,6 +223,9 @@ bool map_wc_opcode(uint16_t op, ibv_wc_opcode &out) noexcept
 	case KIWI_WC_RECV:
 		out = IBV_WC_RECV;
 		return true;
+	case KIWI_WC_RECV_RDMA_WITH_IMM:
+		out = IBV_WC_RECV_RDMA_WITH_IMM;
+		return true;
 	default:
 		return false;
 	}
@@ -226,6 +254,10 @@ void decode_cqe(const kiwi_cqe &cqe, ibv_wc &wc) noexcept
 	if (cqe.flags & KIWI_CQE_WITH_INV) {
 		wc.wc_flags |= IBV_WC_WITH_INV;
 		wc.invalidated_rkey = cqe.inv_rkey;
+	} else if (cqe.flags & KIWI_CQE_WITH_IMM) {
+		// imm_data shares its union with invalidated_rkey.
+		wc.wc_flags |= IBV_WC_WITH_IMM;
+		wc.imm_data = cqe.imm_data;
 	}
 	wc.pkey_index = 0;
 	wc.slid = 0;

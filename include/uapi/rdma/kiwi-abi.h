@@ -34,7 +34,13 @@
 
 #include <linux/types.h>
 
-#define KIWI_ABI_VERSION 1
+/*
+ * 2: RFC 7306 immediate data (issue 14): inline_len became 16 bits to make
+ * room for imm_data in the SQE; the CQE's reserved word became imm_data.
+ * Element sizes are unchanged. A library and a kernel of different
+ * versions do not pair: libkiwi claims only devices of its own version.
+ */
+#define KIWI_ABI_VERSION 2
 
 /*
  * Every kiwi ib_device, whatever its name, has this sysfs attribute group
@@ -85,6 +91,10 @@ enum kiwi_wr_opcode {
 	KIWI_WR_RDMA_WRITE = 2,
 	KIWI_WR_RDMA_READ = 3,
 	KIWI_WR_LOCAL_INV = 4,
+	/* RFC 7306 Immediate Data alone: no payload (num_sge 0 or length 0) */
+	KIWI_WR_SEND_WITH_IMM = 5,
+	/* RDMA Write, then RFC 7306 Immediate Data */
+	KIWI_WR_RDMA_WRITE_WITH_IMM = 6,
 	KIWI_WR_NUM_OPCODES
 };
 
@@ -102,8 +112,9 @@ struct kiwi_sqe {
 	__u32 flags;		/* KIWI_SQE_* */
 	__u8 opcode;		/* enum kiwi_wr_opcode */
 	__u8 num_sge;		/* for KIWI_SQE_INLINE: 0, sge[] holds the bytes */
-	__u16 rsvd;
-	__u32 inline_len;	/* KIWI_SQE_INLINE only */
+	__u16 inline_len;	/* KIWI_SQE_INLINE only */
+	/* *_WITH_IMM: the verbs immediate value, network order as in ibv_send_wr */
+	__be32 imm_data;
 	/* SEND_WITH_INV, LOCAL_INV: the STag to invalidate; RDMA: the remote STag */
 	__u32 inv_or_rkey;
 	__aligned_u64 remote_addr;
@@ -125,11 +136,14 @@ enum kiwi_wc_opcode {
 	KIWI_WC_RDMA_READ = 2,
 	KIWI_WC_LOCAL_INV = 6,
 	KIWI_WC_RECV = 128,
+	/* Immediate Data right after an RDMA Write (RFC 7306 section 6) */
+	KIWI_WC_RECV_RDMA_WITH_IMM = 129,
 };
 
 enum kiwi_cqe_flags {
 	KIWI_CQE_WITH_INV = 1u << 0,	/* inv_rkey holds the STag the peer invalidated */
 	KIWI_CQE_SOLICITED = 1u << 1,
+	KIWI_CQE_WITH_IMM = 1u << 2,	/* imm_data holds the peer's immediate value */
 };
 
 /*
@@ -145,7 +159,7 @@ struct kiwi_cqe {
 	__u16 opcode;		/* enum kiwi_wc_opcode */
 	__u8 status;
 	__u8 flags;		/* KIWI_CQE_* */
-	__u32 rsvd;
+	__be32 imm_data;	/* KIWI_CQE_WITH_IMM: network order, as in ibv_wc */
 };
 
 /* Driver data of the uverbs responses (udata out). */

@@ -2,8 +2,8 @@
 // RDMAP (RFC 5040): control octet, opcode table, Read Request codec and the
 // section 7.2 receive checks (RDMAP-01..08, 11, 15, 17, 18, 24; EXT-02),
 // the stream's rights and Read Response coverage (RDMAP-16).
-#include <gtest/gtest.h>
 #include <cstring>
+#include <gtest/gtest.h>
 
 #include <random>
 
@@ -329,6 +329,30 @@ TEST(Rdmap, ImmediateDataCodec)
 			  kiwi_rdmap_imm_decode(&out, bad))
 			<< i;
 	}
+}
+
+// RFC 7306 section 1.1: a peer without the extension answers 0/2/06; with
+// a copied DDP header, that header must be the Immediate Data's.
+TEST(Rdmap, TerminateRefusingImmediateData)
+{
+	kiwi_term t{};
+
+	t.layer = KIWI_TERM_LAYER_RDMAP;
+	t.etype = KIWI_TERM_ET_RDMAP_REMOTE_OP;
+	t.ecode = 0x06;
+	EXPECT_TRUE(kiwi_rdmap_term_refuses_imm(&t)); // siw: no header
+	t.ddp_hdr_len = KIWI_DDP_UNTAGGED_HDR_LEN;
+	t.ddp_hdr[0] = 0x41;
+	t.ddp_hdr[1] = kiwi_rdmap_ctrl(KIWI_RDMAP_IMM_SE);
+	EXPECT_TRUE(kiwi_rdmap_term_refuses_imm(&t));
+	t.ddp_hdr[1] = kiwi_rdmap_ctrl(KIWI_RDMAP_SEND);
+	EXPECT_FALSE(kiwi_rdmap_term_refuses_imm(&t));
+	t.ddp_hdr_len = 0;
+	t.ecode = 0x07;
+	EXPECT_FALSE(kiwi_rdmap_term_refuses_imm(&t));
+	t.ecode = 0x06;
+	t.layer = KIWI_TERM_LAYER_DDP;
+	EXPECT_FALSE(kiwi_rdmap_term_refuses_imm(&t));
 }
 
 kiwi_ddp_stag_info src(uint64_t base, uint64_t len)

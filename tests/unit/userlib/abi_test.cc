@@ -23,10 +23,13 @@ TEST(KiwiAbi, ElementLayouts)
 	EXPECT_EQ(offsetof(kiwi_ring_ctrl, consumer), 64u);
 	EXPECT_EQ(offsetof(kiwi_ring_ctrl, arm), 68u);
 	EXPECT_EQ(sizeof(kiwi_sqe), 128u);
+	EXPECT_EQ(offsetof(kiwi_sqe, inline_len), 14u);
+	EXPECT_EQ(offsetof(kiwi_sqe, imm_data), 16u);
 	EXPECT_EQ(offsetof(kiwi_sqe, sge), 32u);
 	EXPECT_EQ(sizeof(kiwi_sqe::sge), static_cast<size_t>(KIWI_MAX_INLINE));
 	EXPECT_EQ(sizeof(kiwi_rqe), 112u);
 	EXPECT_EQ(sizeof(kiwi_cqe), 32u);
+	EXPECT_EQ(offsetof(kiwi_cqe, imm_data), 28u);
 }
 
 TEST(KiwiAbi, SgeMatchesIbvSge)
@@ -49,6 +52,8 @@ TEST(KiwiAbi, WcOpcodesEqualIbverbsValues)
 		  static_cast<int>(IBV_WC_LOCAL_INV));
 	EXPECT_EQ(static_cast<int>(KIWI_WC_RECV),
 		  static_cast<int>(IBV_WC_RECV));
+	EXPECT_EQ(static_cast<int>(KIWI_WC_RECV_RDMA_WITH_IMM),
+		  static_cast<int>(IBV_WC_RECV_RDMA_WITH_IMM));
 }
 
 TEST(PrivateAbi, ContextOpsTableIs76Slots)

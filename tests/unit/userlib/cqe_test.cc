@@ -54,8 +54,9 @@ TEST(DecodeCqe, CopiesTheCommonFields)
 
 TEST(DecodeCqe, MapsEveryOpcode)
 {
-	const std::array<std::pair<uint16_t, ibv_wc_opcode>, 5> map{{
+	const std::array<std::pair<uint16_t, ibv_wc_opcode>, 6> map{{
 		{KIWI_WC_SEND, IBV_WC_SEND},
+		{KIWI_WC_RECV_RDMA_WITH_IMM, IBV_WC_RECV_RDMA_WITH_IMM},
 		{KIWI_WC_RDMA_WRITE, IBV_WC_RDMA_WRITE},
 		{KIWI_WC_RDMA_READ, IBV_WC_RDMA_READ},
 		{KIWI_WC_LOCAL_INV, IBV_WC_LOCAL_INV},
@@ -96,7 +97,7 @@ TEST(DecodeCqe, UnknownStatusBecomesGeneralError)
 
 TEST(DecodeCqe, UnknownOpcodeOfASuccessIsAnError)
 {
-	for (uint16_t op : {3, 5, 7, 129, 0xffff}) {
+	for (uint16_t op : {3, 5, 7, 130, 0xffff}) {
 		ibv_wc wc = dirty_wc();
 
 		decode_cqe(make_cqe(op, IBV_WC_SUCCESS), wc);
@@ -106,6 +107,20 @@ TEST(DecodeCqe, UnknownOpcodeOfASuccessIsAnError)
 	ibv_wc wc = dirty_wc();
 	decode_cqe(make_cqe(99, IBV_WC_WR_FLUSH_ERR), wc);
 	EXPECT_EQ(wc.status, IBV_WC_WR_FLUSH_ERR);
+}
+
+TEST(DecodeCqe, WithImmediateReportsTheValue)
+{
+	kiwi_cqe cqe = make_cqe(KIWI_WC_RECV_RDMA_WITH_IMM, IBV_WC_SUCCESS);
+	ibv_wc wc = dirty_wc();
+
+	cqe.flags = KIWI_CQE_WITH_IMM | KIWI_CQE_SOLICITED;
+	cqe.imm_data = 0xefbeaddeu;
+	decode_cqe(cqe, wc);
+	EXPECT_EQ(wc.opcode, IBV_WC_RECV_RDMA_WITH_IMM);
+	EXPECT_EQ(wc.wc_flags, static_cast<unsigned int>(IBV_WC_WITH_IMM));
+	EXPECT_EQ(wc.imm_data, 0xefbeaddeu);
+	EXPECT_EQ(wc.byte_len, 4096u);
 }
 
 TEST(DecodeCqe, WithInvalidateReportsTheStag)

@@ -30,8 +30,10 @@ mkdir -p "$sys/class/infiniband_verbs"
 echo 6 >"$sys/class/infiniband_verbs/abi_version"
 n=0
 # NAME:UVERBS_ABI:KIWI_ABI ("-": no kiwi/ group)
-for dev in kiwi0:1:1 kiwi1:2:1 other0:1:- eth0_kiwi:1:1 kiwi_fake:1:- \
-	kiwi2:1:7; do
+# kiwi1 has another uverbs ABI, kiwi2 is a kiwi.ko of ABI 1 (before
+# immediate data): neither is claimed.
+for dev in kiwi0:2:2 kiwi1:1:2 other0:2:- eth0_kiwi:2:2 kiwi_fake:2:- \
+	kiwi2:2:1; do
 	IFS=: read -r name uabi kabi <<<"$dev"
 	v=$sys/class/infiniband_verbs/uverbs$n
 	d=$sys/class/infiniband/$name

@@ -40,10 +40,12 @@ kiwi_sqe dirty_sqe()
 	return sqe;
 }
 
-TEST(SendOpcode, MapsTheFiveKiwiOpcodes)
+TEST(SendOpcode, MapsTheSevenKiwiOpcodes)
 {
-	const std::array<std::pair<ibv_wr_opcode, uint8_t>, 5> map{{
+	const std::array<std::pair<ibv_wr_opcode, uint8_t>, 7> map{{
 		{IBV_WR_SEND, KIWI_WR_SEND},
+		{IBV_WR_SEND_WITH_IMM, KIWI_WR_SEND_WITH_IMM},
+		{IBV_WR_RDMA_WRITE_WITH_IMM, KIWI_WR_RDMA_WRITE_WITH_IMM},
 		{IBV_WR_SEND_WITH_INV, KIWI_WR_SEND_WITH_INV},
 		{IBV_WR_RDMA_WRITE, KIWI_WR_RDMA_WRITE},
 		{IBV_WR_RDMA_READ, KIWI_WR_RDMA_READ},
@@ -59,8 +61,7 @@ TEST(SendOpcode, MapsTheFiveKiwiOpcodes)
 TEST(SendOpcode, UnsupportedOpcodesAreEopnotsupp)
 {
 	for (ibv_wr_opcode op :
-	     {IBV_WR_RDMA_WRITE_WITH_IMM, IBV_WR_SEND_WITH_IMM,
-	      IBV_WR_ATOMIC_CMP_AND_SWP, IBV_WR_ATOMIC_FETCH_AND_ADD,
+	     {IBV_WR_ATOMIC_CMP_AND_SWP, IBV_WR_ATOMIC_FETCH_AND_ADD,
 	      IBV_WR_BIND_MW, IBV_WR_TSO, IBV_WR_DRIVER1,
 	      IBV_WR_ATOMIC_WRITE}) {
 		uint8_t got = 0;
@@ -89,8 +90,8 @@ TEST(EncodeSend, SendCopiesSges)
 	EXPECT_EQ(sqe.opcode, KIWI_WR_SEND);
 	EXPECT_EQ(sqe.flags, 0u);
 	EXPECT_EQ(sqe.num_sge, 2);
-	EXPECT_EQ(sqe.rsvd, 0);
 	EXPECT_EQ(sqe.inline_len, 0u);
+	EXPECT_EQ(sqe.imm_data, 0u);
 	EXPECT_EQ(sqe.inv_or_rkey, 0u);
 	EXPECT_EQ(sqe.remote_addr, 0u);
 	EXPECT_EQ(sqe.sge[0].addr, 0x1000u);
@@ -99,6 +100,50 @@ TEST(EncodeSend, SendCopiesSges)
 	EXPECT_EQ(sqe.sge[1].addr, 0x2000u);
 	EXPECT_EQ(sqe.sge[1].length, 20u);
 	EXPECT_EQ(sqe.sge[1].lkey, 0xbbu);
+}
+
+// RFC 7306: the immediate value travels as the consumer stored it; a Write
+// with Immediate keeps its remote half and payload.
+TEST(EncodeSend, WriteWithImmediate)
+{
+	ibv_sge sge{0x1000, 10, 0xaa};
+	ibv_send_wr wr = make_wr(IBV_WR_RDMA_WRITE_WITH_IMM, &sge, 1);
+	kiwi_sqe sqe = dirty_sqe();
+
+	wr.imm_data = 0x78563412u;
+	wr.wr.rdma.rkey = 0x4242;
+	wr.wr.rdma.remote_addr = 0x9000;
+	wr.send_flags = IBV_SEND_SOLICITED;
+	ASSERT_EQ(encode_send(wr, kLimits, sqe), 0);
+	EXPECT_EQ(sqe.opcode, KIWI_WR_RDMA_WRITE_WITH_IMM);
+	EXPECT_EQ(sqe.imm_data, 0x78563412u);
+	EXPECT_EQ(sqe.inv_or_rkey, 0x4242u);
+	EXPECT_EQ(sqe.remote_addr, 0x9000u);
+	EXPECT_EQ(sqe.flags, static_cast<uint32_t>(KIWI_SQE_SOLICITED));
+	EXPECT_EQ(sqe.num_sge, 1);
+	EXPECT_EQ(sqe.sge[0].length, 10u);
+}
+
+// Send with Immediate has no RFC 7306 form with payload: only empty ones
+// are accepted, the rest is EOPNOTSUPP before anything is published.
+TEST(EncodeSend, SendWithImmediateOnlyWithoutPayload)
+{
+	ibv_sge empty{0x1000, 0, 0xaa};
+	ibv_sge full{0x1000, 1, 0xaa};
+	kiwi_sqe sqe = dirty_sqe();
+	ibv_send_wr wr = make_wr(IBV_WR_SEND_WITH_IMM, nullptr, 0);
+
+	wr.imm_data = 0x01020304u;
+	ASSERT_EQ(encode_send(wr, kLimits, sqe), 0);
+	EXPECT_EQ(sqe.opcode, KIWI_WR_SEND_WITH_IMM);
+	EXPECT_EQ(sqe.imm_data, 0x01020304u);
+	EXPECT_EQ(sqe.inv_or_rkey, 0u);
+	wr = make_wr(IBV_WR_SEND_WITH_IMM, &empty, 1);
+	EXPECT_EQ(encode_send(wr, kLimits, sqe), 0);
+	wr = make_wr(IBV_WR_SEND_WITH_IMM, &full, 1);
+	EXPECT_EQ(encode_send(wr, kLimits, sqe), EOPNOTSUPP);
+	wr.send_flags = IBV_SEND_INLINE;
+	EXPECT_EQ(encode_send(wr, kLimits, sqe), EOPNOTSUPP);
 }
 
 TEST(EncodeSend, ZeroLengthSendHasNoSges)
