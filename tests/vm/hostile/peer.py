@@ -67,7 +67,7 @@ REQ_KEY = b"MPA ID Req Frame"
 REP_KEY = b"MPA ID Rep Frame"
 
 OP_WRITE, OP_RREQ, OP_RRESP, OP_SEND = 0x0, 0x1, 0x2, 0x3
-OP_TERM, OP_ATOMIC_REQ = 0x7, 0xA
+OP_TERM, OP_IMM, OP_IMM_SE, OP_ATOMIC_REQ = 0x7, 0x8, 0x9, 0xA
 QN_SEND, QN_RREQ, QN_TERM = 0, 1, 2
 
 
@@ -862,11 +862,17 @@ def c_msn(info, res, a):
 @case("ddp-send-no-recv", "Sends that use up every posted receive, then "
       "one more: Terminate 1/2/02")
 def c_no_recv(info, res, a):
+    one_too_many(info, res, a, OP_SEND, b"one-too-many")
+
+
+def one_too_many(info, res, a, op, payload):
+    """Sends that use up every posted receive, then one more message of
+    opcode @op on QN 0: Terminate 1/2/02."""
     c = handshake(info, res)
     n = ival(info, "recv_count")
     for i in range(n):
         c.send(fpdu(untagged(OP_SEND, QN_SEND, 1 + i, b"fill%04d" % i)))
-    seg = untagged(OP_SEND, QN_SEND, 1 + n, b"one-too-many")
+    seg = untagged(op, QN_SEND, 1 + n, payload)
     c.send(fpdu(seg))
     expect_terminate(c, res, {(1, 2, 2)}, a.layout, bad_hdr=seg[:18])
 
@@ -878,6 +884,43 @@ def c_send_long(info, res, a):
     n = ival(info, "recv_len") + 36
     one_bad(info, res, a, untagged(OP_SEND, QN_SEND, 1, b"L" * n),
             {(1, 2, 5)})
+
+
+# EXT-10: RFC 7306 Immediate Data carries exactly 8 octets on QN 0 and
+# consumes a receive; the value must fit the verbs' 32 bits (octets 4-7
+# zero, Documentation/rfc7306.md).
+IMM_OK = b"\xde\xad\xbe\xef\x00\x00\x00\x00"
+
+
+@case("rfc7306-imm-long", "Immediate Data with 9 octets: Terminate 1/2/05")
+def c_imm_long(info, res, a):
+    one_bad(info, res, a, untagged(OP_IMM, QN_SEND, 1, IMM_OK + b"x"),
+            {(1, 2, 5)})
+
+
+@case("rfc7306-imm-short", "Immediate Data with SE, 7 octets: "
+      "Terminate 0/2/ff")
+def c_imm_short(info, res, a):
+    one_bad(info, res, a, untagged(OP_IMM_SE, QN_SEND, 1, IMM_OK[:7]),
+            {(0, 2, 0xff)})
+
+
+@case("rfc7306-imm-qn", "Immediate Data on QN 1: Terminate 1/2/01")
+def c_imm_qn(info, res, a):
+    one_bad(info, res, a, untagged(OP_IMM, QN_RREQ, 1, IMM_OK), {(1, 2, 1)})
+
+
+@case("rfc7306-imm-wide", "Immediate Data whose octets 4-7 are not zero "
+      "(no 32-bit verbs value): Terminate 0/2/ff")
+def c_imm_wide(info, res, a):
+    one_bad(info, res, a, untagged(OP_IMM, QN_SEND, 1, b"\x01" * 8),
+            {(0, 2, 0xff)})
+
+
+@case("rfc7306-imm-no-recv", "Sends that use up every posted receive, "
+      "then Immediate Data: Terminate 1/2/02")
+def c_imm_no_recv(info, res, a):
+    one_too_many(info, res, a, OP_IMM, IMM_OK)
 
 
 def one_rreq(info, res, a, src_stag, src_to, size, expect):

@@ -16,6 +16,11 @@
  *    second fast-reg MR (the data checked, the sink invalidated), Local
  *    Invalidate, and a page list longer than max_fast_reg_page_list_len
  *    mapped only up to that length;
+ *  - RFC 7306 immediate data: IB_WR_RDMA_WRITE_WITH_IMM into a fast-reg
+ *    MR (IB_WC_RECV_RDMA_WITH_IMM, IB_WC_WITH_IMM, the value and the
+ *    Write's length reported, the data placed), IB_WR_SEND_WITH_IMM
+ *    without payload (IB_WC_RECV, length 0, the value), and one with
+ *    payload refused with -EOPNOTSUPP;
  *  - ib_drain_qp with receives outstanding: they flush with
  *    IB_WC_WR_FLUSH_ERR in posted order; Sends and receives posted in the
  *    error state flush in order too.
@@ -88,6 +93,10 @@ static unsigned int kv_passed, kv_failed;
  * @bad_payload: a received payload did not match its sequence number
  * @got_inv: a receive reported IB_WC_WITH_INVALIDATE
  * @inv_rkey: the rkey it reported
+ * @got_imm: a receive reported IB_WC_WITH_IMM
+ * @imm: the value it reported
+ * @imm_opcode: its opcode
+ * @imm_len: its byte_len
  * @sends: send completions seen
  * @send_errs: sends completed with an error status other than flush
  * @all_recvd: completed when @recvs reached the expected count
@@ -114,6 +123,10 @@ struct kv_end {
 	bool bad_payload;
 	bool got_inv;
 	u32 inv_rkey;
+	bool got_imm;
+	__be32 imm;
+	enum ib_wc_opcode imm_opcode;
+	u32 imm_len;
 	atomic_t sends;
 	atomic_t send_errs;
 	struct completion all_recvd;
@@ -186,6 +199,11 @@ static void kv_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	if (wc->wc_flags & IB_WC_WITH_INVALIDATE) {
 		e->got_inv = true;
 		e->inv_rkey = wc->ex.invalidate_rkey;
+	} else if (wc->wc_flags & IB_WC_WITH_IMM) {
+		e->got_imm = true;
+		e->imm = wc->ex.imm_data;
+		e->imm_opcode = wc->opcode;
+		e->imm_len = wc->byte_len;
 	} else if (wc->byte_len != KV_MSG ||
 		   !kv_payload_ok(e->bufs + (slot % KV_RECVS) * KV_MSG, slot)) {
 		e->bad_payload = true;
@@ -798,6 +816,72 @@ out:
 		ib_dereg_mr(mr);
 }
 
+/* Post one receive on the client and wait for its immediate completion. */
+static bool kv_imm_recv(struct kv_conn *c, struct kv_end *s,
+			struct ib_send_wr *wr)
+{
+	struct kv_wr_wait w;
+
+	c->cli.got_imm = false;
+	c->cli.want_recvs = atomic_read(&c->cli.recvs) + 1;
+	reinit_completion(&c->cli.all_recvd);
+	kv_post_recv(&c->cli, 0);
+	return kv_post_wait(c, s, wr, &w) && kv_wait(c, &c->cli.all_recvd) &&
+	       c->cli.got_imm;
+}
+
+/*
+ * RFC 7306: the server writes with immediate data into the client's
+ * fast-reg MR, then sends immediate data alone (solicited); a Send with
+ * immediate data and payload has no RFC 7306 form and is refused.
+ */
+static void kv_test_imm(struct kv_conn *c, const char *pc, struct kv_frmr *f,
+			u8 *src)
+{
+	struct kv_end *s = &c->srv, *r = &c->cli;
+	struct ib_sge sge = {
+		.addr = (u64)(uintptr_t)src,
+		.length = KV_LEN,
+		.lkey = s->pd->local_dma_lkey,
+	};
+	struct ib_rdma_wr wr = {
+		.wr.opcode = IB_WR_RDMA_WRITE_WITH_IMM,
+		.wr.sg_list = &sge,
+		.wr.num_sge = 1,
+		.wr.ex.imm_data = cpu_to_be32(0xc0ffee00 | c->poll),
+	};
+	struct ib_send_wr imm = {
+		.opcode = IB_WR_SEND_WITH_IMM,
+		.send_flags = IB_SEND_SOLICITED,
+		.ex.imm_data = cpu_to_be32(0x5eed0000 | c->poll),
+	};
+	u32 i;
+
+	for (i = 0; i < KV_LEN; i++)
+		src[i] = (u8)(i * 7 + 3);
+	if (!kv_check(kv_frmr_reg(c, r, f, IB_ACCESS_LOCAL_WRITE |
+				  IB_ACCESS_REMOTE_WRITE),
+		      "%s: fast-reg MR for RDMA Write with Immediate", pc))
+		return;
+	wr.remote_addr = f->mr->iova;
+	wr.rkey = f->mr->rkey;
+	kv_check(kv_imm_recv(c, s, &wr.wr) &&
+		 r->imm_opcode == IB_WC_RECV_RDMA_WITH_IMM &&
+		 r->imm == wr.wr.ex.imm_data && r->imm_len == KV_LEN &&
+		 !memcmp(f->buf + KV_OFF, src, KV_LEN),
+		 "%s: RDMA Write with Immediate: IB_WC_RECV_RDMA_WITH_IMM, value 0x%x, %u octets placed",
+		 pc, be32_to_cpu(r->imm), r->imm_len);
+	kv_check(kv_imm_recv(c, s, &imm) && r->imm_opcode == IB_WC_RECV &&
+		 r->imm == imm.ex.imm_data && !r->imm_len,
+		 "%s: Send with Immediate without payload: IB_WC_RECV, IB_WC_WITH_IMM, value 0x%x",
+		 pc, be32_to_cpu(r->imm));
+	imm.sg_list = &sge;
+	imm.num_sge = 1;
+	kv_check(ib_post_send(s->qp, &imm, NULL) == -EOPNOTSUPP,
+		 "%s: Send with Immediate and payload is refused (EOPNOTSUPP)",
+		 pc);
+}
+
 static void kv_test_frmr(struct kv_conn *c, const char *pc)
 {
 	struct kv_frmr a = {}, b = {};
@@ -809,6 +893,11 @@ static void kv_test_frmr(struct kv_conn *c, const char *pc)
 		goto out;
 	kv_test_read_inv(c, pc, &a, &b);
 	kv_test_frmr_write_inv(c, pc, &a, src);
+	kv_frmr_free(&a, &c->cli);
+	memset(&a, 0, sizeof(a));
+	if (kv_check(!kv_frmr_alloc(&a, &c->cli),
+		     "%s: fast-reg MR for immediate data allocated", pc))
+		kv_test_imm(c, pc, &a, src);
 out:
 	kv_frmr_free(&a, &c->cli);
 	kv_frmr_free(&b, &c->srv);

@@ -318,11 +318,13 @@ pair_capture_stop() {
 # invalidates any MR; kiwi and rxe only fast-register MRs (IBTA; RFC 5040
 # has the Terminate "STag cannot be invalidated" for the rest), which user
 # space cannot make, so with kiwi or rxe on either side it is left out.
+# Immediate data (RFC 7306) only kiwi implements on iWARP: kiwi <-> kiwi.
 pair_integrity_opts() {
 	local o=()
 	[ "$PAIR_QUICK" = 1 ] && o+=(--quick)
 	case "$PAIR_SERVER $PAIR_CLIENT" in
 	*kiwi* | *rxe*) o+=(--no-inv) ;;
 	esac
+	[ "$PAIR_SERVER $PAIR_CLIENT" = "kiwi kiwi" ] && o+=(--imm)
 	echo "${o[*]}"
 }

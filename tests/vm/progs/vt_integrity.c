@@ -6,8 +6,9 @@
  *   vt_integrity -c PEER_ADDR [-p PORT] [options]          client
  *
  * Options (both sides must agree): --srq (receives through an SRQ),
- * --no-inv (skip Send with Invalidate), --quick (fewer sizes), --max BYTES
- * (largest message, default 1 MiB).
+ * --no-inv (skip Send with Invalidate), --imm (RFC 7306 immediate data too),
+ * --imm-refused (the peer lacks RFC 7306; see below), --quick (fewer
+ * sizes), --max BYTES (largest message, default 1 MiB).
  *
  * After connecting, each side in turn drives and the other responds (the
  * client first, then the server), so every operation runs in both
@@ -20,7 +21,19 @@
  *   Send        two SGEs (header + payload at an odd address) into a receive
  *               at an odd address; the responder checks length and payload;
  *   Send with Invalidate (some sizes): as Send, invalidating an MR of the
- *               responder, which checks the completion names that rkey.
+ *               responder, which checks the completion names that rkey;
+ *   with --imm, RDMA Write with Immediate (every size) and Send with
+ *               Immediate without payload (some sizes), with and without
+ *               IBV_SEND_SOLICITED in turn: the responder checks the
+ *               completion (opcode, length, IBV_WC_WITH_IMM, the value),
+ *               the written bytes, and that its receive CQ, armed for
+ *               solicited completions only, raised an event exactly for
+ *               the solicited ones.
+ * With --imm-refused the client sends one RDMA Write with Immediate after
+ * the buffer exchange and must see it complete with IBV_WC_REM_OP_ERR (a
+ * peer without RFC 7306 answers with a Terminate), and the server must see
+ * its receives flushed; both then exit 0. A success, or no completion
+ * within the time limit, fails.
  * Control messages (check this, fill that, result) are Sends too. Exit 0
  * when every byte matched, 1 on a mismatch or a failed work request, 2 on a
  * setup or connection error (message on stderr).
@@ -29,6 +42,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <arpa/inet.h>
 #include <netdb.h>
 #include <poll.h>
 #include <stdarg.h>
@@ -58,7 +72,12 @@ enum msg_type {
 	MSG_DATA,	/* Send payload to check */
 	MSG_RESULT,	/* answer: status, first bad offset, new inv rkey */
 	MSG_DONE,	/* driver finished: roles swap */
+	MSG_CHECK_IMM,	/* responder: check the immediate completion before */
 };
+
+/* MSG_CHECK_IMM kind bits */
+#define IMM_WRITE	0x1	/* RDMA Write with Immediate (else Send) */
+#define IMM_SOLICITED	0x2	/* sent with IBV_SEND_SOLICITED */
 
 struct msg {
 	uint32_t type;
@@ -69,7 +88,9 @@ struct msg {
 	uint32_t rkey;		/* INFO: buffer rkey */
 	uint32_t inv_rkey;	/* INFO, RESULT: rkey the driver may invalidate */
 	int32_t status;		/* RESULT: 0 or the first bad offset + 1 */
-	uint32_t pad[3];
+	uint32_t imm;		/* CHECK_IMM: the value sent (network order) */
+	uint32_t imm_kind;	/* CHECK_IMM: IMM_* bits */
+	uint32_t pad;
 };
 
 _Static_assert(sizeof(struct msg) <= HDR, "header too big");
@@ -80,15 +101,18 @@ struct ctx {
 	struct ibv_pd *pd;
 	struct ibv_cq *scq, *rcq;
 	struct ibv_srq *srq;
+	struct ibv_comp_channel *rch;	/* --imm: events of rcq */
+	struct ibv_wc imm_wc;		/* an immediate completion to check */
+	bool have_imm;
 	uint8_t *buf, *ctl, *rx, *inv_buf;
 	size_t buf_len, rx_slot;
 	struct ibv_mr *buf_mr, *ctl_mr, *rx_mr, *inv_mr;
 	uint64_t peer_addr;
 	uint32_t peer_rkey, peer_inv_rkey;
-	bool server, use_srq, use_inv, quick;
+	bool server, use_srq, use_inv, use_imm, imm_refused, quick;
 	size_t max;
 	uint8_t *pat;
-	unsigned long ops[5], bytes;
+	unsigned long ops[6], bytes;
 };
 
 static const char *prog = "vt_integrity";
@@ -282,12 +306,24 @@ static void send_msg(struct ctx *c, const struct msg *m, size_t off,
 	post_send(c, &wr, "send");
 }
 
-/* Wait for the next message; *slot is reposted by the caller (repost). */
+/*
+ * Wait for the next message; *slot is reposted by the caller (repost). An
+ * immediate completion on the way is kept for the MSG_CHECK_IMM after it.
+ */
 static struct msg recv_msg(struct ctx *c, struct ibv_wc *wc)
 {
 	struct msg m;
 
 	wait_wc(c->rcq, wc, "receive");
+	while (wc->wc_flags & IBV_WC_WITH_IMM) {
+		if (!c->use_imm || c->have_imm)
+			die(1, "unexpected immediate completion (opcode %d, value %#x)",
+			    wc->opcode, wc->imm_data);
+		c->imm_wc = *wc;
+		c->have_imm = true;
+		post_recv_slot(c, (unsigned int)wc->wr_id);
+		wait_wc(c->rcq, wc, "receive");
+	}
 	if (wc->opcode != IBV_WC_RECV)
 		die(1, "receive completion with opcode %d", wc->opcode);
 	if (wc->byte_len < HDR)
@@ -386,6 +422,48 @@ static void drive_send(struct ctx *c, uint32_t seq, size_t loff, size_t len,
 	c->ops[inv ? 3 : 2]++;
 }
 
+/* The immediate value of step seq: every bit pattern differs per step. */
+static uint32_t imm_of(uint32_t seq)
+{
+	return htonl(seq * 0x9e3779b1u);
+}
+
+/*
+ * RDMA Write with Immediate of len bytes, or Send with Immediate without
+ * payload, then a MSG_CHECK_IMM the responder answers.
+ */
+static void drive_imm(struct ctx *c, uint32_t seq, size_t loff, size_t roff,
+		      size_t len, uint32_t kind)
+{
+	struct msg m = { .type = MSG_CHECK_IMM, .seq = seq, .off = roff,
+			 .imm = imm_of(seq), .imm_kind = kind };
+	struct ibv_sge sge = { (uintptr_t)(c->buf + loff), (uint32_t)len,
+			       c->buf_mr->lkey };
+	struct ibv_send_wr wr = {
+		.opcode = IBV_WR_SEND_WITH_IMM,
+		.imm_data = m.imm,
+		.send_flags = kind & IMM_SOLICITED ? IBV_SEND_SOLICITED : 0,
+	};
+
+	if (kind & IMM_WRITE) {
+		fill(c, c->buf + loff, seq, len);
+		m.len = len;
+		wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+		wr.wr.rdma.remote_addr = c->peer_addr + roff;
+		wr.wr.rdma.rkey = c->peer_rkey;
+	}
+	post_send(c, &wr, kind & IMM_WRITE ? "RDMA Write with Immediate" :
+					     "Send with Immediate");
+	send_msg(c, &m, 0, 0, IBV_WR_SEND, 0);
+	result_of(c, kind & IMM_WRITE ? "RDMA Write with Immediate" :
+					"Send with Immediate", seq, len);
+	if (kind & IMM_WRITE)
+		reguard(c, loff, len); /* the buffer is the peer's target next */
+	c->ops[kind & IMM_WRITE ? 4 : 5]++;
+}
+
 static const size_t sizes[] = {
 	1, 2, 3, 4, 7, 8, 15, 16, 31, 32, 63, 64, 65, 127, 128, 255, 256, 257,
 	511, 512, 1023, 1024, 1460, 1500, 2047, 2048, 4095, 4096, 4097, 8191,
@@ -413,10 +491,18 @@ static void drive(struct ctx *c)
 		if (c->use_inv && i % 4 == 0)
 			drive_send(c, seq++, lo, len, true);
 		c->bytes += 3 * len;
+		if (!c->use_imm)
+			continue;
+		drive_imm(c, seq++, lo, ro, len,
+			  IMM_WRITE | (i % 2 ? IMM_SOLICITED : 0));
+		if (i % 4 == 0)
+			drive_imm(c, seq++, lo, ro, 0, i % 8 ? IMM_SOLICITED : 0);
+		c->bytes += len;
 	}
 	send_msg(c, &m, 0, 0, IBV_WR_SEND, 0);
-	printf("%s: drove %lu RDMA Writes, %lu RDMA Reads, %lu Sends, %lu Sends with Invalidate (%lu bytes) - all verified by the receiver\n",
-	       prog, c->ops[0], c->ops[1], c->ops[2], c->ops[3], c->bytes);
+	printf("%s: drove %lu RDMA Writes, %lu RDMA Reads, %lu Sends, %lu Sends with Invalidate, %lu RDMA Writes with Immediate, %lu Sends with Immediate (%lu bytes) - all verified by the receiver\n",
+	       prog, c->ops[0], c->ops[1], c->ops[2], c->ops[3], c->ops[4],
+	       c->ops[5], c->bytes);
 }
 
 /* --- responder ----------------------------------------------------------- */
@@ -453,6 +539,57 @@ static int32_t check_data(struct ctx *c, const struct ibv_wc *wc,
 	return 0;
 }
 
+/* --imm: did rcq raise a (solicited) event since the last check? Re-arm. */
+static bool imm_event(struct ctx *c)
+{
+	struct pollfd pfd = { .fd = c->rch->fd, .events = POLLIN };
+	struct ibv_cq *cq;
+	void *cq_ctx;
+
+	if (poll(&pfd, 1, 0) != 1)
+		return false;
+	if (ibv_get_cq_event(c->rch, &cq, &cq_ctx))
+		die(1, "ibv_get_cq_event: %s", strerror(errno));
+	ibv_ack_cq_events(cq, 1);
+	if (ibv_req_notify_cq(c->rcq, 1))
+		die(1, "ibv_req_notify_cq");
+	return true;
+}
+
+/* MSG_CHECK_IMM: the immediate completion received before it. */
+static int32_t check_imm(struct ctx *c, const struct msg *m)
+{
+	const struct ibv_wc *wc = &c->imm_wc;
+	bool write = m->imm_kind & IMM_WRITE, se = m->imm_kind & IMM_SOLICITED;
+	enum ibv_wc_opcode op = write ? IBV_WC_RECV_RDMA_WITH_IMM : IBV_WC_RECV;
+	bool event = imm_event(c);
+	size_t bad;
+
+	if (!c->have_imm) {
+		fprintf(stderr, "%s: seq %u: no immediate completion arrived\n",
+			prog, m->seq);
+		return 1;
+	}
+	c->have_imm = false;
+	if (wc->opcode != op || wc->byte_len != m->len ||
+	    wc->imm_data != m->imm || event != se) {
+		fprintf(stderr, "%s: seq %u: immediate completion opcode %d length %u value %#x event %d, expected %d %" PRIu64 " %#x %d\n",
+			prog, m->seq, wc->opcode, wc->byte_len, wc->imm_data,
+			event, op, m->len, m->imm, se);
+		return 1;
+	}
+	if (!write)
+		return 0;
+	bad = verify(c, c->buf + m->off, m->seq, m->len);
+	if (!bad)
+		bad = guard_ok(c, m->off, m->len);
+	if (bad)
+		fprintf(stderr, "%s: RDMA Write with Immediate seq %u of %" PRIu64 " bytes: byte %zu wrong\n",
+			prog, m->seq, m->len, bad - 1);
+	reguard(c, m->off, m->len);
+	return (int32_t)bad;
+}
+
 static void respond(struct ctx *c)
 {
 	struct ibv_wc wc;
@@ -464,7 +601,8 @@ static void respond(struct ctx *c)
 		memset(&r, 0, sizeof(r));
 		r.type = MSG_RESULT;
 		r.seq = m.seq;
-		if ((m.type == MSG_CHECK || m.type == MSG_FILL || m.type == MSG_CLEAR) &&
+		if ((m.type == MSG_CHECK || m.type == MSG_FILL ||
+		     m.type == MSG_CLEAR || m.type == MSG_CHECK_IMM) &&
 		    (m.off < GUARD || m.off > SLACK || m.len > c->max))
 			die(1, "bad request type %u off %" PRIu64 " len %" PRIu64,
 			    m.type, m.off, m.len);
@@ -487,6 +625,9 @@ static void respond(struct ctx *c)
 			break;
 		case MSG_DATA:
 			r.status = check_data(c, &wc, &m);
+			break;
+		case MSG_CHECK_IMM:
+			r.status = check_imm(c, &m);
 			break;
 		case MSG_DONE:
 			post_recv_slot(c, (unsigned int)wc.wr_id);
@@ -524,10 +665,17 @@ static void setup_resources(struct ctx *c, struct rdma_cm_id *id)
 	unsigned int i;
 
 	c->pd = ibv_alloc_pd(id->verbs);
+	if (c->use_imm) {
+		c->rch = ibv_create_comp_channel(id->verbs);
+		if (!c->rch)
+			die(2, "ibv_create_comp_channel: %s", strerror(errno));
+	}
 	c->scq = ibv_create_cq(id->verbs, 16, NULL, NULL, 0);
-	c->rcq = ibv_create_cq(id->verbs, 16, NULL, NULL, 0);
+	c->rcq = ibv_create_cq(id->verbs, 16, NULL, c->rch, 0);
 	if (!c->pd || !c->scq || !c->rcq)
 		die(2, "PD/CQ creation failed: %s", strerror(errno));
+	if (c->rch && ibv_req_notify_cq(c->rcq, 1))
+		die(2, "ibv_req_notify_cq failed");
 	c->buf_len = c->max + SLACK + 2 * GUARD;
 	c->buf = zalloc(c->buf_len);
 	memset(c->buf, GUARD_BYTE, c->buf_len);
@@ -649,9 +797,65 @@ static void exchange_info(struct ctx *c)
 		send_msg(c, &m, 0, 0, IBV_WR_SEND, 0);
 }
 
+/* Wait up to WAIT_MS for one completion of cq, whatever its status. */
+static bool poll_any(struct ibv_cq *cq, struct ibv_wc *wc)
+{
+	struct timespec t0;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (elapsed_ms(&t0) <= WAIT_MS) {
+		if (ibv_poll_cq(cq, 1, wc) == 1)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * --imm-refused: the peer lacks RFC 7306. The client's Write with
+ * Immediate must fail with IBV_WC_REM_OP_ERR, never succeed or hang; the
+ * server's receives are flushed when the peer's connection ends.
+ */
+static void imm_refused(struct ctx *c)
+{
+	struct ibv_sge sge = { (uintptr_t)(c->buf + GUARD), 64,
+			       c->buf_mr->lkey };
+	struct ibv_send_wr wr = {
+		.opcode = IBV_WR_RDMA_WRITE_WITH_IMM,
+		.sg_list = &sge,
+		.num_sge = 1,
+		.imm_data = imm_of(1),
+		.send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { c->peer_addr + GUARD, c->peer_rkey },
+	};
+	struct ibv_send_wr *bad;
+	struct ibv_wc wc;
+	int rc;
+
+	if (c->server) {
+		if (!poll_any(c->rcq, &wc))
+			die(1, "no completion within %d ms", WAIT_MS);
+		if (wc.status == IBV_WC_SUCCESS)
+			die(1, "a receive completed (opcode %d): the peer's immediate data was accepted",
+			    wc.opcode);
+		printf("%s: receives flushed after the peer's immediate data: %s\n",
+		       prog, ibv_wc_status_str(wc.status));
+		return;
+	}
+	rc = ibv_post_send(c->id->qp, &wr, &bad);
+	if (rc)
+		die(1, "RDMA Write with Immediate: ibv_post_send: %s", strerror(rc));
+	if (!poll_any(c->scq, &wc))
+		die(1, "RDMA Write with Immediate: no completion within %d ms", WAIT_MS);
+	if (wc.status != IBV_WC_REM_OP_ERR)
+		die(1, "RDMA Write with Immediate: completion status %s (%d), expected IBV_WC_REM_OP_ERR",
+		    ibv_wc_status_str(wc.status), wc.status);
+	printf("%s: RDMA Write with Immediate refused by the peer: %s\n", prog,
+	       ibv_wc_status_str(wc.status));
+}
+
 static void usage(void)
 {
-	fprintf(stderr, "usage: %s -s [-a BIND] | -c PEER  [-p PORT] [--srq] [--no-inv] [--quick] [--max BYTES]\n",
+	fprintf(stderr, "usage: %s -s [-a BIND] | -c PEER  [-p PORT] [--srq] [--no-inv] [--imm | --imm-refused] [--quick] [--max BYTES]\n",
 		prog);
 	exit(2);
 }
@@ -661,6 +865,8 @@ int main(int argc, char **argv)
 	static const struct option lo[] = {
 		{ "srq", no_argument, NULL, 'S' },
 		{ "no-inv", no_argument, NULL, 'I' },
+		{ "imm", no_argument, NULL, 'i' },
+		{ "imm-refused", no_argument, NULL, 'R' },
 		{ "quick", no_argument, NULL, 'q' },
 		{ "max", required_argument, NULL, 'm' },
 		{ NULL, 0, NULL, 0 },
@@ -679,13 +885,15 @@ int main(int argc, char **argv)
 		case 'p': port = optarg; break;
 		case 'S': c.use_srq = true; break;
 		case 'I': c.use_inv = false; break;
+		case 'i': c.use_imm = true; break;
+		case 'R': c.imm_refused = true; break;
 		case 'q': c.quick = true; break;
 		case 'm': c.max = strtoul(optarg, NULL, 0); break;
 		default: usage();
 		}
 	}
 	if (!role || optind != argc || !c.max || c.max > (64u << 20) ||
-	    (!c.server && !addr))
+	    (!c.server && !addr) || (c.use_imm && c.imm_refused))
 		usage();
 	make_pattern(&c);
 	c.ec = rdma_create_event_channel();
@@ -695,9 +903,14 @@ int main(int argc, char **argv)
 		run_server(&c, addr, port);
 	else
 		run_client(&c, addr, port);
-	printf("%s: connected (%s%s)\n", prog, c.use_srq ? "SRQ" : "RQ",
-	       c.use_inv ? ", Send with Invalidate" : "");
+	printf("%s: connected (%s%s%s)\n", prog, c.use_srq ? "SRQ" : "RQ",
+	       c.use_inv ? ", Send with Invalidate" : "",
+	       c.use_imm ? ", immediate data" : "");
 	exchange_info(&c);
+	if (c.imm_refused) {
+		imm_refused(&c);
+		return 0;
+	}
 	if (c.server) {
 		respond(&c);
 		drive(&c);

@@ -42,7 +42,7 @@ vt_link_add kiwi0 eth0 || vt_die "no kiwi0"
 # --- 1. settings --------------------------------------------------------------
 
 for kv in mpa_timeout=10 drain_timeout=3 mpa_rev=2 mpa_crc_off=N mpa_markers=N mpa_p2p=Y \
-	mpa_rtr=send,write,read mpa_responder_waits=Y abi_version=1; do
+	mpa_rtr=send,write,read mpa_responder_waits=Y abi_version=2; do
 	vt_eq "kiwi0 ${kv%%=*} default" "$(cat "$S0/${kv%%=*}")" "${kv#*=}"
 done
 
@@ -87,7 +87,7 @@ refuse mpa_rtr ""
 refuse mpa_rtr fax
 refuse mpa_rtr "write,"
 refuse mpa_rtr ",read"
-refuse abi_version 2
+refuse abi_version 1
 
 # A flood of bad writes is logged at most 10 times per 5 s.
 sleep 5

@@ -30,7 +30,7 @@ sed "s/^/[$VT_NAME] /" "$VT_TMP/kv.out"
 vt_eq "insmod kiwi_kverbs (every check passed)" "$rc" 0
 # Four poll contexts of 20 checks each, two more for the page list limit.
 summary=$(grep -oE '[0-9]+ passed, [0-9]+ failed' "$VT_TMP/kv.out" | tail -n 1)
-vt_eq "kiwi_kverbs summary" "$summary" "82 passed, 0 failed"
+vt_eq "kiwi_kverbs summary" "$summary" "102 passed, 0 failed"
 [ -d /sys/module/kiwi_kverbs ] && rmmod kiwi_kverbs
 vt_eq "resources after kiwi_kverbs" "$(vt_res kiwi0)" "$base"
 

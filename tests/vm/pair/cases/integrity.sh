@@ -5,8 +5,11 @@
 # receives on the QP's RQ and then on an SRQ: RDMA Write, RDMA Read, Send
 # and Send with Invalidate of patterned buffers from 1 B to 1 MiB at odd
 # offsets, every byte checked by the receiving side (and the bytes around
-# each target); Send with Invalidate where both sides allow it
-# (pair_integrity_opts).
+# each target); Send with Invalidate where both sides allow it, immediate
+# data (RFC 7306) kiwi <-> kiwi (pair_integrity_opts). Between kiwi and
+# siw, a kiwi client's RDMA Write with Immediate to a siw server must fail
+# cleanly: IBV_WC_REM_OP_ERR at kiwi (siw's Terminate "unexpected opcode"),
+# flushed receives at siw, no hang (vt_integrity --imm-refused).
 
 . "$KIWI_SRC/tests/vm/pair/lib.bash"
 vt_need_progs
@@ -25,5 +28,17 @@ for rq in rq srq; do
 		grep -h 'drove' "$VT_TMP"/integrity."$rq".*.out | sed "s/^/[$VT_NAME] /"
 	fi
 done
+# The siw guest serves, the kiwi guest sends immediate data to it.
+case "$PAIR_SERVER $PAIR_CLIENT" in
+"siw kiwi") imm_srv=server ;;
+"kiwi siw") imm_srv=client ;;
+*) imm_srv= ;;
+esac
+if [ -n "$imm_srv" ] && [ "$PAIR_EXPECT" = ok ]; then
+	pair_step integrity.imm-refused "$imm_srv" 120 \
+		"$VT_PROGS/vt_integrity" -s -a "{me}" -p "{port}" --imm-refused -- \
+		"$VT_PROGS/vt_integrity" -c "{peer}" -p "{port}" --imm-refused
+	grep -h 'refused\|flushed' "$VT_TMP"/integrity.imm-refused.out | sed "s/^/[$VT_NAME] /"
+fi
 pair_down
 vt_finish
