@@ -498,7 +498,8 @@ void kiwi_qp_drain_llp(struct kiwi_qp *qp);
 /* qp_term.c: errors and Terminate messages */
 void kiwi_qp_fail(struct kiwi_qp *qp, enum kiwi_term_err err,
 		  const u8 *seg, u32 seg_len, u32 ulpdu_len);
-void kiwi_qp_term_received(struct kiwi_qp *qp, const u8 *ulpdu, u32 len);
+void kiwi_qp_term_received(struct kiwi_qp *qp, const u8 *ulpdu, u32 len,
+			   bool mid_stream);
 
 /* tx.c */
 void kiwi_tx_init(struct kiwi_qp *qp);

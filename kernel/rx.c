@@ -409,6 +409,7 @@ static void kiwi_rx_first(struct kiwi_qp *qp)
 static void kiwi_rx_end(struct kiwi_qp *qp)
 {
 	struct kiwi_qp_rx *rx = &qp->rx;
+	bool mid_stream = rx->seen_first;
 
 	kiwi_qp_stat_inc(&qp->stats, KIWI_STAT_RX_FPDUS);
 	if (!rx->seen_first)
@@ -451,7 +452,7 @@ static void kiwi_rx_end(struct kiwi_qp *qp)
 	case KIWI_RX_TERM:
 		rx->msn_term++;
 		rx->failed = true;
-		kiwi_qp_term_received(qp, rx->hdr, rx->hdr_len);
+		kiwi_qp_term_received(qp, rx->hdr, rx->hdr_len, mid_stream);
 		break;
 	default:
 		kiwi_rx_mr_put(rx);

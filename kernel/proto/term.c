@@ -154,23 +154,36 @@ int kiwi_term_decode(struct kiwi_term *t, const u8 *body, u32 len,
 	return pos;
 }
 
+/*
+ * RFC 6581's MPA errors "insufficient IRD" and "no matching RTR" answer
+ * the MPA negotiation: the Terminate is the first FPDU its sender sends.
+ */
+static bool kiwi_term_startup_only(int err)
+{
+	return err == KIWI_TERM_ERR_LLP_IRD || err == KIWI_TERM_ERR_LLP_NO_RTR;
+}
+
 /**
  * kiwi_term_siw_swapped() - does a Terminate body look like siw's layout?
  * @body: the DDP payload of the Terminate message.
  * @len: octets at @body.
+ * @mid_stream: the peer sent a valid FPDU before this Terminate.
  *
  * A heuristic, documented so that callers know its limits: the body is
  * taken as siw-swapped if its header-control octet has no RFC flag
- * (0xe0) but one of siw's (0x07), or if it has no flag at all and its
- * (Layer, EType, ECode) is undefined in RFC order but defined with the two
- * nibbles swapped (e.g. 0x02/0x02: siw's MPA CRC error). Symmetric codes
- * such as 0x00 or 0x11 read the same either way, so nothing is lost by
- * guessing "not swapped" for them.
+ * (0xe0) but one of siw's (0x07), or if it has no flag at all, its
+ * (Layer, EType, ECode) is defined with the two nibbles swapped, and in
+ * RFC order it is either undefined (e.g. 0x02/0x02: siw's MPA CRC error)
+ * or, @mid_stream, one of the MPA errors only the first FPDU can carry
+ * (0x20/0x06: RFC "insufficient IRD", siw's RDMAP "unexpected opcode";
+ * 0x20/0x07 likewise). Symmetric codes such as 0x00 or 0x11 read the same
+ * either way, so nothing is lost by guessing "not swapped" for them.
  *
  * Return: true if @body should be decoded with KIWI_TERM_DEC_SIW_SWAPPED.
  */
-bool kiwi_term_siw_swapped(const u8 *body, u32 len)
+bool kiwi_term_siw_swapped(const u8 *body, u32 len, bool mid_stream)
 {
+	int rfc;
 	u8 hdrct;
 
 	if (len < KIWI_TERM_CTRL_LEN)
@@ -180,8 +193,10 @@ bool kiwi_term_siw_swapped(const u8 *body, u32 len)
 		return false;
 	if (hdrct & KIWI_TERM_SIW_MASK)
 		return true;
-	return kiwi_term_err_lookup(body[0] >> 4, body[0] & 0xf, body[1]) < 0 &&
-	       kiwi_term_err_lookup(body[0] & 0xf, body[0] >> 4, body[1]) >= 0;
+	if (kiwi_term_err_lookup(body[0] & 0xf, body[0] >> 4, body[1]) < 0)
+		return false;
+	rfc = kiwi_term_err_lookup(body[0] >> 4, body[0] & 0xf, body[1]);
+	return rfc < 0 || (mid_stream && kiwi_term_startup_only(rfc));
 }
 
 /**

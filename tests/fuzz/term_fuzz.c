@@ -54,7 +54,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct kiwi_term t;
 	int n, e;
 
-	(void)kiwi_term_siw_swapped(body, len);
+	(void)kiwi_term_siw_swapped(body, len, false);
+	(void)kiwi_term_siw_swapped(body, len, true);
 	for (flags = 0; flags <= KIWI_TERM_DEC_SIW_SWAPPED; flags++) {
 		n = kiwi_term_decode(&t, body, len, flags);
 		if (len < KIWI_TERM_CTRL_LEN) {

@@ -297,8 +297,8 @@ static void term_siw_swapped(struct kunit *test)
 	static const u8 rfc_crc[] = { 0x20, 0x02, 0x00, 0x00 };
 	struct kiwi_term d;
 
-	KUNIT_EXPECT_TRUE(test, kiwi_term_siw_swapped(siw_crc, 4));
-	KUNIT_EXPECT_FALSE(test, kiwi_term_siw_swapped(rfc_crc, 4));
+	KUNIT_EXPECT_TRUE(test, kiwi_term_siw_swapped(siw_crc, 4, false));
+	KUNIT_EXPECT_FALSE(test, kiwi_term_siw_swapped(rfc_crc, 4, true));
 	KUNIT_ASSERT_EQ(test, kiwi_term_decode(&d, siw_crc, 4,
 					       KIWI_TERM_DEC_SIW_SWAPPED), 4);
 	KUNIT_EXPECT_EQ(test, d.layer, KIWI_TERM_LAYER_LLP);

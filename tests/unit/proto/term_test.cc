@@ -284,8 +284,36 @@ TEST(TermDecode, RoundTripEveryError)
 		expect_same(t, d);
 		EXPECT_EQ((int)e.err,
 			  kiwi_term_err_lookup(d.layer, d.etype, d.ecode));
-		EXPECT_FALSE(kiwi_term_siw_swapped(b.data(), b.size()));
+		EXPECT_FALSE(kiwi_term_siw_swapped(b.data(), b.size(), false));
+		// RFC 6581's startup errors are a stream's first FPDU only.
+		EXPECT_EQ(e.err == KIWI_TERM_ERR_LLP_IRD ||
+				  e.err == KIWI_TERM_ERR_LLP_NO_RTR,
+			  kiwi_term_siw_swapped(b.data(), b.size(), true));
 	}
+}
+
+// siw's "unexpected opcode" (RDMAP 0/2/06, its answer to RFC 7306
+// Immediate Data) reads as RFC 6581's MPA "insufficient IRD" (2/0/06) in RFC
+// order. That MPA error can only be a stream's first FPDU: later, the bytes
+// are siw's. The same for 0/2/07 against "no matching RTR".
+TEST(TermDecode, SiwRemoteOperationMidStream)
+{
+	for (uint8_t code : {0x06, 0x07}) {
+		const Bytes b = {0x20, code, 0x00, 0x00};
+		kiwi_term d;
+
+		EXPECT_FALSE(kiwi_term_siw_swapped(b.data(), b.size(), false));
+		ASSERT_TRUE(kiwi_term_siw_swapped(b.data(), b.size(), true));
+		ASSERT_EQ(4, kiwi_term_decode(&d, b.data(), b.size(),
+					      KIWI_TERM_DEC_SIW_SWAPPED));
+		EXPECT_EQ(code == 0x06 ? KIWI_TERM_ERR_RDMAP_OPCODE
+				       : KIWI_TERM_ERR_RDMAP_CATA_STREAM,
+			  kiwi_term_err_lookup(d.layer, d.etype, d.ecode));
+		EXPECT_TRUE(code != 0x06 || kiwi_rdmap_term_refuses_imm(&d));
+	}
+	// An MPA error that may come at any time keeps its RFC reading.
+	const Bytes cata = {0x20, 0x05, 0x00, 0x00};
+	EXPECT_FALSE(kiwi_term_siw_swapped(cata.data(), cata.size(), true));
 }
 
 // RDMAP-09: reserved bits ignored; trailing zero fill ignored (digest 8.6).
@@ -335,7 +363,7 @@ TEST(TermDecode, SiwSwappedLayout)
 	const Bytes crc = {0x02, 0x02, 0x00, 0x00};
 	kiwi_term d;
 
-	EXPECT_TRUE(kiwi_term_siw_swapped(crc.data(), crc.size()));
+	EXPECT_TRUE(kiwi_term_siw_swapped(crc.data(), crc.size(), false));
 	ASSERT_EQ(4, kiwi_term_decode(&d, crc.data(), crc.size(),
 				      KIWI_TERM_DEC_SIW_SWAPPED));
 	EXPECT_EQ(KIWI_TERM_ERR_LLP_CRC,
@@ -344,7 +372,7 @@ TEST(TermDecode, SiwSwappedLayout)
 	Bytes nobuf = {0x21, 0x02, 0x03, 0x00, 0x00, 0x30};
 	Bytes hdr = encode(untagged(KIWI_RDMAP_SEND, 0, 1, 0));
 	nobuf.insert(nobuf.end(), hdr.begin(), hdr.end());
-	EXPECT_TRUE(kiwi_term_siw_swapped(nobuf.data(), nobuf.size()));
+	EXPECT_TRUE(kiwi_term_siw_swapped(nobuf.data(), nobuf.size(), false));
 	ASSERT_EQ(24, kiwi_term_decode(&d, nobuf.data(), nobuf.size(),
 				       KIWI_TERM_DEC_SIW_SWAPPED));
 	EXPECT_EQ(KIWI_TERM_ERR_DDP_U_MSN_NOBUF,
@@ -357,10 +385,10 @@ TEST(TermDecode, SiwSwappedLayout)
 	const Bytes rfc_crc = {0x20, 0x02, 0x00, 0x00};
 	const Bytes rfc_ddp = {0x12, 0x02, 0xc0, 0x00};
 	const Bytes zero = {0x00, 0x00, 0x00, 0x00};
-	EXPECT_FALSE(kiwi_term_siw_swapped(rfc_crc.data(), 4));
-	EXPECT_FALSE(kiwi_term_siw_swapped(rfc_ddp.data(), 4));
-	EXPECT_FALSE(kiwi_term_siw_swapped(zero.data(), 4));
-	EXPECT_FALSE(kiwi_term_siw_swapped(crc.data(), 3));
+	EXPECT_FALSE(kiwi_term_siw_swapped(rfc_crc.data(), 4, true));
+	EXPECT_FALSE(kiwi_term_siw_swapped(rfc_ddp.data(), 4, true));
+	EXPECT_FALSE(kiwi_term_siw_swapped(zero.data(), 4, true));
+	EXPECT_FALSE(kiwi_term_siw_swapped(crc.data(), 3, true));
 }
 
 // Random bodies: decode never over-reads and re-encoding reproduces the
