@@ -16,7 +16,7 @@ KVER = $(shell $(MAKE) -s -C $(KDIR) kernelrelease 2>/dev/null)
 
 .PHONY: all kernel userlib deps install uninstall deb dkms dkms-remove test \
 	check-unit check-kunit check-asan check-tsan check-sanitize check-fuzz \
-	check-fuzz-long check-vm check-vm-debug check-pkg check-pair check-pair-full \
+	check-fuzz-long check-vm check-vm-debug check-debug check-pkg check-pair check-pair-full \
 	check-soak soak check-ulp check-ulp-full bench bench-ulp demo lint clean help
 
 all: kernel userlib
@@ -34,6 +34,7 @@ help:
 	@echo "make check-asan | check-tsan   unit tests under ASan+UBSan / TSan (check-sanitize: both)"
 	@echo "make check-fuzz-long  every fuzz target for 10^7 executions (not in CI)"
 	@echo "make check-vm-debug  check-vm under the KASAN/lockdep kernel (DEBUG_VM=scenarios)"
+	@echo "make check-debug     check-kunit and check-vm-debug in one debug boot (DEBUG_VM=scenarios)"
 	@echo "make check-pkg  build the packages, install/use/purge them in a guest"
 	@echo "make check-pair two guests: kiwi<->kiwi, kiwi<->siw (short runs; in make test)"
 	@echo "make check-pair-full  every combination and flavour, long sweeps (not in CI)"
@@ -117,6 +118,10 @@ check-vm: all
 # DEBUG_VM: scenarios for check-vm-debug (default: all of them).
 check-vm-debug: all
 	bash tests/vm/debug.sh $(DEBUG_VM)
+
+# check-kunit and the DEBUG_VM scenarios in one boot of the debug kernel.
+check-debug: all
+	bash tests/vm/debug.sh --kunit $(DEBUG_VM)
 
 check-pkg:
 	bash tests/vm/pkg/run.sh
