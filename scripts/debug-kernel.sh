@@ -15,10 +15,14 @@
 #                 KIWI_DEBUG_RELEASE (shell assignments)
 # It is built only when cold (.complete missing), niced, with -j$JOBS (2).
 #
-# usage: debug-kernel.sh [--print-dir | --config-only]
-#   (no option)     build if cold, then print the kernel.env path on stdout
-#   --print-dir     print the cache directory (built or not) and exit
-#   --config-only   write and check linux/.config, do not compile
+# usage: debug-kernel.sh [--print-dir | --config-only | --background LOG]
+#   (no option)       build if cold, then print the kernel.env path on stdout
+#   --print-dir       print the cache directory (built or not) and exit
+#   --config-only     write and check linux/.config, do not compile
+#   --background LOG  if cold and nobody is building it yet, start the build
+#                     at nice 19 in the background (output to LOG) and
+#                     return at once; a later call without option waits for
+#                     it on the cache entry's lock
 
 set -euo pipefail
 
@@ -124,6 +128,23 @@ build() {
 	log "built $release in $(( $(date +%s) - start )) s (CPU of the build, user and system: $(tail -n 1 "$dir/cpu-times"))"
 }
 
+# background DIR LOG: see --background above.
+background() {
+	local dir=$1 log=$2
+
+	if [ -e "$dir/.complete" ]; then
+		log "cache warm: $dir"
+		return 0
+	fi
+	mkdir -p "$dir" "$(dirname "$log")"
+	if ! flock -n "$dir/.lock" true; then
+		log "already being built in $dir"
+		return 0
+	fi
+	nice -n 19 "$0" < /dev/null > "$log" 2>&1 &
+	log "cold: building in the background at nice 19 (log $log)"
+}
+
 main() {
 	local dir
 
@@ -137,9 +158,14 @@ main() {
 	--config-only)
 		CONFIG_ONLY=1
 		;;
+	--background)
+		[ -n "${2:-}" ] || die "--background needs a log file"
+		background "$dir" "$2"
+		return 0
+		;;
 	"") ;;
 	*)
-		die "usage: debug-kernel.sh [--print-dir | --config-only]"
+		die "usage: debug-kernel.sh [--print-dir | --config-only | --background LOG]"
 		;;
 	esac
 

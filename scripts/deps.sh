@@ -5,6 +5,12 @@
 # test. Idempotent; does not touch apt at all when everything is present.
 # Makes sure the headers of the newest installed amd64 kernel image exist
 # (the QEMU lab boots that image, kiwi.ko is built against those headers).
+#
+# usage: deps.sh [--debug-kernel]
+#   --debug-kernel  only what scripts/debug-kernel.sh needs (compiler, kernel
+#                   build tools, linux-source-6.1): .ci/run installs these
+#                   first and starts the debug kernel build in the
+#                   background while the rest installs.
 
 set -euo pipefail
 
@@ -28,6 +34,10 @@ PKGS=(
 	# kernel ULPs over RDMA (make check-ulp, make bench-ulp)
 	nvme-cli fio nfs-kernel-server targetcli-fb open-iscsi e2fsprogs
 )
+
+# What scripts/debug-kernel.sh needs: a subset of PKGS.
+DEBUG_KERNEL_PKGS=(gcc make bc flex bison libelf-dev libssl-dev cpio kmod
+	xz-utils linux-source-6.1)
 
 APT_OPTS=(-y -o DPkg::Lock::Timeout=900 --no-install-recommends)
 export DEBIAN_FRONTEND=noninteractive
@@ -56,12 +66,30 @@ newest_kernel() {
 		sed 's/^vmlinuz-//' | sort -V | tail -n 1
 }
 
-mapfile -t missing < <(missing_pkgs "${PKGS[@]}")
-if [ ${#missing[@]} -gt 0 ]; then
+# install_pkgs PKG...: apt-get install those of PKG not installed yet.
+install_pkgs() {
+	local missing
+	mapfile -t missing < <(missing_pkgs "$@")
+	[ ${#missing[@]} -gt 0 ] || return 0
 	echo "deps: installing ${missing[*]}"
 	as_root apt-get update -o DPkg::Lock::Timeout=900
 	as_root apt-get install "${APT_OPTS[@]}" "${missing[@]}"
-fi
+}
+
+case ${1:-} in
+--debug-kernel)
+	install_pkgs "${DEBUG_KERNEL_PKGS[@]}"
+	echo "deps: the debug kernel's build dependencies are present"
+	exit 0
+	;;
+"") ;;
+*)
+	echo "usage: deps.sh [--debug-kernel]" >&2
+	exit 2
+	;;
+esac
+
+install_pkgs "${PKGS[@]}"
 
 kver=$(newest_kernel)
 if [ -z "$kver" ]; then
@@ -70,7 +98,7 @@ if [ -z "$kver" ]; then
 fi
 if [ -n "$(missing_pkgs "linux-headers-$kver")" ]; then
 	echo "deps: installing headers for the newest kernel image $kver"
-	[ ${#missing[@]} -gt 0 ] || as_root apt-get update -o DPkg::Lock::Timeout=900
+	as_root apt-get update -o DPkg::Lock::Timeout=900
 	as_root apt-get install "${APT_OPTS[@]}" "linux-headers-$kver"
 fi
 if [ ! -e "/lib/modules/$kver/build" ]; then

@@ -7,7 +7,8 @@
 # (the Debian packages; DKMS builds natively, about 3 minutes), check-pair,
 # check-kunit, check-vm-debug (the scenarios in DEBUG_VM_CI only)
 # in that order, each one even when an earlier one failed. When a debug
-# kernel tier is asked for and the debug kernel is not cached, its build
+# kernel tier is asked for and the debug kernel is not cached (nor being
+# built already, as .ci/run starts it during deps), its build
 # starts in the background at nice 19 right after the build tier: it takes
 # the CPU the guests of check-vm and check-pair leave idle, and the debug
 # tiers come last, waiting for it (scripts/debug-kernel.sh locks its cache
@@ -60,15 +61,12 @@ tier_cmd() {
 
 # start_debug_kernel: build a cold debug kernel in the background (see top).
 start_debug_kernel() {
-	local dir
 	case " ${tiers[*]} " in
 	*" check-kunit "* | *" check-vm-debug "*) ;;
 	*) return 0 ;;
 	esac
-	dir=$("$REPO/scripts/debug-kernel.sh" --print-dir 2>/dev/null) || return 0
-	[ -e "$dir/.complete" ] && return 0
-	echo "===== debug kernel: cold, building in the background (log $LOGS/debug-kernel.log)"
-	nice -n 19 "$REPO/scripts/debug-kernel.sh" < /dev/null > "$LOGS/debug-kernel.log" 2>&1 &
+	echo "===== debug kernel"
+	"$REPO/scripts/debug-kernel.sh" --background "$LOGS/debug-kernel.log" 2>&1
 }
 
 # counts LOG RC: print "PASSED FAILED" for a tier from its log and status.

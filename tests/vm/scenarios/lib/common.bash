@@ -140,39 +140,52 @@ vt_clean_links() {
 	done
 }
 
+# The counters of vt_res, in its order.
+VT_RES_KEYS="pd cq qp mr srq ctx cm_id"
+
 # vt_res DEV: "pd=N cq=N qp=N mr=N srq=N ctx=N cm_id=N" for DEV from
-# `rdma resource show` (all zero when DEV is not listed).
+# `rdma resource show` (all zero when DEV is not listed). awk, not a JSON
+# parser: the hostile and teardown scenarios call this after every case,
+# and a python3 start costs about a second in a TCG guest.
 vt_res() {
-	rdma -j resource show | python3 -c '
-import json, sys
-dev = sys.argv[1]
-keys = ("pd", "cq", "qp", "mr", "srq", "ctx", "cm_id")
-row = next((r for r in json.load(sys.stdin) if r.get("ifname") == dev), {})
-print(" ".join("%s=%d" % (k, int(row.get(k, 0))) for k in keys))
-' "$1"
+	rdma resource show | awk -v dev="$1" -v keys="$VT_RES_KEYS" '
+	{ sub(/^[0-9]+: /, "") }
+	$1 == dev ":" { for (i = 2; i < NF; i += 2) c[$i] = $(i + 1) }
+	END {
+		n = split(keys, k, " ")
+		for (i = 1; i <= n; i++)
+			printf "%s%s=%d", (i > 1 ? " " : ""), k[i], c[k[i]]
+		print ""
+	}'
 }
 
 # vt_res_add COUNTS KEY=DELTA...: COUNTS (as printed by vt_res) plus deltas.
 vt_res_add() {
-	python3 -c '
-import sys
-c = dict(kv.split("=") for kv in sys.argv[1].split())
-for kv in sys.argv[2:]:
-    k, d = kv.split("=")
-    c[k] = str(int(c[k]) + int(d))
-print(" ".join("%s=%s" % (k, c[k]) for k in ("pd", "cq", "qp", "mr", "srq", "ctx", "cm_id")))
-' "$@"
+	local -A c
+	local kv k out=()
+	for kv in $1; do
+		c[${kv%%=*}]=${kv#*=}
+	done
+	shift
+	for kv in "$@"; do
+		k=${kv%%=*}
+		c[$k]=$((${c[$k]:-0} + ${kv#*=}))
+	done
+	for k in $VT_RES_KEYS; do
+		out+=("$k=${c[$k]:-0}")
+	done
+	echo "${out[*]}"
 }
 
 # vt_stats DEV: "name=value ..." of every counter of DEV's port 1, from
-# `rdma statistic show link DEV/1`.
+# `rdma statistic show link DEV/1` ("link DEV/1 name value ...").
 vt_stats() {
-	rdma -j statistic show link "$1/1" | python3 -c '
-import json, sys
-row = json.load(sys.stdin)[0]
-print(" ".join("%s=%s" % (k, v) for k, v in row.items()
-               if k not in ("ifname", "port")))
-'
+	rdma statistic show link "$1/1" | awk '
+	$1 == "link" {
+		for (i = 3; i < NF; i += 2)
+			printf "%s%s=%s", (i > 3 ? " " : ""), $i, $(i + 1)
+		print ""
+	}'
 }
 
 # vt_stat STATS NAME: one counter of a vt_stats line (empty if absent).
