@@ -16,7 +16,8 @@ KVER = $(shell $(MAKE) -s -C $(KDIR) kernelrelease 2>/dev/null)
 
 .PHONY: all kernel userlib deps install uninstall deb dkms dkms-remove test \
 	check-unit check-kunit check-asan check-tsan check-sanitize check-fuzz \
-	check-fuzz-long check-vm check-vm-debug check-pkg check-pair check-pair-full \
+	check-fuzz-long check-vm check-vm-debug check-debug check-pkg check-pkg-full \
+	check-pair check-pair-full \
 	check-soak soak check-ulp check-ulp-full bench bench-ulp demo lint clean help
 
 all: kernel userlib
@@ -34,7 +35,9 @@ help:
 	@echo "make check-asan | check-tsan   unit tests under ASan+UBSan / TSan (check-sanitize: both)"
 	@echo "make check-fuzz-long  every fuzz target for 10^7 executions (not in CI)"
 	@echo "make check-vm-debug  check-vm under the KASAN/lockdep kernel (DEBUG_VM=scenarios)"
-	@echo "make check-pkg  build the packages, install/use/purge them in a guest"
+	@echo "make check-debug     check-kunit and check-vm-debug in one debug boot (DEBUG_VM=scenarios)"
+	@echo "make check-pkg  build the packages; install (DKMS natively, in a throwaway root), use in a guest, purge"
+	@echo "make check-pkg-full  the same all in a guest (DKMS under TCG, about 25 minutes)"
 	@echo "make check-pair two guests: kiwi<->kiwi, kiwi<->siw (short runs; in make test)"
 	@echo "make check-pair-full  every combination and flavour, long sweeps (not in CI)"
 	@echo "make check-soak netem loss, connection churn, faults mid-transfer, short (soak: long, not in CI)"
@@ -118,8 +121,15 @@ check-vm: all
 check-vm-debug: all
 	bash tests/vm/debug.sh $(DEBUG_VM)
 
+# check-kunit and the DEBUG_VM scenarios in one boot of the debug kernel.
+check-debug: all
+	bash tests/vm/debug.sh --kunit $(DEBUG_VM)
+
 check-pkg:
 	bash tests/vm/pkg/run.sh
+
+check-pkg-full:
+	bash tests/vm/pkg/run.sh --full
 
 check-pair: all
 	bash tests/vm/pair/ci.sh

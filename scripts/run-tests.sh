@@ -3,9 +3,10 @@
 #
 # `make test` (what CI runs): build, then the test tiers check-unit,
 # check-sanitize (the unit suites under ASan+UBSan and libkiwi's under TSan),
-# check-fuzz (FUZZ_SECONDS 15 per target unless set), check-vm, check-pair,
-# check-kunit, check-vm-debug (the scenarios in DEBUG_VM_CI only)
-# in that order, each one even when an earlier one failed. When a debug
+# check-fuzz (FUZZ_SECONDS 15 per target unless set), check-vm, check-pkg
+# (the Debian packages; DKMS builds natively, about 3 minutes), check-pair,
+# check-debug (KUnit and the scenarios in DEBUG_VM_CI, in one boot of the
+# debug kernel) in that order, each one even when an earlier one failed. When a debug
 # kernel tier is asked for and the debug kernel is not cached (nor being
 # built already, as .ci/run starts it during deps), its build
 # starts in the background at nice 19 right after the build tier: it takes
@@ -22,7 +23,7 @@
 set -uo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-ALL_TIERS=(build check-unit check-sanitize check-fuzz check-vm check-pair check-kunit check-vm-debug)
+ALL_TIERS=(build check-unit check-sanitize check-fuzz check-vm check-pkg check-pair check-debug)
 # Under the debug kernel CI runs the scenarios that drive connections, the
 # QP state machine and device removal (about 4 minutes); the rest, the
 # hostile peer included, run in `make check-vm-debug` (about 25 minutes).
@@ -46,7 +47,7 @@ mkdir -p "$LOGS"
 tier_cmd() {
 	case "$1" in
 	build) make -C "$REPO" -j"$JOBS" JOBS="$JOBS" ;;
-	check-vm-debug)
+	check-debug)
 		make -C "$REPO" --no-print-directory JOBS="$JOBS" \
 			DEBUG_VM="$DEBUG_VM_CI" "$1"
 		;;
@@ -61,7 +62,7 @@ tier_cmd() {
 # start_debug_kernel: build a cold debug kernel in the background (see top).
 start_debug_kernel() {
 	case " ${tiers[*]} " in
-	*" check-kunit "* | *" check-vm-debug "*) ;;
+	*" check-debug "*) ;;
 	*) return 0 ;;
 	esac
 	echo "===== debug kernel"

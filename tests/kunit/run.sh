@@ -12,8 +12,9 @@
 #  3. scripts/lab/run-scenario boots the debug kernel under TCG and runs the
 #     scenario tests/kunit/kiwi-kunit.sh (insmod + rmmod); the lab fails the
 #     run on any Oops/BUG/WARNING/KASAN/lockdep/kmemleak report.
-#  4. tests/kunit/ktap.py judges the KTAP in the guest's kernel log: every
-#     struct kunit_suite in tests/kunit/*.c must report all planned cases.
+#  4. tests/kunit/judge.sh (tests/kunit/ktap.py) judges the KTAP in the
+#     guest's kernel log: every struct kunit_suite in tests/kunit/*.c must
+#     report all planned cases.
 #
 # Last line: 'N passed, N failed' over KUnit cases; a missing suite, a planned
 # case that never reported and a lab/kernel failure each count as failed.
@@ -58,20 +59,4 @@ lab_rc=0
 	--timeout "${KUNIT_TIMEOUT:-600}" --boot-timeout "${KUNIT_BOOT_TIMEOUT:-900}" \
 	"$REPO/tests/kunit/kiwi-kunit.sh" 2>&1 | sed 's/^/  /' || lab_rc=${PIPESTATUS[0]}
 
-kmsg=$OUT/vm/single/kiwi-kunit.kmsg
-[ -r "$kmsg" ] || die "no kernel log from the guest (see $OUT/vm/single/console.log)"
-ktap_rc=0
-summary=$("$REPO/tests/kunit/ktap.py" "$kmsg" "$REPO"/tests/kunit/*.c) || ktap_rc=$?
-echo "$summary"
-
-counts=$(echo "$summary" | sed -n 's/^cases: \([0-9]*\) passed, \([0-9]*\) failed.*/\1 \2/p')
-read -r passed failed <<< "${counts:-0 1}"
-if [ "$lab_rc" -ne 0 ]; then
-	echo "check-kunit: the lab run failed (kernel report, crash or timeout): $OUT/vm/single/"
-	failed=$((failed + 1))
-fi
-if [ "$ktap_rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
-	failed=1
-fi
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+exec "$REPO/tests/kunit/judge.sh" "$OUT/vm/single/kiwi-kunit.kmsg" "$lab_rc"

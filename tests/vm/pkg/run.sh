@@ -1,20 +1,160 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# `make check-pkg`: build the Debian packages kiwi-dkms and libkiwi from
-# this tree with scripts/build-deb.sh (dpkg-buildpackage, lintian must be
-# clean), then boot a QEMU guest without kiwi (--kiwi-ko none) that
-# installs, uses and purges them (tests/vm/pkg/packages.sh). Options go to
-# scripts/lab/run-scenario. Ends with 'N passed, N failed'.
+# usage: tests/vm/pkg/run.sh [--full] [run-scenario options]
+#
+# `make check-pkg` (part of make test, about 3 minutes): the Debian packages
+# kiwi-dkms and libkiwi built from this tree, installed, used and purged
+# with their real maintainer scripts and DKMS hooks, in four steps:
+#   build    scripts/build-deb.sh (dpkg-buildpackage; lintian must be clean)
+#   install  in a throwaway root (this script's private mount namespace: an
+#            overlay of a tmpfs on the host root, chrooted into):
+#            tests/vm/pkg/install.sh, where `apt install` makes DKMS build
+#            kiwi.ko natively for the kernel the lab boots (the newest
+#            /boot/vmlinuz-*), kiwi(7) renders, and the linux-headers hook
+#            builds kiwi.ko again
+#   guest    a lab guest boots that root (run-scenario --root) and runs
+#            tests/vm/pkg/use.sh: the hook's kiwi.ko loads, rping and
+#            perftest run through the packaged provider
+#   purge    tests/vm/pkg/purge.sh in the chroot: `apt remove --purge`
+#            leaves no package, DKMS entry or module; then the overlay's
+#            upper layer must hold nothing of kiwi and nothing outside the
+#            package managers' own records
+# DKMS compiles on the host: one build of kiwi.ko takes 640 s in a TCG
+# guest. --full (`make check-pkg-full`, about 25 minutes) does it there
+# anyway: build, then tests/vm/pkg/packages.sh in a guest booted without
+# kiwi, DKMS building under the running kernel. Options go to
+# scripts/lab/run-scenario. Needs root (mount namespace, overlay, chroot).
+# One line 'PASS STEP (Ns)' or 'FAIL STEP' per step, then 'N passed,
+# N failed'; exit status 0 only if all passed.
 
 set -uo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
+PKG=$REPO/tests/vm/pkg
+DEBS=$REPO/build/deb
+LAB=$REPO/scripts/lab/run-scenario
 
-if ! bash "$REPO/scripts/build-deb.sh" "$REPO/build/deb"; then
-	echo "check-pkg: the packages do not build cleanly"
-	echo "0 passed, 1 failed"
-	exit 1
+passed=0 failed=0
+
+# summary: the last line; status 0 only if every step passed.
+summary() {
+	echo "$passed passed, $failed failed"
+	[ "$failed" = 0 ]
+}
+
+# step NAME CMD...: run CMD as the step NAME and print its verdict.
+step() {
+	local name=$1 t0=$SECONDS
+	shift
+	echo "===== check-pkg: $name"
+	if "$@"; then
+		passed=$((passed + 1))
+		echo "PASS $name ($((SECONDS - t0))s)"
+		return 0
+	fi
+	failed=$((failed + 1))
+	echo "FAIL $name ($((SECONDS - t0))s)"
+	return 1
+}
+
+if [ "${1:-}" = --full ]; then
+	shift
+	step build bash "$REPO/scripts/build-deb.sh" "$DEBS" || { summary; exit; }
+	step guest-full "$LAB" --kiwi-ko none "$@" "$PKG/packages.sh"
+	summary
+	exit
 fi
-"$REPO/scripts/lab/run-scenario" --kiwi-ko none "$@" \
-	"$REPO/tests/vm/pkg/packages.sh"
+if [ "$(id -u)" != 0 ]; then
+	echo "check-pkg: needs root (mount namespace, overlay, chroot)"
+	failed=$((failed + 1))
+	summary
+	exit
+fi
+# The rest runs in a private mount namespace: the mounts are this script's
+# alone and go with it; the trap unmounts them all the same.
+if [ "${KIWI_PKG_NS:-}" != 1 ]; then
+	KIWI_PKG_NS=1 exec unshare --mount --propagation private bash "${BASH_SOURCE[0]}" "$@"
+fi
+step build bash "$REPO/scripts/build-deb.sh" "$DEBS" || { summary; exit; }
+
+kernel=$(find /boot -maxdepth 1 -name 'vmlinuz-*' | sort -V | tail -n 1)
+kver=${kernel#/boot/vmlinuz-}
+work=$(mktemp -d /tmp/kiwi-pkg.XXXXXX)
+root=$work/root
+upper=$work/upper
+
+cleanup() {
+	umount -R "$work" 2>/dev/null || umount -R -l "$work"
+	rmdir "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# make_root: the host root below a tmpfs overlay at $root, with /proc,
+# /sys, /dev, a fresh /run, and this checkout read-only at its path (it
+# may live on another file system than /).
+make_root() {
+	local d
+
+	mount -t tmpfs -o mode=0755 tmpfs "$work" &&
+		mkdir "$upper" "$work/ovl-work" "$root" &&
+		mount -t overlay overlay \
+			-o "lowerdir=/,upperdir=$upper,workdir=$work/ovl-work" "$root" || return 1
+	for d in proc sys dev; do
+		mount --rbind "/$d" "$root/$d" && mount --make-rslave "$root/$d" || return 1
+	done
+	mount -t tmpfs -o mode=0755 tmpfs "$root/run" &&
+		mkdir -p "$root$REPO" &&
+		mount --bind "$REPO" "$root$REPO" &&
+		mount -o remount,bind,ro "$root$REPO"
+}
+
+# in_root SCRIPT: run SCRIPT in the chroot, in the lab's clean environment.
+in_root() {
+	chroot "$root" env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+		HOME=/root TERM=dumb LANG=C.UTF-8 KIWI_SRC="$REPO" KIWI_BUILD="$REPO/build" \
+		PKG_DEBS="$DEBS" PKG_KVER="$kver" bash "$1" < /dev/null
+}
+
+# upper_clean: after the purge, the upper layer holds what the root gained
+# since it was made; only the package managers' records, logs and caches,
+# the module indexes and DKMS's signing key (which outlives any module) may
+# stay, and nothing named after kiwi but log lines.
+upper_clean() {
+	local records left lines
+
+	records="^(var/lib/(dpkg|apt)/|var/cache/(apt|debconf|ldconfig|man)/|etc/ld\.so\.cache$"
+	records+="|usr/lib/modules/$kver/modules\.|var/lib/dkms/mok\.(key|pub)$)"
+	left=$(cd "$upper" && {
+		find . \( -path ./tmp -o -path ./var/log \) -prune -o \
+			\( -iname '*kiwi*' -o ! -type d \) -print | sed 's|^\./||' |
+			grep -Ev "$records"
+		find var/lib/dpkg var/lib/apt -iname '*kiwi*'
+		grep -l kiwi var/lib/dpkg/status
+	} 2>/dev/null | sort -u)
+	if [ -n "$left" ]; then
+		echo "the purge left in the root:"
+		mapfile -t lines <<<"$left"
+		printf '    %s\n' "${lines[@]}"
+		return 1
+	fi
+	echo "the purge left nothing of kiwi in the root"
+}
+
+if ! make_root; then
+	echo "check-pkg: cannot make the throwaway root under $work"
+	failed=$((failed + 1))
+	summary
+	exit
+fi
+echo "check-pkg: throwaway root $root for kernel $kver"
+if step install in_root "$PKG/install.sh"; then
+	step guest "$LAB" --root "$root" "$@" "$PKG/use.sh"
+else
+	failed=$((failed + 1))
+	echo "FAIL guest: not run (the install failed)"
+fi
+step purge in_root "$PKG/purge.sh"
+step purge-left-nothing upper_clean
+summary

@@ -33,6 +33,7 @@ if mode == "silent-server":
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     ls.bind((ip, port))
     ls.listen(1)
+    ls.settimeout(90)
     print("listening", flush=True)
     s, _ = ls.accept()
     t0 = time.time()
@@ -108,7 +109,9 @@ fi
 # 4. Silent responder: the connect times out after mpa_timeout (3 s).
 python3 "$PEER" silent-server 7110 "$IP" > "$VT_TMP/silent-srv" 2>&1 &
 peer=$!
-sleep 1
+# A python3 start takes seconds in a loaded TCG guest: wait for its listen.
+vt_wait_for 60 grep -q listening "$VT_TMP/silent-srv" ||
+	vt_fail "silent responder: the raw peer does not listen"
 t0=$(date +%s)
 out=$(timeout 60 rping -c -a "$IP" -p 7110 -C 1 -v 2>&1)
 rc=$?

@@ -282,6 +282,7 @@ ls = socket.socket()
 ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 ls.bind((ip, port))
 ls.listen(1)
+ls.settimeout(60)
 print("listening", flush=True)
 s, _ = ls.accept()
 s.settimeout(20)
@@ -367,16 +368,6 @@ except Exception as e:
 wait_hold()
 PY
 
-# wait_line FILE TEXT SECONDS: until FILE holds a line with TEXT.
-wait_line() {
-	local i
-	for ((i = 0; i < $3 * 5; i++)); do
-		grep -q "$2" "$1" 2>/dev/null && return 0
-		sleep 0.2
-	done
-	return 1
-}
-
 # One of each connection outcome on kiwi0.
 rping_bg ok "$IP" 7311 20
 rping_wait ok 20
@@ -387,7 +378,7 @@ raw_responder() {
 	local raw
 	python3 "$RAW" "$1" "$2" "$IP" > "$VT_TMP/raw.$1" 2>&1 &
 	raw=$!
-	wait_line "$VT_TMP/raw.$1" listening 10
+	vt_wait_for 60 grep -q listening "$VT_TMP/raw.$1"
 	timeout 30 rping -c -a "$IP" -p "$2" -C 1 > /dev/null 2>&1
 	vt_log "raw responder $1: rping exit $?"
 	wait $raw
@@ -404,7 +395,7 @@ kill $srv 2>/dev/null
 wait $srv
 python3 "$PY" reject-server "$IP" 7315 > "$VT_TMP/rej.srv" 2>&1 &
 srv=$!
-wait_line "$VT_TMP/rej.srv" listening 20
+vt_wait_for 60 grep -q listening "$VT_TMP/rej.srv"
 out=$(timeout 60 python3 "$PY" reject-client "$IP" 7315 2>&1)
 vt_check "pyverbs: a rejected connection is refused ($out)" test $? = 0
 wait $srv
@@ -444,10 +435,10 @@ echo 1 > "$TRACE/events/kiwi/kiwi_terminate/enable"
 touch "$VT_TMP/hold"
 python3 "$PY" term-server "$IP" 7317 "$VT_TMP/hold" > "$VT_TMP/term.srv" 2>&1 &
 tsrv=$!
-wait_line "$VT_TMP/term.srv" listening 20
+vt_wait_for 60 grep -q listening "$VT_TMP/term.srv"
 python3 "$PY" term-client "$IP" 7317 "$VT_TMP/hold" > "$VT_TMP/term.cli" 2>&1 &
 tcli=$!
-wait_line "$VT_TMP/term.cli" "write" 30
+vt_wait_for 30 grep -q "write" "$VT_TMP/term.cli"
 for i in $(seq 50); do
 	dd=$(rdma res show qp link kiwi0/1 -dd)
 	grep -q drv_term_rcvd <<<"$dd" && break

@@ -1,0 +1,143 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# The checks of the Debian packages kiwi-dkms and libkiwi (sourced after
+# tests/vm/scenarios/lib/common.bash). Each function runs the real
+# packages' maintainer scripts or hooks and records its checks with
+# vt_pass/vt_fail. They run in a lab guest (tests/vm/pkg/packages.sh, make
+# check-pkg-full) or, where no running kernel is needed, in a throwaway
+# chroot on the host (tests/vm/pkg/run.sh, make check-pkg): so nothing
+# here asks `uname -r`; the kernel is PKG_KVER.
+#
+# Environment: PKG_DEBS (the folder of make deb), PKG_KVER (the kernel
+# the module is built for).
+
+: "${PKG_DEBS:?}" "${PKG_KVER:?}"
+PKG_PROVIDER=/usr/lib/x86_64-linux-gnu/libibverbs/libkiwi-rdmav34.so
+PKG_DRIVER=/etc/libibverbs.d/kiwi.driver
+PKG_DKMS_KO=/lib/modules/$PKG_KVER/updates/dkms/kiwi.ko
+PKG_VER=$(dpkg-deb -f "$PKG_DEBS"/kiwi-dkms_*_all.deb Version 2>/dev/null)
+export DEBIAN_FRONTEND=noninteractive
+
+# pkg_kiwi_ko: every kiwi.ko in the module tree of PKG_KVER.
+pkg_kiwi_ko() {
+	find "/lib/modules/$PKG_KVER/" -name 'kiwi.ko*' 2>/dev/null
+}
+
+# pkg_no_kiwi: nothing of kiwi before the packages (a root that had kiwi
+# installed proves nothing about them).
+pkg_no_kiwi() {
+	[ -n "$PKG_VER" ] || vt_die "no packages in $PKG_DEBS (make deb)"
+	[ -z "$(pkg_kiwi_ko)" ] || vt_die "kiwi.ko present before the packages: $(pkg_kiwi_ko)"
+	[ ! -e "$PKG_PROVIDER" ] || vt_die "$PKG_PROVIDER present before the packages"
+	[ ! -e /var/lib/dkms/kiwi ] || vt_die "kiwi in the DKMS tree before the packages"
+}
+
+# pkg_install: `apt install ./kiwi-dkms_*.deb ./libkiwi_*.deb`, whose
+# postinst builds and installs kiwi.ko with DKMS.
+pkg_install() {
+	local t0=$SECONDS
+
+	if apt-get install -y "$PKG_DEBS"/kiwi-dkms_*_all.deb "$PKG_DEBS"/libkiwi_*_amd64.deb \
+		> "$VT_TMP/install.log" 2>&1; then
+		vt_pass "apt install ./kiwi-dkms ./libkiwi in $((SECONDS - t0)) s"
+	else
+		tail -n 30 "$VT_TMP/install.log"
+		vt_die "apt install failed"
+	fi
+	grep -iE 'dkms|kiwi|sign|building' "$VT_TMP/install.log" | sed 's/^/    /' | head -n 30
+	pkg_check_installed "installed by apt"
+}
+
+# pkg_check_installed WHEN: kiwi.ko built by DKMS for PKG_KVER, signed with
+# DKMS's MOK key, the only kiwi.ko of that kernel; libkiwi in place.
+pkg_check_installed() {
+	vt_check "dkms status $1: kiwi/$PKG_VER installed for $PKG_KVER" \
+		grep -q "^kiwi/$PKG_VER, $PKG_KVER, x86_64: installed" <<<"$(dkms status kiwi)"
+	vt_eq "$1: the kernel's only kiwi.ko is DKMS's" "$(pkg_kiwi_ko)" "$PKG_DKMS_KO"
+	vt_eq "$1: modprobe finds it" "$(modinfo -k "$PKG_KVER" -n kiwi 2>&1)" "$PKG_DKMS_KO"
+	vt_eq "$1: signed by DKMS's MOK key" \
+		"$(modinfo -k "$PKG_KVER" -F signer kiwi 2>&1)" "DKMS module signing key"
+	vt_eq "$1: version" "$(modinfo -k "$PKG_KVER" -F version kiwi 2>&1)" "$PKG_VER"
+	vt_eq "$1: vermagic" "$(modinfo -k "$PKG_KVER" -F vermagic kiwi | cut -d' ' -f1)" \
+		"$PKG_KVER"
+	vt_eq "libkiwi where libibverbs looks" "$(dpkg -S "$PKG_PROVIDER" 2>&1)" \
+		"libkiwi:amd64: $PKG_PROVIDER"
+	vt_check "kiwi.driver names the provider" grep -qx 'driver kiwi' "$PKG_DRIVER"
+}
+
+# pkg_man: kiwi(7) is installed and renders with its sections.
+pkg_man() {
+	local page s
+
+	vt_eq "man -w kiwi" "$(man -w kiwi 2>&1)" /usr/share/man/man7/kiwi.7.gz
+	page=$(MANWIDTH=80 man -P cat kiwi 2>&1)
+	for s in NAME DESCRIPTION DEVICES SETTINGS COUNTERS TRACEPOINTS 'SECURE BOOT' 'SEE ALSO'; do
+		vt_check "man kiwi renders section $s" grep -qx "$s" <<<"$page"
+	done
+	vt_check "man kiwi: settings named" grep -q 'mpa_timeout' <<<"$page"
+	vt_eq "man kiwi: no groff warnings" \
+		"$(MANWIDTH=80 man --warnings -P cat kiwi 2>&1 > /dev/null)" ""
+}
+
+# pkg_kernel_hook: a kernel installed later. DKMS knows kiwi but has no
+# build for PKG_KVER, as for any new kernel (`dkms unbuild` keeps the
+# sources registered; `dkms remove` of the only kernel would unregister
+# kiwi altogether, which no kernel upgrade does). The hook a linux-headers
+# package runs must build and install kiwi.ko again.
+pkg_kernel_hook() {
+	local t0
+
+	dkms unbuild -m kiwi -v "$PKG_VER" -k "$PKG_KVER" > "$VT_TMP/unbuild.log" 2>&1 ||
+		vt_fail "dkms unbuild -k $PKG_KVER: $(tail -n 3 "$VT_TMP/unbuild.log")"
+	vt_eq "no kiwi.ko after dkms unbuild -k $PKG_KVER" "$(pkg_kiwi_ko)" ""
+	vt_eq "dkms status after unbuild" "$(dkms status kiwi)" "kiwi/$PKG_VER: added"
+	t0=$SECONDS
+	/etc/kernel/header_postinst.d/dkms "$PKG_KVER" > "$VT_TMP/hook.log" 2>&1
+	vt_log "header_postinst.d/dkms $PKG_KVER took $((SECONDS - t0)) s"
+	sed 's/^/    /' "$VT_TMP/hook.log" | head -n 20
+	pkg_check_installed "rebuilt by the kernel hook"
+}
+
+# pkg_purge: `apt remove --purge` leaves no package, DKMS entry, file or
+# module for modprobe.
+pkg_purge() {
+	local left
+
+	if apt-get remove --purge -y kiwi-dkms libkiwi > "$VT_TMP/purge.log" 2>&1; then
+		vt_pass "apt remove --purge kiwi-dkms libkiwi"
+	else
+		tail -n 20 "$VT_TMP/purge.log"
+		vt_fail "apt remove --purge failed"
+	fi
+	vt_eq "dpkg knows no kiwi package" \
+		"$(dpkg -l 'kiwi*' 'libkiwi*' 2>/dev/null | grep -c '^[a-z][a-z] ')" 0
+	vt_eq "dkms status kiwi" "$(dkms status kiwi)" ""
+	left=$(find /usr/src /var/lib/dkms /lib/modules /usr/lib/x86_64-linux-gnu \
+		/etc /usr/share/man /usr/share/doc /var/lib/dpkg/info -name '*kiwi*' 2>/dev/null)
+	vt_eq "files left" "$left" ""
+	vt_check "modprobe finds no kiwi for $PKG_KVER" \
+		sh -c "! modprobe -n -S '$PKG_KVER' kiwi 2>/dev/null"
+}
+
+# pkg_use IP: in a guest, the packaged kiwi.ko loads and the packaged
+# provider serves ibv_devinfo, rping and perftest on kiwi0 over eth0.
+pkg_use() {
+	local ip=$1 t srv
+
+	vt_check "modprobe kiwi" modprobe kiwi
+	vt_eq "the loaded kiwi is the package's" "$(cat /sys/module/kiwi/version 2>&1)" "$PKG_VER"
+	vt_link_add kiwi0 eth0 || vt_die "rdma link add kiwi0"
+	vt_check "ibv_devinfo -d kiwi0 through the packaged libkiwi" \
+		grep -q 'transport:[[:space:]]*iWARP' <<<"$(ibv_devinfo -d kiwi0 2>&1)"
+	vt_rping "over the packaged kiwi" 7501 10 "$ip"
+	for t in ib_write_bw ib_read_bw; do
+		$t -d kiwi0 -R -F -s 65536 -n 50 -p 7502 > "$VT_TMP/$t.srv" 2>&1 &
+		srv=$!
+		vt_wait_for 10 vt_listening 7502
+		vt_check "$t 64 KiB x 50 on the packaged kiwi" \
+			timeout 180 $t -d kiwi0 -R -F -s 65536 -n 50 -p 7502 "$ip"
+		wait $srv
+	done
+	vt_link_del kiwi0
+	vt_check "modprobe -r kiwi" modprobe -r kiwi
+}
