@@ -27,7 +27,7 @@ PKGS=(
 	libclang-rt-14-dev clang-format clang-tidy sparse shellcheck
 	# QEMU lab and system tests
 	qemu-system-x86 qemu-utils busybox-static iproute2 iputils-ping ethtool
-	procps psmisc util-linux coreutils rsync tshark tcpdump iperf3
+	procps psmisc util-linux coreutils rsync tshark tcpdump iperf3 sockperf
 	# operations: tracepoint capture, Debian packages and DKMS, man page
 	trace-cmd linux-perf dpkg-dev debhelper dh-dkms dkms fakeroot lintian
 	man-db openssl

@@ -2,17 +2,44 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The benchmark case of tests/bench/pair.sh (run through tests/vm/pair/run.sh
-# --cases-dir): between the two guests, with this combo's provider,
-# ib_write_bw, ib_read_bw and ib_send_bw at 64 KiB and ib_send_lat at 8 B
-# (perftest -R), then iperf3 over plain TCP in the same boot. The client
-# guest writes "NAME VALUE" lines to KIWI_RESULTS/PAIR_ID.bench (MB/s for
-# bandwidth, microseconds for latency); a step that fails records nothing.
+# --cases-dir). Between the two guests, with this combo's provider, BENCH_REPS
+# rounds (default 3) of: ib_write_bw, ib_send_bw, ib_read_bw at 64 KiB;
+# ib_send_lat and ib_write_lat at 8 B (perftest -R); then, in the same boot,
+# plain TCP: iperf3 (one stream) and a TCP ping-pong of 8 B (sockperf pp).
+# BENCH_SWEEP=1 adds, once, bandwidth at 8 B to 1 MiB (x4 steps), 64 KiB with
+# 16 QPs (-q 16) and bidirectional (-b), and latency at 4 KiB.
+#
+# Each guest writes "NAME ROUND VALUE" lines to KIWI_RESULTS/PAIR_ID.bench:
+# the client the figures (MiB/s: perftest's "MB/sec" is 2^20 octets per
+# second, and iperf3's bytes are converted the same way; latency in µs, the
+# median and the 99th percentile, one way, i.e. half a round trip, as both
+# perftest and sockperf report it), both guests "cpu.NAME" (CPU seconds that
+# guest spent, all CPUs, from /proc/stat, during that step) and "bytes.NAME"
+# (octets the step moved one way). "info crc32c DRIVER" names the guest's
+# crc32c implementation. A step that fails records nothing.
 
 . "$KIWI_SRC/tests/vm/pair/lib.bash"
 
+reps=${BENCH_REPS:-3}
 bw_n=${BENCH_BW_ITERS:-500}
 lat_n=${BENCH_LAT_ITERS:-1000}
+tcp_secs=${BENCH_TCP_SECONDS:-5}
 res=$KIWI_RESULTS/$PAIR_ID.bench
+round=0
+
+# cpu_jiffies: busy time of all CPUs so far, in USER_HZ ticks.
+cpu_jiffies() {
+	awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat
+}
+
+# cpu_note NAME T0 BYTES: this guest's CPU seconds since jiffies T0.
+cpu_note() {
+	local t1
+	t1=$(cpu_jiffies)
+	echo "cpu.$1 $round $(awk -v a="$2" -v b="$t1" -v hz="$(getconf CLK_TCK)" \
+		'BEGIN { printf "%.3f", (b - a) / hz }')" >> "$res"
+	echo "bytes.$1 $round $3" >> "$res"
+}
 
 # record NAME FIELD OUTFILE PATTERN: field FIELD of the last line of
 # OUTFILE that starts with PATTERN (perftest's result row). Returns 2 if
@@ -28,66 +55,145 @@ record() {
 		vt_log "$1: perftest's clock calibration failed, result 0"
 		return 2
 	fi
-	[ -n "$v" ] && echo "$1 $v" >> "$res"
+	[ -n "$v" ] && echo "$1 $round $v" >> "$res"
 	return 0
 }
 
-# measure NAME FIELD PATTERN SERVER_CMD -- CLIENT_CMD: one perftest step,
-# recorded. perftest converts TSC cycles to time with a frequency it
-# samples against gettimeofday() when it reports; under TCG that sampling
-# sometimes fails ("Correlation coefficient r^2: ... < 0.9") and perftest
-# then prints 0.00. Such a step runs again, at most five times in all;
-# the client tells the server through the shared folder.
+# measure NAME SIZE PERFTEST [OPTION...]: one perftest step, recorded:
+# bandwidth (field 4, MiB/s) for *_bw, median (field 5) and 99th percentile
+# (field 8) for *_lat. perftest converts TSC cycles to time with a
+# frequency it samples against gettimeofday() when it reports; under TCG
+# that sampling sometimes fails ("Correlation coefficient r^2: ... < 0.9")
+# and perftest then prints 0.00. Such a step runs again, at most five times
+# in all; the client tells the server through the shared folder.
 measure() {
-	local name=$1 field=$2 pat=$3 try again
-	shift 3
+	local name=$1 size=$2 try again t0 n=$bw_n out
+	shift 2
+	case "$1" in *_lat) n=$lat_n ;; esac
+	# perftest times with the TSC, and TCG's vCPUs do not keep theirs in
+	# step: a run that moves between vCPUs measures nonsense. Each perftest
+	# process stays on vCPU 0.
+	local cmd=(taskset -c 0 "$@" -d "$PAIR_DEV" -R -F -s "$size" -n "$n" -p "{port}")
 	for try in 1 2 3 4 5; do
-		again=$KIWI_SHARED/pair.$PAIR_ID.$name.$try.again
-		pair_step "$name" server 600 "$@"
+		again=$KIWI_SHARED/pair.$PAIR_ID.$name.$round.$try.again
+		t0=$(cpu_jiffies)
+		pair_step "$name" server 600 "${cmd[@]}" -- "${cmd[@]}" "{peer}"
+		out=$VT_TMP/$name.out
 		if [ "$PAIR_SIDE" = client ]; then
-			record "$name" "$field" "$VT_TMP/$name.out" "$pat" ||
-				[ "$try" = 5 ] || touch "$again"
+			case "$1" in
+			*_lat)
+				record "$name.p50" 5 "$out" "$size" &&
+					record "$name.p99" 8 "$out" "$size"
+				;;
+			*) record "$name" 4 "$out" "$size" ;;
+			esac || [ "$try" = 5 ] || touch "$again"
 		fi
-		pair_barrier "$name.$try.judged" 60
+		pair_barrier "$name.$round.$try.judged" 60
 		[ -e "$again" ] || break
 	done
+	case "$1" in *_bw) cpu_note "$name" "$t0" $((size * n)) ;; esac
+}
+
+# tcp_step NAME SERVER_CMD -- CLIENT_CMD: a plain TCP client/server pair
+# on a fresh port ({port}, {peer} as in pair_step); the client's output in
+# VT_TMP/NAME.out. Return: the client's exit status (the server's: 0).
+tcp_step() {
+	local name=$1 cmd=() pid rc=0
+	shift
+	PAIR_PORT=$((PAIR_PORT + 1))
+	if [ "$PAIR_SIDE" = server ]; then
+		while [ "$1" != -- ]; do cmd+=("${1//\{port\}/$PAIR_PORT}"); shift; done
+		timeout 60 "${cmd[@]}" > "$VT_TMP/$name.srv" 2>&1 &
+		pid=$!
+		sleep 1
+		pair_barrier "$name.listening" 60
+		pair_barrier "$name.done" 120
+		kill "$pid" 2>/dev/null
+		wait "$pid"
+		return 0
+	fi
+	while [ "$1" != -- ]; do shift; done
+	shift
+	cmd=("${@//\{port\}/$PAIR_PORT}")
+	cmd=("${cmd[@]//\{peer\}/$KIWI_PEER_IP}")
+	pair_barrier "$name.listening" 60
+	timeout 60 "${cmd[@]}" > "$VT_TMP/$name.out" 2>&1 || rc=$?
+	pair_barrier "$name.done" 120
+	return "$rc"
+}
+
+# tcp_bw: iperf3, one stream, tcp_secs seconds, received MiB/s.
+tcp_bw() {
+	local t0 rc=0
+	t0=$(cpu_jiffies)
+	tcp_step tcp_bw iperf3 -s -1 -p "{port}" -- \
+		iperf3 -c "{peer}" -p "{port}" -t "$tcp_secs" -J || rc=$?
+	[ "$PAIR_SIDE" = client ] || { cpu_note tcp_bw "$t0" 0; return 0; }
+	local v
+	if [ "$rc" = 0 ] && v=$(python3 -c '
+import json, sys
+e = json.load(open(sys.argv[1]))["end"]["sum_received"]
+print("%.1f %d" % (e["bytes"] / e["seconds"] / 2**20, e["bytes"]))' \
+		"$VT_TMP/tcp_bw.out"); then
+		echo "tcp_bw $round ${v% *}" >> "$res"
+		cpu_note tcp_bw "$t0" "${v#* }"
+		vt_pass "iperf3: ${v% *} MiB/s"
+	else
+		vt_fail "iperf3: $(tail -n 3 "$VT_TMP/tcp_bw.out")"
+	fi
+}
+
+# tcp_lat: sockperf ping-pong of 8 B over TCP: median and 99th percentile
+# of half the round trip, µs.
+tcp_lat() {
+	local rc=0 p50 p99
+	tcp_step tcp_lat sockperf sr --tcp -i 0.0.0.0 -p "{port}" -- \
+		sockperf pp --tcp -i "{peer}" -p "{port}" -m 8 -t "$tcp_secs" || rc=$?
+	[ "$PAIR_SIDE" = client ] || return 0
+	p50=$(awk '/percentile 50.000 =/ { print $NF }' "$VT_TMP/tcp_lat.out")
+	p99=$(awk '/percentile 99.000 =/ { print $NF }' "$VT_TMP/tcp_lat.out")
+	if [ "$rc" = 0 ] && [ -n "$p50" ] && [ -n "$p99" ]; then
+		echo "tcp_lat.p50 $round $p50" >> "$res"
+		echo "tcp_lat.p99 $round $p99" >> "$res"
+		vt_pass "sockperf pp: median $p50 µs, p99 $p99 µs"
+	else
+		vt_fail "sockperf pp: $(tail -n 3 "$VT_TMP/tcp_lat.out")"
+	fi
+}
+
+# crc32c_driver: the crc32c implementation the crypto API picks (highest
+# priority); under TCG crc32c-intel's SSE4.2 instruction is emulated.
+crc32c_driver() {
+	awk '/^name/ { n = $3 } /^driver/ { d = $3 } /^priority/ {
+		if (n == "crc32c" && $3 > best) { best = $3; pick = d } }
+		END { print pick ? pick : "none" }' /proc/crypto
 }
 
 [ "$PAIR_SIDE" = client ] && : > "$res"
+[ "$PAIR_SIDE" = server ] && : > "$res"
 pair_up
-# perftest times with the TSC, and TCG's vCPUs do not keep theirs in step:
-# a run that moves between vCPUs measures nonsense. Each perftest process
-# stays on vCPU 0.
-pin=(taskset -c 0)
-for t in ib_write_bw ib_read_bw ib_send_bw; do
-	measure "$t" 4 65536 \
-		"${pin[@]}" "$t" -d "$PAIR_DEV" -R -F -s 65536 -n "$bw_n" -p "{port}" -- \
-		"${pin[@]}" "$t" -d "$PAIR_DEV" -R -F -s 65536 -n "$bw_n" -p "{port}" "{peer}"
+echo "info crc32c $(crc32c_driver)" >> "$res"
+vt_log "crc32c driver: $(crc32c_driver)"
+for ((round = 1; round <= reps; round++)); do
+	for t in ib_write_bw ib_send_bw ib_read_bw; do
+		measure "$t" 65536 "$t"
+	done
+	measure ib_send_lat 8 ib_send_lat
+	measure ib_write_lat 8 ib_write_lat
+	tcp_bw
+	tcp_lat
 done
-measure ib_send_lat 5 8 \
-	"${pin[@]}" ib_send_lat -d "$PAIR_DEV" -R -F -s 8 -n "$lat_n" -p "{port}" -- \
-	"${pin[@]}" ib_send_lat -d "$PAIR_DEV" -R -F -s 8 -n "$lat_n" -p "{port}" "{peer}"
-
-# Plain TCP between the same guests: iperf3, 10 s, one stream.
-PAIR_PORT=$((PAIR_PORT + 1))
-if [ "$PAIR_SIDE" = server ]; then
-	timeout 60 iperf3 -s -1 -p "$PAIR_PORT" > "$VT_TMP/iperf3.out" 2>&1 &
-	pid=$!
-	sleep 1
-	pair_barrier iperf3.listening 60
-	pair_barrier iperf3.done 120
-	wait "$pid"
-else
-	pair_barrier iperf3.listening 60
-	if timeout 60 iperf3 -c "$KIWI_PEER_IP" -p "$PAIR_PORT" -t 10 -J \
-		> "$VT_TMP/iperf3.json" 2>&1; then
-		python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print("tcp %.1f" % (j["end"]["sum_received"]["bits_per_second"] / 8e6))' \
-			"$VT_TMP/iperf3.json" >> "$res" && vt_pass "iperf3" ||
-			vt_fail "iperf3: no result"
-	else
-		vt_fail "iperf3: $(tail -n 3 "$VT_TMP/iperf3.json")"
-	fi
-	pair_barrier iperf3.done 120
+if [ "${BENCH_SWEEP:-0}" = 1 ]; then
+	round=1
+	for s in 8 64 512 4096 16384 262144 1048576; do
+		for t in ib_write_bw ib_send_bw ib_read_bw; do
+			measure "$t@$s" "$s" "$t"
+		done
+	done
+	measure "ib_write_bw.q16" 65536 ib_write_bw -q 16
+	measure "ib_write_bw.bidir" 65536 ib_write_bw -b
+	measure "ib_send_lat@4096" 4096 ib_send_lat
+	measure "ib_write_lat@4096" 4096 ib_write_lat
 fi
 pair_down
 vt_finish

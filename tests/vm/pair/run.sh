@@ -124,9 +124,10 @@ limit_for() {
 	esac
 }
 
-# The caller's SOAK_* variables reach the cases (tests/vm/soak/cases).
+# The caller's SOAK_*, BENCH_* and PROFILE_* variables reach the cases
+# (tests/vm/soak/cases, tests/bench).
 pass_env=
-for v in $(compgen -e | grep '^SOAK_'); do
+for v in $(compgen -e | grep -E '^(SOAK|BENCH|PROFILE)_'); do
 	pass_env+=$(printf 'export %s=%q' "$v" "${!v}")$'\n'
 done
 

@@ -1,0 +1,194 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""usage: pair-table.py LABDIR CSV COMBO...
+
+The table of tests/bench/pair.sh: reads both guests' PAIR_ID.bench files
+("NAME ROUND VALUE" lines, tests/bench/pair/perf.sh) of every COMBO under
+LABDIR, writes every figure to CSV and prints the medians of the rounds with
+their spread, guest CPU per GiB, and the ratios kiwi/TCP and kiwi/siw with
+the same CRC setting. Exit status 2 if there is no figure at all.
+"""
+import csv
+import os
+import statistics
+import sys
+
+BW = [("ib_write_bw", "write"), ("ib_send_bw", "send"), ("ib_read_bw", "read"),
+      ("tcp_bw", "TCP")]
+LAT = [("ib_send_lat", "send"), ("ib_write_lat", "write"), ("tcp_lat", "TCP")]
+
+
+def unit(name):
+    if name.startswith("cpu."):
+        return "s"
+    if name.startswith("bytes."):
+        return "B"
+    return "us" if "_lat" in name else "MiB/s"
+
+
+def side_asks_crc(side):
+    prov, _, opts = side.partition(":")
+    opts = opts.split("+") if opts else []
+    if prov == "kiwi":
+        return "mpa_crc_off=1" not in opts
+    if prov == "siw":
+        return "crc" in opts
+    return None
+
+
+def describe(combo):
+    """(providers, crc) of COMBO: crc is on when either side asks for it."""
+    spec = combo.split("/")[0].split("@")[0].split("!")[0]
+    a, b = spec.split("-", 1)
+    provs = "-".join(sorted({a.split(":")[0], b.split(":")[0]}))
+    asks = [side_asks_crc(a), side_asks_crc(b)]
+    if None in asks:
+        return provs, "-"
+    return provs, "on" if any(asks) else "off"
+
+
+def load(labdir, combo):
+    """{name: {round: value}} of the client; cpu.* summed over both guests."""
+    label = combo.split("/")[0].replace(":", "_").replace("=", "_")
+    vals, info = {}, {}
+    for side in ("client", "server"):
+        path = os.path.join(labdir, side, label + ".perf.bench")
+        if not os.path.exists(path):
+            continue
+        for line in open(path):
+            f = line.split()
+            if len(f) != 3:
+                continue
+            if f[0] == "info":
+                info["%s.%s" % (f[1], side)] = f[2]
+                continue
+            name, rnd, v = f[0], int(f[1]), float(f[2])
+            if side == "server" and not name.startswith("cpu."):
+                continue
+            d = vals.setdefault(name, {})
+            d[rnd] = d.get(rnd, 0.0) + v if name.startswith("cpu.") else v
+    return vals, info
+
+
+def med(vals, name):
+    v = list(vals.get(name, {}).values())
+    return statistics.median(v) if v else None
+
+
+def spread(vals, name):
+    v = list(vals.get(name, {}).values())
+    m = statistics.median(v) if v else 0
+    return (max(v) - min(v)) / m * 100 if len(v) > 1 and m else None
+
+
+def cell(vals, name, fmt="%.1f"):
+    m = med(vals, name)
+    if m is None:
+        return "-"
+    s = spread(vals, name)
+    return (fmt % m) + ("" if s is None else " ±%.0f%%" % (s / 2))
+
+
+def cpu_per_gib(vals, name):
+    """Median over rounds of (CPU s of both guests) / (GiB moved)."""
+    cpu, nb = vals.get("cpu." + name, {}), vals.get("bytes." + name, {})
+    r = [cpu[k] / (nb[k] / 2**30) for k in cpu if nb.get(k)]
+    return statistics.median(r) if r else None
+
+
+def ratio(a, b):
+    return "%.2fx" % (a / b) if a is not None and b else "-"
+
+
+def sweep(data, combos, wid):
+    """The BENCH_SWEEP figures (one round), if any: NAME@SIZE, q16, bidir."""
+    names = sorted({n for c in combos for n in data[c][0]
+                    if ("@" in n or n.endswith((".q16", ".bidir")))
+                    and not n.startswith(("cpu.", "bytes."))},
+                   key=lambda n: (n.split("@")[0], int(n.split("@")[1].split(".")[0])
+                                  if "@" in n else 0, n))
+    if not names:
+        return
+    print("\nSweep (one round; MiB/s, latency µs median)")
+    print("%-24s" % "figure" + "".join("%*s" % (wid, c) for c in combos))
+    for n in names:
+        print("%-24s" % n + "".join("%*s" % (wid, "%.1f" % med(data[c][0], n)
+                                             if med(data[c][0], n) is not None else "-")
+                                    for c in combos))
+
+
+def main():
+    labdir, out, combos = sys.argv[1], sys.argv[2], sys.argv[3:]
+    data = {c: load(labdir, c) for c in combos}
+    rows = []
+    for c in combos:
+        provs, crc = describe(c)
+        for name, d in sorted(data[c][0].items()):
+            for rnd, v in sorted(d.items()):
+                rows.append([c, provs, crc, name, unit(name), rnd, v])
+    with open(out, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["combo", "providers", "crc", "metric", "unit", "round", "value"])
+        w.writerows(rows)
+    if not rows:
+        print("no figures (see the logs in %s)" % labdir)
+        return 2
+
+    wid = max(len(c) for c in combos) + 2
+    print("\nBandwidth, 64 KiB messages, MiB/s (median of rounds ±half the spread)")
+    print("%-*s %4s" % (wid, "combo", "crc") + "".join("%14s" % h for _, h in BW)
+          + "%12s" % "CPU s/GiB")
+    for c in combos:
+        v = data[c][0]
+        cpu = cpu_per_gib(v, "ib_write_bw")
+        print("%-*s %4s" % (wid, c, describe(c)[1])
+              + "".join("%14s" % cell(v, n) for n, _ in BW)
+              + "%12s" % ("%.1f" % cpu if cpu else "-"))
+    print("\nLatency, 8 B, µs one way: median / 99th percentile")
+    print("%-*s %4s" % (wid, "combo", "crc") + "".join("%16s" % h for _, h in LAT))
+    for c in combos:
+        v = data[c][0]
+        print("%-*s %4s" % (wid, c, describe(c)[1]) + "".join(
+            "%16s" % ("%s / %s" % (cell(v, n + ".p50", "%.0f").split(" ")[0],
+                                   cell(v, n + ".p99", "%.0f").split(" ")[0]))
+            for n, _ in LAT))
+
+    every = {}
+    for c in combos:
+        for n in ("tcp_bw", "tcp_lat.p50"):
+            every.setdefault(n, []).extend(data[c][0].get(n, {}).values())
+    tcp = {n: statistics.median(v) if v else None for n, v in every.items()}
+    print("\nRatios (TCP: median of every TCP round of this run, %s MiB/s, %s µs)" % (
+        "%.1f" % tcp["tcp_bw"] if tcp.get("tcp_bw") else "-",
+        "%.0f" % tcp["tcp_lat.p50"] if tcp.get("tcp_lat.p50") else "-"))
+    rw = 2 * wid
+    print("%-*s %4s %10s %10s %10s %10s %10s" % (
+        rw, "combo", "crc", "write", "send", "read", "send_lat", "write_lat"))
+    for c in combos:
+        provs, crc = describe(c)
+        if provs != "kiwi":
+            continue
+        v = data[c][0]
+        print("%-*s %4s" % (rw, c + " /TCP", crc) + "".join(
+            " %10s" % ratio(med(v, n), tcp.get("tcp_bw")) for n, _ in BW[:3]) + "".join(
+            " %10s" % ratio(med(v, n + ".p50"), tcp.get("tcp_lat.p50")) for n in
+            ("ib_send_lat", "ib_write_lat")))
+        for s in combos:
+            if describe(s) != ("siw", crc):
+                continue
+            w = data[s][0]
+            print("%-*s %4s" % (rw, c + " /" + s, crc) + "".join(
+                " %10s" % ratio(med(v, n), med(w, n)) for n, _ in BW[:3]) + "".join(
+                " %10s" % ratio(med(v, n + ".p50"), med(w, n + ".p50")) for n in
+                ("ib_send_lat", "ib_write_lat")))
+    sweep(data, combos, wid)
+    drivers = sorted({"%s" % d for c in combos for d in data[c][1].values()})
+    print("\ncrc32c driver in the guests: %s (TCG emulates SSE4.2's crc32 instruction)"
+          % (", ".join(drivers) or "unknown"))
+    print("CSV: %s" % out)
+    print("-: no figure (the step failed, or perftest could not calibrate its clock")
+    print("   in five tries under TCG; the combo's log says which).")
+    return 0
+
+
+sys.exit(main())

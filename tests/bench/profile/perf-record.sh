@@ -1,0 +1,47 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The case of tests/bench/profile.sh (run through tests/vm/pair/run.sh
+# --cases-dir): ib_write_bw at PROFILE_SIZE (default 64 KiB) between the two
+# guests for PROFILE_ITERS messages (default 2000) under `perf record -a -g`
+# on both guests (cpu-clock: TCG has no PMU). Each guest writes its `perf report` summary (children off,
+# then by symbol only) to KIWI_RESULTS/PAIR_ID.SIDE.perf.txt, the throughput
+# perftest printed to the client's log.
+
+. "$KIWI_SRC/tests/vm/pair/lib.bash"
+
+size=${PROFILE_SIZE:-65536}
+iters=${PROFILE_ITERS:-2000}
+data=$VT_TMP/perf.data
+rep=$KIWI_RESULTS/$PAIR_ID.$PAIR_SIDE.perf.txt
+
+pair_up
+echo 0 > /proc/sys/kernel/kptr_restrict
+echo -1 > /proc/sys/kernel/perf_event_paranoid
+# perf records from before the step to its end (SIGINT): the connection
+# setup is a small part of the run. perf is started here, not around
+# perftest, because it takes long to start under TCG.
+perf record -a -g -e cpu-clock -o "$data" > "$VT_TMP/perf-record.log" 2>&1 &
+prof=$!
+sleep 5
+pair_step ib_write_bw server 600 \
+	taskset -c 0 ib_write_bw -d "$PAIR_DEV" -R -F -s "$size" -n "$iters" -p "{port}" -- \
+	taskset -c 0 ib_write_bw -d "$PAIR_DEV" -R -F -s "$size" -n "$iters" -p "{port}" "{peer}"
+kill -INT "$prof"
+wait "$prof"
+vt_log "ib_write_bw: $(grep -E "^ *$size " "$VT_TMP/ib_write_bw.out" | tail -n 1)"
+{
+	echo "== $PAIR_ID $PAIR_SIDE: perf record -a -g -e cpu-clock around ib_write_bw -s $size -n $iters"
+	grep -E "^ *$size " "$VT_TMP/ib_write_bw.out"
+	echo "== by symbol (self)"
+	perf report -i "$data" --stdio --no-children --sort sym -g none 2>/dev/null |
+		grep -v '^#' | grep -v '^$' | head -n 60
+	echo "== by command, symbol (self)"
+	perf report -i "$data" --stdio --no-children --sort comm,sym -g none 2>/dev/null |
+		grep -v '^#' | grep -v '^$' | head -n 40
+	echo "== call graph (caller), top entries"
+	perf report -i "$data" --stdio --children --sort sym -g caller,0.5,callee --percent-limit 3 \
+		2>/dev/null | grep -v '^$' | head -n 300
+} > "$rep" 2>&1
+pair_down
+vt_finish
