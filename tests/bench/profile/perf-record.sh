@@ -3,7 +3,7 @@
 #
 # The case of tests/bench/profile.sh (run through tests/vm/pair/run.sh
 # --cases-dir): ib_write_bw at PROFILE_SIZE (default 64 KiB) between the two
-# guests for PROFILE_ITERS messages (default 2000) under `perf record -a -g`
+# guests for PROFILE_ITERS messages (default 8000) under `perf record -a -g`
 # on both guests (cpu-clock: TCG has no PMU). Each guest writes its `perf report` summary (children off,
 # then by symbol only) to KIWI_RESULTS/PAIR_ID.SIDE.perf.txt, the throughput
 # perftest printed to the client's log.
@@ -11,23 +11,24 @@
 . "$KIWI_SRC/tests/vm/pair/lib.bash"
 
 size=${PROFILE_SIZE:-65536}
-iters=${PROFILE_ITERS:-2000}
+iters=${PROFILE_ITERS:-8000}
 data=$VT_TMP/perf.data
 rep=$KIWI_RESULTS/$PAIR_ID.$PAIR_SIDE.perf.txt
 
 pair_up
 echo 0 > /proc/sys/kernel/kptr_restrict
 echo -1 > /proc/sys/kernel/perf_event_paranoid
-# perf records from before the step to its end (SIGINT): the connection
-# setup is a small part of the run. perf is started here, not around
-# perftest, because it takes long to start under TCG.
-perf record -a -g -e cpu-clock -o "$data" > "$VT_TMP/perf-record.log" 2>&1 &
+# perf records a fixed window (PROFILE_SECONDS, default 30) starting
+# PROFILE_DELAY seconds (default 15) after the step begins, inside the
+# transfer: under TCG perf takes seconds to start and perftest many to
+# connect, so a recording around the whole step is mostly idle time.
+(sleep "${PROFILE_DELAY:-15}"
+ perf record -F 250 -a -g -e cpu-clock -o "$data" -- sleep "${PROFILE_SECONDS:-30}" \
+	> "$KIWI_RESULTS/$PAIR_ID.$PAIR_SIDE.perf-record.log" 2>&1) &
 prof=$!
-sleep 5
-pair_step ib_write_bw server 600 \
+pair_step ib_write_bw server 900 \
 	taskset -c 0 ib_write_bw -d "$PAIR_DEV" -R -F -s "$size" -n "$iters" -p "{port}" -- \
 	taskset -c 0 ib_write_bw -d "$PAIR_DEV" -R -F -s "$size" -n "$iters" -p "{port}" "{peer}"
-kill -INT "$prof"
 wait "$prof"
 vt_log "ib_write_bw: $(grep -E "^ *$size " "$VT_TMP/ib_write_bw.out" | tail -n 1)"
 {

@@ -101,6 +101,28 @@ pair_load_siw() {
 	vt_log "siw: $(cat "$(dirname "$PAIR_SIW_KO")/variant" 2>/dev/null || echo ?)"
 }
 
+# pair_load_kiwi: modprobe kiwi with PAIR_KIWI_PARAMS; with ko=NAME among
+# them, insmod KIWI_BUILD/ko/NAME/kiwi.ko (its dependencies first) instead.
+pair_load_kiwi() {
+	local p params=() ko= dep
+	for p in $PAIR_KIWI_PARAMS; do
+		case "$p" in
+		ko=*) ko=$KIWI_BUILD/ko/${p#ko=}/kiwi.ko ;;
+		*) params+=("$p") ;;
+		esac
+	done
+	if [ -z "$ko" ]; then
+		modinfo kiwi > /dev/null 2>&1 || vt_die "no kiwi.ko for $(uname -r)"
+		modprobe kiwi "${params[@]}" || vt_die "modprobe kiwi ${params[*]} failed"
+		return
+	fi
+	[ -f "$ko" ] || vt_die "no $ko"
+	for dep in $(modinfo -F depends "$ko" | tr , ' '); do
+		modprobe "$dep" || vt_die "modprobe $dep (needed by kiwi) failed"
+	done
+	insmod "$ko" "${params[@]}" || vt_die "insmod $ko ${params[*]} failed"
+}
+
 # pair_up: bring up this guest's provider on eth0 as PAIR_DEV, then meet
 # the peer guest.
 pair_up() {
@@ -109,11 +131,7 @@ pair_up() {
 	case "$PAIR_PROV" in
 	siw) pair_load_siw ;;
 	rxe) modprobe rdma_rxe || vt_die "modprobe rdma_rxe failed" ;;
-	kiwi)
-		modinfo kiwi > /dev/null 2>&1 || vt_die "no kiwi.ko for $(uname -r)"
-		# shellcheck disable=SC2086 # PAIR_KIWI_PARAMS is a parameter list
-		modprobe kiwi $PAIR_KIWI_PARAMS || vt_die "modprobe kiwi $PAIR_KIWI_PARAMS failed"
-		;;
+	kiwi) pair_load_kiwi ;;
 	*) vt_die "unknown provider '$PAIR_PROV'" ;;
 	esac
 	if ! out=$(timeout 60 rdma link add "$PAIR_DEV" type "$PAIR_PROV" netdev eth0 2>&1); then

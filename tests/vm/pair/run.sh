@@ -9,7 +9,9 @@
 # tshark case are decoded on the host by tests/vm/pair/tshark-check.sh.
 #
 # COMBO is SERVER-CLIENT, each side PROVIDER[:OPT[+OPT...]]:
-#   kiwi[:param=value+...]   kiwi.ko with those module parameters
+#   kiwi[:param=value+...]   kiwi.ko with those module parameters; ko=NAME
+#                            loads build/ko/NAME/kiwi.ko instead (an older
+#                            build, for before/after figures in one boot)
 #   siw[:variant+...]        siw built by scripts/siw.sh (crc strict rev1 p2p gso)
 #   rxe                      Debian's rdma_rxe (RoCEv2; not iWARP)
 # and optional suffixes '!refused': the connection must fail cleanly (reject
