@@ -5,8 +5,8 @@
 #
 # Where the time goes: ib_write_bw between the two lab guests (default combo
 # kiwi-kiwi) under `perf record -a -g` in both guests
-# (tests/bench/profile/perf-record.sh; PROFILE_SIZE, PROFILE_ITERS,
-# PROFILE_DELAY and PROFILE_SECONDS reach it). Prints each guest's perf report summary; the
+# (tests/bench/profile/perf-record.sh; PROFILE_SIZE and PROFILE_ITERS
+# reach it). Prints each guest's perf report summary; the
 # files stay in the results folder it names.
 
 set -uo pipefail

@@ -3,32 +3,41 @@
 #
 # The case of tests/bench/profile.sh (run through tests/vm/pair/run.sh
 # --cases-dir): ib_write_bw at PROFILE_SIZE (default 64 KiB) between the two
-# guests for PROFILE_ITERS messages (default 8000) under `perf record -a -g`
-# on both guests (cpu-clock: TCG has no PMU). Each guest writes its `perf report` summary (children off,
-# then by symbol only) to KIWI_RESULTS/PAIR_ID.SIDE.perf.txt, the throughput
-# perftest printed to the client's log.
+# guests for PROFILE_ITERS messages (default 3000) under `perf record -a -g`
+# on both guests (cpu-clock: TCG has no PMU). Each guest writes its
+# `perf report` summary (by symbol, by command and symbol, call graph) to
+# KIWI_RESULTS/PAIR_ID.SIDE.perf.txt, the throughput perftest printed to the
+# client's log.
 
 . "$KIWI_SRC/tests/vm/pair/lib.bash"
 
 size=${PROFILE_SIZE:-65536}
-iters=${PROFILE_ITERS:-8000}
+iters=${PROFILE_ITERS:-3000}
 data=$VT_TMP/perf.data
 rep=$KIWI_RESULTS/$PAIR_ID.$PAIR_SIDE.perf.txt
 
 pair_up
 echo 0 > /proc/sys/kernel/kptr_restrict
 echo -1 > /proc/sys/kernel/perf_event_paranoid
-# perf records a fixed window (PROFILE_SECONDS, default 30) starting
-# PROFILE_DELAY seconds (default 15) after the step begins, inside the
-# transfer: under TCG perf takes seconds to start and perftest many to
-# connect, so a recording around the whole step is mostly idle time.
-(sleep "${PROFILE_DELAY:-15}"
- perf record -F 250 -a -g -e cpu-clock -o "$data" -- sleep "${PROFILE_SECONDS:-30}" \
-	> "$KIWI_RESULTS/$PAIR_ID.$PAIR_SIDE.perf-record.log" 2>&1) &
+# perf starts with its events disabled and is enabled through its control
+# FIFO, whose acknowledgement says it is recording: under TCG perf takes
+# tens of seconds to start, so a fixed window misses the transfer.
+ctl=$VT_TMP/perf.ctl
+ack=$VT_TMP/perf.ack
+mkfifo "$ctl" "$ack"
+perf record -F 250 -a -g -e cpu-clock -o "$data" -D -1 --control "fifo:$ctl,$ack" \
+	-- sleep 900 > "$KIWI_RESULTS/$PAIR_ID.$PAIR_SIDE.perf-record.log" 2>&1 &
 prof=$!
+exec 8<> "$ctl" 9<> "$ack"
+echo enable >&8
+read -r -t 180 -u 9 reply || vt_fail "perf record did not start"
+vt_log "perf record: enabled ($reply)"
 pair_step ib_write_bw server 900 \
 	taskset -c 0 ib_write_bw -d "$PAIR_DEV" -R -F -s "$size" -n "$iters" -p "{port}" -- \
 	taskset -c 0 ib_write_bw -d "$PAIR_DEV" -R -F -s "$size" -n "$iters" -p "{port}" "{peer}"
+echo disable >&8
+read -r -t 60 -u 9 reply
+kill -INT "$prof"
 wait "$prof"
 vt_log "ib_write_bw: $(grep -E "^ *$size " "$VT_TMP/ib_write_bw.out" | tail -n 1)"
 {
