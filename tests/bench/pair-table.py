@@ -144,7 +144,7 @@ def main():
         print("%-*s %4s" % (wid, c, describe(c)[1])
               + "".join("%14s" % cell(v, n) for n, _ in BW)
               + "%12s" % ("%.1f" % cpu if cpu else "-"))
-    print("\nLatency, 8 B, µs one way: median / 99th percentile")
+    print("\nLatency, µs one way (RDMA 8 B, TCP 14 B): median / 99th percentile")
     print("%-*s %4s" % (wid, "combo", "crc") + "".join("%16s" % h for _, h in LAT))
     for c in combos:
         v = data[c][0]
@@ -158,9 +158,10 @@ def main():
         for n in ("tcp_bw", "tcp_lat.p50"):
             every.setdefault(n, []).extend(data[c][0].get(n, {}).values())
     tcp = {n: statistics.median(v) if v else None for n, v in every.items()}
-    print("\nRatios (TCP: median of every TCP round of this run, %s MiB/s, %s µs)" % (
-        "%.1f" % tcp["tcp_bw"] if tcp.get("tcp_bw") else "-",
-        "%.0f" % tcp["tcp_lat.p50"] if tcp.get("tcp_lat.p50") else "-"))
+    print("\nRatios (/TCP: against the TCP rounds right after that combo's, which"
+          " track the host's load;\n else every TCP round of this run: %s MiB/s, %s µs)" % (
+              "%.1f" % tcp["tcp_bw"] if tcp.get("tcp_bw") else "-",
+              "%.0f" % tcp["tcp_lat.p50"] if tcp.get("tcp_lat.p50") else "-"))
     rw = 2 * wid
     print("%-*s %4s %10s %10s %10s %10s %10s" % (
         rw, "combo", "crc", "write", "send", "read", "send_lat", "write_lat"))
@@ -169,9 +170,11 @@ def main():
         if provs != "kiwi":
             continue
         v = data[c][0]
+        own_bw = med(v, "tcp_bw") or tcp.get("tcp_bw")
+        own_lat = med(v, "tcp_lat.p50") or tcp.get("tcp_lat.p50")
         print("%-*s %4s" % (rw, c + " /TCP", crc) + "".join(
-            " %10s" % ratio(med(v, n), tcp.get("tcp_bw")) for n, _ in BW[:3]) + "".join(
-            " %10s" % ratio(med(v, n + ".p50"), tcp.get("tcp_lat.p50")) for n in
+            " %10s" % ratio(med(v, n), own_bw) for n, _ in BW[:3]) + "".join(
+            " %10s" % ratio(med(v, n + ".p50"), own_lat) for n in
             ("ib_send_lat", "ib_write_lat")))
         for s in combos:
             if describe(s) != ("siw", crc):

@@ -6,7 +6,8 @@
 # The two-guest benchmark of `make bench`. In one two-guest boot, for each
 # COMBO (as in tests/vm/pair/run.sh) the case tests/bench/pair/perf.sh runs
 # BENCH_REPS rounds (default 3) of perftest (64 KiB write/send/read
-# bandwidth, 8 B send/write latency), iperf3 and a TCP 8 B ping-pong between
+# bandwidth, 8 B send/write latency), iperf3 and a TCP ping-pong (14 B,
+# sockperf's smallest) between
 # the same guests. Prints one table: the median of the rounds and their
 # spread ((max - min) / median), MiB/s for bandwidth (perftest's MB/sec is
 # MiB/s), µs for latency (median and 99th percentile of half the round
