@@ -60,9 +60,14 @@ echo "check-vm-debug: building kiwi_kunit.ko"
 "$REPO/scripts/debug-module.sh" "$BUILD/kunit/src" KIWI_KUNIT=1 > /dev/null ||
 	die "kiwi_kunit.ko does not build against the debug kernel"
 # Naming the KUnit scenario picks scenarios: name all of them if none was.
+# Options as tests/vm/run.sh reads them: all but these take a value.
 scenarios=0
-for a in "$@"; do
-	case $a in -*) ;; *) scenarios=1 ;; esac
+for ((i = 1; i <= $#; i++)); do
+	case ${!i} in
+	--two | --shell | -v | --verbose) ;;
+	-*) i=$((i + 1)) ;;
+	*) scenarios=1 ;;
+	esac
 done
 [ "$scenarios" = 1 ] || set -- "$@" "$REPO"/tests/vm/scenarios/*.sh
 results=$OUT/vm
