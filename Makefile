@@ -24,7 +24,7 @@ all: kernel userlib
 
 help:
 	@echo "make            build kiwi.ko (KDIR=$(KDIR)) and libkiwi into build/"
-	@echo "make deps       install every Debian package the project needs"
+	@echo "make deps       install the Debian packages make test needs (the ULP targets add theirs)"
 	@echo "make deb        Debian packages kiwi-dkms and libkiwi into build/deb (lintian-checked)"
 	@echo "make dkms       this host: kiwi.ko sources to /usr/src/kiwi-VER, dkms add/build/install"
 	@echo "make dkms-remove  undo make dkms"
@@ -147,12 +147,15 @@ soak: all
 	bash tests/vm/soak/run.sh
 
 check-ulp: all
+	bash scripts/deps.sh --ulp
 	bash tests/vm/pair/ulp.sh
 
 check-ulp-full: all
+	bash scripts/deps.sh --ulp
 	bash tests/vm/pair/ulp.sh --full
 
 check-ulp-debug: all
+	bash scripts/deps.sh --ulp
 	bash tests/vm/pair/ulp.sh --debug
 
 bench: all
@@ -163,6 +166,7 @@ bench-sweep: all
 	bash tests/bench/pair.sh --sweep
 
 bench-ulp: all
+	bash scripts/deps.sh --ulp
 	bash tests/bench/ulp.sh
 
 demo: all
