@@ -18,13 +18,14 @@ KVER = $(shell $(MAKE) -s -C $(KDIR) kernelrelease 2>/dev/null)
 	check-unit check-kunit check-asan check-tsan check-sanitize check-fuzz \
 	check-fuzz-long check-vm check-vm-debug check-debug check-pkg check-pkg-full \
 	check-pair check-pair-full \
-	check-soak soak check-ulp check-ulp-full check-ulp-debug bench bench-sweep bench-ulp demo lint clean help
+	check-soak soak check-ulp check-ulp-full check-ulp-debug ci-fresh bench bench-sweep bench-ulp demo lint clean help
 
 all: kernel userlib
 
 help:
 	@echo "make            build kiwi.ko (KDIR=$(KDIR)) and libkiwi into build/"
 	@echo "make deps       install the Debian packages make test needs (the ULP targets add theirs)"
+	@echo "make ci-fresh   time .ci/run in a freshly bootstrapped Debian 12 (chroot, about 45 min)"
 	@echo "make deb        Debian packages kiwi-dkms and libkiwi into build/deb (lintian-checked)"
 	@echo "make dkms       this host: kiwi.ko sources to /usr/src/kiwi-VER, dkms add/build/install"
 	@echo "make dkms-remove  undo make dkms"
@@ -60,6 +61,9 @@ userlib:
 
 deps:
 	bash scripts/deps.sh
+
+ci-fresh:
+	bash scripts/ci-fresh.sh
 
 install: all
 	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_PATH=$(DESTDIR) INSTALL_MOD_DIR=updates \
