@@ -19,7 +19,9 @@
  * kiwi_rdmap_check_hdr() accepted its shape (8 octets, QN 0, one
  * segment). Its value must fit a verbs completion, and it needs a receive
  * WR and the next MSN of QN 0 ("no buffer", "invalid MSN" otherwise),
- * like a Send; nothing is placed into the WR's buffers.
+ * like a Send, and that message must not have begun as a Send whose
+ * segments already placed octets ("invalid MO"); nothing is placed into
+ * the WR's buffers.
  *
  * Return: KIWI_TERM_ERR_NONE, or the error to report.
  */
@@ -29,6 +31,7 @@ enum kiwi_term_err kiwi_rx_imm(struct kiwi_qp *qp)
 	struct kiwi_ddp_queue_view q = {
 		.msn_lo = rx->msn_send,
 		.msn_win = 1,
+		.mo_next = rx->send_placed,
 		.buf_len = KIWI_RDMAP_IMM_LEN,
 	};
 	enum kiwi_term_err err;

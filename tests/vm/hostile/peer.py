@@ -923,6 +923,19 @@ def c_imm_no_recv(info, res, a):
     one_too_many(info, res, a, OP_IMM, IMM_OK)
 
 
+# DDP-017/052: Immediate Data takes the receive WR of the next message; a
+# Send under way on that MSN is not finished by it.
+@case("rfc7306-imm-mid-send", "the first 16 octets of a Send (L=0), then "
+      "Immediate Data with the same MSN: Terminate 1/2/04, no receive "
+      "completes")
+def c_imm_mid_send(info, res, a):
+    c = handshake(info, res)
+    first = untagged(OP_SEND, QN_SEND, 1, b"A" * 16, last=0)
+    imm = untagged(OP_IMM, QN_SEND, 1, IMM_OK)
+    c.send(fpdu(first) + fpdu(imm))
+    expect_terminate(c, res, {(1, 2, 4)}, a.layout, bad_hdr=imm[:18])
+
+
 def one_rreq(info, res, a, src_stag, src_to, size, expect):
     seg = untagged(OP_RREQ, QN_RREQ, 1,
                    rreq_hdr(0x11223344, 0, size, src_stag, src_to))
