@@ -13,16 +13,18 @@ its SYN and walked FPDU by FPDU as RFC 5044 (seeds-digest 2.3) lays it out:
 
   - markers are where the receiver's startup frame asked for them (M bit)
     and nowhere else: one at the first octet after the startup frame, then
-    one every 512 octets of TCP sequence space;
+    one every 512 octets of TCP sequence space (MPA-017/018/022/053);
   - every marker has RESERVED 0 and an FPDUPTR whose low two bits are 0 and
     that points back to the ULPDU_Length of the FPDU holding it, or is 0
-    when it falls between FPDUs;
+    when it falls between FPDUs (MPA-014/015/016/019/021/023/024);
   - every FPDU's CRC32c (over header, markers, ULPDU and pad) is right when
-    either startup frame asked for CRC (--no-crc skips the arithmetic);
+    either startup frame asked for CRC (MPA-031/033; --no-crc skips the
+    arithmetic);
   - a direction ends on an FPDU boundary;
   - when both startup frames are RFC 6581 peer-to-peer ones, the
     initiator's first FPDU is one RTR (zero-length Send, Write or Read
-    Request) of a type both frames name.
+    Request) of a type both frames name or, when they name none in common,
+    a Terminate 2/0/07 (no matching RTR option).
 
 --expect HOST=Y says the startup frames HOST (an IPv4 address) sends must
 ask for markers (N: must not); the check fails when no marker was checked
@@ -30,7 +32,8 @@ although some frame asked for them, or when a direction could not be
 judged (a TCP hole in the capture).
 --rtr-offer HOST=TYPE,... says the peer-to-peer Requests HOST sends must
 offer exactly these RTR types; --want-rtr HOST=TYPE that at least one
-connection HOST initiated must have sent that RTR.
+connection HOST initiated must have sent that RTR (none: the Terminate for
+no common type).
 --selftest walks RFC 5044's Figures 5 and 6 and broken copies of them.
 Prints one line per direction and a summary; exit 0 if clean, 1 if not,
 2 on a usage error.
@@ -262,6 +265,13 @@ def rtr_kind(ulpdu):
     return None
 
 
+def is_mpa_term(ulpdu, ecode):
+    """@ulpdu is a Terminate (QN 2) of Layer LLP, EType MPA, ECode @ecode."""
+    return bool(ulpdu) and len(ulpdu) >= 22 and not ulpdu[0] & 0x80 and \
+        ulpdu[1] & 0x0F == 7 and ulpdu[6:10] == b"\0\0\0\2" and \
+        ulpdu[18] == 0x20 and ulpdu[19] == ecode
+
+
 class Checker:
     """Collects the verdicts over every connection of one capture."""
 
@@ -316,6 +326,10 @@ class Checker:
             return
         kind = rtr_kind(first) if first else None
         agreed = req.rtr & rep.rtr
+        if not agreed and is_mpa_term(first, 7):
+            # RFC 6581 9.2: no matching RTR option, Terminate 2/0/07.
+            kind = "none"
+            agreed = {kind}
         if kind is None or kind not in agreed:
             self.fail("%s: first FPDU from the initiator is %s, not an RTR "
                       "of %s" % (conn, kind or "no RTR",
@@ -410,6 +424,16 @@ def selftest():
     ok &= _walk_ok(bad_ptr) is None and _walk_ok(bad_res) is None
     ok &= _walk_ok(fig5[4:]) is None and _walk_ok(fig5[:-1]) is None
     ok &= _walk_ok(fig6[:-1] + b"\x99") is None
+    ok &= rtr_kind(send[:2] + bytes(4) + bytes(4) + bytes(8)) == "send"
+    ok &= rtr_kind(bytes.fromhex("c040") + bytes(12)) == "write"
+    rreq = bytes.fromhex("4141") + bytes(4) + bytes.fromhex("0000000100000001")
+    ok &= rtr_kind(rreq + bytes(4 + 28)) == "read"
+    ok &= rtr_kind(rreq + bytes(4 + 15) + b"\1" + bytes(12)) is None
+    ok &= rtr_kind(bytes.fromhex("4143") + bytes(17)) is None
+    term = bytes.fromhex("4147") + bytes(8) + bytes.fromhex("00000001") + \
+        bytes(4) + bytes.fromhex("20070000")
+    ok &= is_mpa_term(term[:6] + b"\0\0\0\2" + term[10:], 7)
+    ok &= not is_mpa_term(term, 7)
     print("selftest:", "ok" if ok else "FAIL")
     return 0 if ok else 1
 
@@ -442,8 +466,8 @@ def main():
     want = []
     for e in args.want_rtr:
         host, _, v = e.partition("=")
-        if v not in RTR_NAMES:
-            ap.error("--want-rtr HOST=TYPE (send, write, read)")
+        if v not in RTR_NAMES + ("none",):
+            ap.error("--want-rtr HOST=TYPE (send, write, read, none)")
         want.append((host, v))
     try:
         return check(args.pcap, expect, offer, want, not args.no_crc)

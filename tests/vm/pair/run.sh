@@ -187,12 +187,15 @@ else
 	read -r passed _ failed _ <<< "$summary"
 fi
 
-# The tshark case leaves one capture per guest and direction, and each
-# iWARP guest the mpa-wire-check.py options its settings imply.
+# The tshark and rtr cases leave a capture (on the server guest), each
+# iWARP guest the mpa-wire-check.py options its settings imply (ID.expect)
+# and the capturing guest tshark-check.sh options (ID.tshark-opts).
 for pcap in "$results"/lab/*/*.pcap; do
 	[ -f "$pcap" ] || continue
 	rel=${pcap#"$results"/lab/}
-	if "$PAIR/tshark-check.sh" "$pcap" > "$pcap.check" 2>&1; then
+	id=$(basename "$pcap" .pcap)
+	read -r -a topts <<< "$(cat "$results"/lab/*/"$id.tshark-opts" 2>/dev/null)"
+	if "$PAIR/tshark-check.sh" "${topts[@]}" "$pcap" > "$pcap.check" 2>&1; then
 		echo "PASS tshark $rel ($(tail -n 1 "$pcap.check"))"
 		passed=$((passed + 1))
 	else
@@ -200,7 +203,6 @@ for pcap in "$results"/lab/*/*.pcap; do
 		sed 's/^/    /' "$pcap.check" | tail -n 20
 		failed=$((failed + 1))
 	fi
-	id=$(basename "$pcap" .pcap)
 	expect=$(cat "$results"/lab/*/"$id.expect" 2>/dev/null | tr "\n" " ")
 	[ -n "$expect" ] || continue
 	read -r -a expect <<< "$expect"
