@@ -347,6 +347,12 @@ raw_responder() {
 echo 3 > "$S0/mpa_timeout"
 raw_responder silent-server 7312
 raw_responder big-ord 7313
+# RFC 6581 9.1: the initiator answers an ORD above its IRD with the MPA
+# Terminate 2/0/06 as its first FPDU, then a FIN.
+vt_check "ORD 200 Reply: Terminate 2/0/06, then FIN ($(tr '\n' ' ' < "$VT_TMP/raw.big-ord"))" \
+	grep -q '^term 2/0/06' "$VT_TMP/raw.big-ord"
+vt_check "ORD 200 Reply: the initiator closes with a FIN" \
+	grep -q '^eof after' "$VT_TMP/raw.big-ord"
 echo 10 > "$S0/mpa_timeout"
 rping -s -a "$IP" -p 7314 -C 1 > /dev/null 2>&1 &
 srv=$!
