@@ -319,7 +319,7 @@ class Checker:
                       else ""))
         return w.first
 
-    def rtr(self, conn, ini, req, rep, first):
+    def rtr(self, conn, ini, req, rep, first, resp_first):
         """In peer-to-peer mode the initiator's first FPDU is one RTR of a
         type both frames name (RFC 6581 section 9.2)."""
         if not (req.p2p and rep.p2p):
@@ -327,9 +327,13 @@ class Checker:
         kind = rtr_kind(first) if first else None
         agreed = req.rtr & rep.rtr
         if not agreed and is_mpa_term(first, 7):
-            # RFC 6581 9.2: no matching RTR option, Terminate 2/0/07.
+            # RFC 6581 9.2: no matching RTR option, Terminate 2/0/07. The
+            # responder takes it as a Terminate, not as a missing RTR.
             kind = "none"
             agreed = {kind}
+            if is_mpa_term(resp_first, 7):
+                self.fail("%s: the responder answered the initiator's "
+                          "Terminate with its own 2/0/07" % conn)
         if kind is None or kind not in agreed:
             self.fail("%s: first FPDU from the initiator is %s, not an RTR "
                       "of %s" % (conn, kind or "no RTR",
@@ -352,10 +356,10 @@ class Checker:
         # Initiator->Responder carries markers iff the Reply asked for them.
         first = self.direction("%s:%d->%s:%d" % key, a, req.length,
                                rep.markers, crc)
-        self.direction("%s:%d->%s:%d" % (dst, dport, src, sport), b,
-                       rep.length, req.markers, crc)
+        resp_first = self.direction("%s:%d->%s:%d" % (dst, dport, src, sport),
+                                    b, rep.length, req.markers, crc)
         if first is not False:
-            self.rtr(conn, src, req, rep, first)
+            self.rtr(conn, src, req, rep, first, resp_first or None)
 
 
 def check(path, expect, rtr_offer, want_rtr, do_crc):
