@@ -87,7 +87,8 @@ int kiwi_cm_send_mpa_term(struct kiwi_ep *ep, u8 ecode)
 	if (rv >= 0)
 		rv = rv == plan->wire_len ? 0 : -EIO;
 	if (!rv) {
-		kiwi_cm_count(ep->qp->ibqp.device, KIWI_STAT_TERM_SENT_LLP);
+		/* A QP counter: kiwi_cm_count() takes device counters only. */
+		kiwi_qp_stat_inc(&ep->qp->stats, KIWI_STAT_TERM_SENT_LLP);
 		trace_kiwi_terminate(&ep->qp->ibqp, true, t.layer, t.etype,
 				     t.ecode);
 	}
