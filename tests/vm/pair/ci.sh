@@ -11,10 +11,6 @@
 #    and by the server only (its rping runs both ways, so markers flow on
 #    the initiator's side on one connection and the responder's on the
 #    other); tests/vm/pair/mpa-wire-check.py checks every marker captured;
-#  - every RFC 6581 RTR type in both roles (the rtr case): kiwi<->kiwi
-#    send, write and read, kiwi<->siw:p2p write and read, and the
-#    Terminate 2/0/07 of an initiator that shares no type with its
-#    responder (kiwi and siw responders);
 #  - kiwi<->siw:p2p in both roles: integrity with a siw server, perftest
 #    with a kiwi server. For the cases whose server sends first
 #    (ib_write_lat) siw runs RFC 6581 peer-to-peer mode (siw:p2p): a kiwi
@@ -43,7 +39,7 @@ mode=--quick
 [ "${1:-}" = --full ] && mode=--full
 
 runs=(
-	"kiwi-kiwi/rdmacm+perftest+integrity+tshark+rping+rtr kiwi:mpa_markers=Y-kiwi:mpa_markers=Y/tshark kiwi:mpa_markers=Y-kiwi/tshark siw:p2p-kiwi/integrity kiwi-siw:p2p/perftest+rtr kiwi-siw/integrity siw-kiwi/rping kiwi:mpa_crc_off=Y-siw/rping siw:rev1-kiwi/rping"
+	"kiwi-kiwi/rdmacm+perftest+integrity+tshark+rping kiwi:mpa_markers=Y-kiwi:mpa_markers=Y/tshark kiwi:mpa_markers=Y-kiwi/tshark siw:p2p-kiwi/integrity kiwi-siw:p2p/perftest kiwi-siw/integrity siw-kiwi/rping kiwi:mpa_crc_off=Y-siw/rping siw:rev1-kiwi/rping"
 )
 if [ "$mode" = --full ]; then
 	runs=(
