@@ -11,14 +11,24 @@
 
 #include "cm_ep.h"
 
-/* Under ep->lock: give up; iw_cm gets CONNECT_REPLY with @status. */
-static void kiwi_cm_connect_fail(struct kiwi_ep *ep, int status,
-				 const struct kiwi_mpa_frame *f)
+/*
+ * Under ep->lock: give up; iw_cm gets CONNECT_REPLY with @status, the
+ * connection ends with a FIN (@abortive false) or a reset.
+ */
+static void kiwi_cm_connect_end(struct kiwi_ep *ep, int status,
+				const struct kiwi_mpa_frame *f, bool abortive)
 {
 	kiwi_ep_disarm_timeout(ep);
 	kiwi_cm_count(ep->qp->ibqp.device, KIWI_STAT_CM_CONNECT_ERRORS);
 	kiwi_cm_event(ep, ep->cm_id, IW_CM_EVENT_CONNECT_REPLY, status, f);
-	kiwi_cm_fail(ep, status != -ECONNREFUSED);
+	kiwi_cm_fail(ep, abortive);
+}
+
+/* Under ep->lock: a reject leaves TCP to a graceful close, errors reset it. */
+static void kiwi_cm_connect_fail(struct kiwi_ep *ep, int status,
+				 const struct kiwi_mpa_frame *f)
+{
+	kiwi_cm_connect_end(ep, status, f, status != -ECONNREFUSED);
 }
 
 /* Under ep->lock: the frame built at connect time goes out. */
@@ -35,21 +45,60 @@ static int kiwi_cm_send_request(struct kiwi_ep *ep)
 	return rv == kv.iov_len ? 0 : -EIO;
 }
 
+/*
+ * Under ep->lock: a valid Reply whose private data iw_cm cannot carry
+ * (KIWI_CM_PD_MAX). The ULP gets -EMSGSIZE instead of private data cut
+ * short. An accepting Reply put the responder in Full Operation: in
+ * RFC 6581 mode it hears Terminate 2/0/05 (a local failure in this
+ * phase, section 9.3) and a FIN; RFC 5044 has no code for it, a reset
+ * ends the stream. A rejecting Reply left TCP open: it closes gracefully.
+ */
+static void kiwi_cm_pdata_too_long(struct kiwi_ep *ep,
+				   const struct kiwi_mpa_frame *f, bool rejected)
+{
+	bool abortive = !rejected;
+
+	ibdev_info_ratelimited(ep->qp->ibqp.device,
+			       "MPA Reply with %u octets of private data refused: iw_cm delivers at most %u\n",
+			       f->pdata_len, KIWI_CM_PD_MAX);
+	if (!rejected && f->enhanced)
+		abortive = kiwi_cm_send_mpa_term(ep, KIWI_MPA_ERR_LOCAL_CATA) != 0;
+	kiwi_cm_connect_end(ep, -EMSGSIZE, NULL, abortive);
+}
+
 /* Under ep->lock: a whole Reply arrived (or a bad one). */
 static void kiwi_cm_got_reply(struct kiwi_ep *ep, enum kiwi_mpa_status st,
 			      const struct kiwi_mpa_frame *f)
 {
 	struct kiwi_llp_params *llp = &ep->llp;
+	u8 ecode;
 
 	if (st == KIWI_MPA_ST_OK)
 		st = kiwi_mpa_check_reply(&ep->pol, &ep->req, f, &llp->mpa);
 	kiwi_cm_obs_reply(ep, st);
+	if (f->pdata_len > KIWI_CM_PD_MAX &&
+	    (st == KIWI_MPA_ST_OK || st == KIWI_MPA_ST_REJECTED)) {
+		kiwi_cm_pdata_too_long(ep, f, st == KIWI_MPA_ST_REJECTED);
+		return;
+	}
+	if (st == KIWI_MPA_ST_BAD_REV && f->rev == KIWI_MPA_REV_RDMAC &&
+	    ep->rdmac_graceful) {
+		/* RFC 5044 C.2.2: an RDMAC responder; close gracefully. */
+		kiwi_cm_connect_end(ep, -EPROTO, NULL, false);
+		return;
+	}
 	switch (kiwi_mpa_status_action(st)) {
 	case KIWI_MPA_ACT_PROCEED:
 		break;
 	case KIWI_MPA_ACT_EXIT_OPEN:
 		/* Rejected: the peer's private data goes to the ULP. */
 		kiwi_cm_connect_fail(ep, -ECONNREFUSED, f);
+		return;
+	case KIWI_MPA_ACT_TERM_CLOSE:
+		/* RFC 6581 IRD or RTR failure: Terminate 2/0/6 or 7, FIN. */
+		ecode = kiwi_mpa_status_ecode(st);
+		kiwi_cm_connect_end(ep, -EPROTO, NULL,
+				    kiwi_cm_send_mpa_term(ep, ecode) != 0);
 		return;
 	default:
 		kiwi_cm_connect_fail(ep, -EPROTO, NULL);
@@ -129,6 +178,7 @@ static int kiwi_cm_prepare_request(struct kiwi_ep *ep, struct iw_cm_id *cm_id,
 	int rv;
 
 	kiwi_cm_policy(&ep->pol, cm_id->device, param->ird, param->ord);
+	ep->rdmac_graceful = kiwi_cm_rdmac_graceful(cm_id->device);
 	rv = kiwi_mpa_make_request(&ep->pol, param->private_data,
 				   param->private_data_len, &ep->req);
 	if (rv)

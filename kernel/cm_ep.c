@@ -368,9 +368,12 @@ int kiwi_cm_event(struct kiwi_ep *ep, struct iw_cm_id *cm_id,
 
 	if (ep->sock)
 		kiwi_cm_addrs(ep->sock, &ev.local_addr, &ev.remote_addr);
-	if (f && f->pdata_len) {
+	/* Callers refuse frames with more than iw_cm carries (cm_passive.c,
+	 * cm_active.c); none is delivered cut short.
+	 */
+	if (f && f->pdata_len && f->pdata_len <= KIWI_CM_PD_MAX) {
 		ev.private_data = (void *)f->pdata;
-		ev.private_data_len = min_t(u16, f->pdata_len, U8_MAX);
+		ev.private_data_len = f->pdata_len;
 	}
 	trace_kiwi_cm_event(cm_id->device, ep, type, status);
 	return cm_id->event_handler(cm_id, &ev);

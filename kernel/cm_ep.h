@@ -19,6 +19,13 @@
 #include "kiwi.h"
 #include "conn.h"
 
+/*
+ * Private data octets an iw_cm event can carry (its private_data_len is a
+ * u8); MPA allows up to 512. A peer's Request or Reply with more is refused,
+ * never delivered cut short.
+ */
+#define KIWI_CM_PD_MAX	U8_MAX
+
 /**
  * enum kiwi_ep_state - where an endpoint is (Documentation/cm.md)
  * @KIWI_EP_IDLE: allocated, no socket yet
@@ -102,6 +109,7 @@ enum {
  * @backlog: listener: most children reading a Request at once
  * @all_entry: entry in the global list (cm_ep.c), for module unload
  * @pol: MPA policy of this connection
+ * @rdmac_graceful: the mpa_rdmac setting this connection started with
  * @req: initiator: the Request sent (private data not kept); responder:
  *	the Request received, its private data in @rbuf
  * @llp: what the startup agreed, for kiwi_qp_llp_attach()
@@ -134,6 +142,7 @@ struct kiwi_ep {
 	u32 backlog;
 	struct list_head all_entry;
 	struct kiwi_mpa_policy pol;
+	bool rdmac_graceful;
 	struct kiwi_mpa_frame req;
 	struct kiwi_llp_params llp;
 	u8 rbuf[KIWI_MPA_FRAME_MAX];
@@ -164,6 +173,7 @@ struct kiwi_ep *kiwi_ep_get_by_cm_id(struct iw_cm_id *cm_id);
 unsigned int kiwi_cm_mpa_timeout(struct ib_device *ibdev);
 unsigned int kiwi_cm_drain_timeout(struct ib_device *ibdev);
 bool kiwi_cm_responder_waits(struct ib_device *ibdev);
+bool kiwi_cm_rdmac_graceful(struct ib_device *ibdev);
 void kiwi_cm_policy(struct kiwi_mpa_policy *pol, struct ib_device *ibdev,
 		    u32 ird, u32 ord);
 
@@ -200,6 +210,10 @@ void kiwi_cm_count(struct ib_device *ibdev, enum kiwi_stat_id id);
 void kiwi_cm_obs_reply(struct kiwi_ep *ep, enum kiwi_mpa_status st);
 void kiwi_cm_obs_request(struct kiwi_ep *ep, enum kiwi_mpa_status st,
 			 const struct kiwi_mpa_params *p);
+void kiwi_cm_obs_pdata_refused(struct kiwi_ep *ep, u16 len);
+
+/* cm_term.c: an initiator's Terminate when it cannot enter Full Operation */
+int kiwi_cm_send_mpa_term(struct kiwi_ep *ep, u8 ecode);
 
 /* cm_close.c: connected endpoints and teardown */
 int kiwi_cm_attach(struct kiwi_ep *ep);

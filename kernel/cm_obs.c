@@ -102,3 +102,27 @@ void kiwi_cm_obs_request(struct kiwi_ep *ep, enum kiwi_mpa_status st,
 	}
 	mutex_unlock(&l->lock);
 }
+
+/**
+ * kiwi_cm_obs_pdata_refused - a responder rejected a Request for the size
+ *	of its private data: count the rejecting Reply and say why
+ * @ep: the child, its lock held
+ * @len: the Request's private data octets
+ */
+void kiwi_cm_obs_pdata_refused(struct kiwi_ep *ep, u16 len)
+{
+	struct kiwi_ep *l = ep->listener;
+	struct ib_device *ibdev;
+
+	if (!l)
+		return;
+	mutex_lock(&l->lock);
+	ibdev = kiwi_ep_ibdev(l);
+	if (ibdev) {
+		kiwi_cm_count(ibdev, KIWI_STAT_MPA_REJ_SENT);
+		ibdev_info_ratelimited(ibdev,
+				       "MPA Request with %u octets of private data rejected: iw_cm delivers at most %u\n",
+				       len, KIWI_CM_PD_MAX);
+	}
+	mutex_unlock(&l->lock);
+}

@@ -24,6 +24,18 @@ bool kiwi_cm_responder_waits(struct ib_device *ibdev)
 }
 
 /**
+ * kiwi_cm_rdmac_graceful - the mpa_rdmac setting of @ibdev
+ * @ibdev: a kiwi device
+ *
+ * Return: true when a revision 0 (RDMAC) peer gets RFC 5044 C.2.1/C.2.2:
+ * a revision 1 Reply from a responder, a graceful close from both roles.
+ */
+bool kiwi_cm_rdmac_graceful(struct ib_device *ibdev)
+{
+	return kiwi_setting(&to_kdev(ibdev)->settings, KIWI_SET_MPA_RDMAC);
+}
+
+/**
  * kiwi_cm_policy - the MPA startup policy for one connection
  * @pol: output
  * @ibdev: the kiwi device whose settings apply

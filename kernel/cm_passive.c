@@ -121,6 +121,7 @@ static void kiwi_cm_new_child(struct kiwi_ep *l, struct socket *sock)
 	mutex_lock_nested(&child->lock, SINGLE_DEPTH_NESTING);
 	kiwi_cm_policy(&child->pol, l->cm_id->device, KIWI_MAX_IRD,
 		       KIWI_MAX_ORD);
+	child->rdmac_graceful = kiwi_cm_rdmac_graceful(l->cm_id->device);
 	kiwi_ep_get(l);
 	child->listener = l;
 	spin_lock_bh(&l->child_lock);
@@ -175,6 +176,23 @@ static int kiwi_cm_report_request(struct kiwi_ep *ep,
 	return rv;
 }
 
+/*
+ * Under ep->lock: a valid Request whose private data iw_cm cannot carry
+ * (KIWI_CM_PD_MAX) gets a rejecting Reply, as RFC 5044 section 7.1.2 has
+ * for private data the responder cannot accept, then a graceful close:
+ * the ULP never sees it, the peer sees R=1 and the log says why.
+ */
+static void kiwi_cm_refuse_pdata(struct kiwi_ep *ep,
+				 struct kiwi_mpa_frame *rep, u16 len)
+{
+	rep->reject = true;
+	rep->pdata = NULL;
+	rep->pdata_len = 0;
+	if (!kiwi_cm_send(ep->sock, rep))
+		kiwi_cm_obs_pdata_refused(ep, len);
+	kiwi_cm_fail(ep, false);
+}
+
 /* Under ep->lock: read the Request; report it once it is whole. */
 static void kiwi_cm_read_request(struct kiwi_ep *ep)
 {
@@ -192,8 +210,19 @@ static void kiwi_cm_read_request(struct kiwi_ep *ep)
 	if (st == KIWI_MPA_ST_OK)
 		st = kiwi_mpa_respond(&ep->pol, &f, &rep, &out);
 	kiwi_cm_obs_request(ep, st, &out);
+	if (st == KIWI_MPA_ST_BAD_REV && f.rev == KIWI_MPA_REV_RDMAC &&
+	    ep->rdmac_graceful) {
+		/* RFC 5044 C.2.1: a revision 1 Reply, then a graceful close. */
+		kiwi_cm_send(ep->sock, &rep);
+		kiwi_cm_fail(ep, false);
+		return;
+	}
 	if (st != KIWI_MPA_ST_OK) {
 		kiwi_cm_fail(ep, true);
+		return;
+	}
+	if (f.pdata_len > KIWI_CM_PD_MAX) {
+		kiwi_cm_refuse_pdata(ep, &rep, f.pdata_len);
 		return;
 	}
 	kiwi_ep_disarm_timeout(ep);

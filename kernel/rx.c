@@ -237,7 +237,11 @@ static enum kiwi_term_err kiwi_rx_dispatch(struct kiwi_qp *qp)
 	struct kiwi_qp_rx *rx = &qp->rx;
 	u8 op = kiwi_rdmap_opcode(rx->h.ulp_ctrl);
 
-	if (rx->expect_rtr)
+	/*
+	 * An initiator that cannot go on sends a Terminate in place of its
+	 * RTR (RFC 6581 9.1, 9.2): it is received as the Terminate it is.
+	 */
+	if (rx->expect_rtr && op != KIWI_RDMAP_TERMINATE)
 		return kiwi_rx_rtr(qp, op);
 	switch (op) {
 	case KIWI_RDMAP_WRITE:
@@ -414,7 +418,7 @@ static void kiwi_rx_end(struct kiwi_qp *qp)
 	kiwi_qp_stat_inc(&qp->stats, KIWI_STAT_RX_FPDUS);
 	if (!rx->seen_first)
 		kiwi_rx_first(qp);
-	if (rx->expect_rtr) {
+	if (rx->expect_rtr && rx->kind != KIWI_RX_TERM) {
 		rx->expect_rtr = false;
 		kiwi_qp_stat_inc(&qp->stats, KIWI_STAT_RTR_RCVD);
 		if (rx->kind == KIWI_RX_RTR && !rx->h.tagged)

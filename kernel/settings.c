@@ -62,6 +62,7 @@ static const struct kiwi_setting_desc kiwi_setting_descs[KIWI_SET_NUM] = {
 	[KIWI_SET_MPA_RTR] = { "mpa_rtr", KIWI_KIND_RTR },
 	[KIWI_SET_MPA_RESPONDER_WAITS] = { "mpa_responder_waits",
 					   KIWI_KIND_BOOL },
+	[KIWI_SET_MPA_RDMAC] = { "mpa_rdmac", KIWI_KIND_BOOL },
 };
 
 /* RTR message types by name, in the order they are printed. */
@@ -84,6 +85,7 @@ static u32 kiwi_defaults[KIWI_SET_NUM] = {
 	[KIWI_SET_MPA_P2P] = true,
 	[KIWI_SET_MPA_RTR] = KIWI_MPA_RTR_ALL,
 	[KIWI_SET_MPA_RESPONDER_WAITS] = true,
+	[KIWI_SET_MPA_RDMAC] = false,
 };
 
 /* One RTR type name of @len octets at @s; 0 if unknown. */
@@ -259,6 +261,10 @@ KIWI_PARAM(mpa_responder_waits, KIWI_SET_MPA_RESPONDER_WAITS);
 __MODULE_PARM_TYPE(mpa_responder_waits, "bool");
 MODULE_PARM_DESC(mpa_responder_waits,
 		 "Default for new devices: a responder outside peer-to-peer mode sends no FPDU before the initiator's first (RFC 5044 7.1.2, default Y); N lets server-first ULPs work with initiators that send no RTR");
+KIWI_PARAM(mpa_rdmac, KIWI_SET_MPA_RDMAC);
+__MODULE_PARM_TYPE(mpa_rdmac, "bool");
+MODULE_PARM_DESC(mpa_rdmac,
+		 "Default for new devices: answer RDMAC (MPA revision 0) peers as RFC 5044 C.2.1/C.2.2 describe, a revision 1 Reply and a graceful close (default N: reset at once); version 0 DDP/RDMAP is not implemented");
 
 /**
  * kiwi_settings_init - a new device's settings: the current defaults
@@ -334,6 +340,7 @@ KIWI_SETTING_ATTR(mpa_markers, KIWI_SET_MPA_MARKERS);
 KIWI_SETTING_ATTR(mpa_p2p, KIWI_SET_MPA_P2P);
 KIWI_SETTING_ATTR(mpa_rtr, KIWI_SET_MPA_RTR);
 KIWI_SETTING_ATTR(mpa_responder_waits, KIWI_SET_MPA_RESPONDER_WAITS);
+KIWI_SETTING_ATTR(mpa_rdmac, KIWI_SET_MPA_RDMAC);
 
 /* libkiwi's match_device reads this (KIWI_SYSFS_ABI_FILE). */
 static ssize_t abi_version_show(struct device *dev,
@@ -353,6 +360,7 @@ static struct attribute *kiwi_settings_attrs[] = {
 	&kiwi_attr_mpa_p2p.attr.attr,
 	&kiwi_attr_mpa_rtr.attr.attr,
 	&kiwi_attr_mpa_responder_waits.attr.attr,
+	&kiwi_attr_mpa_rdmac.attr.attr,
 	NULL,
 };
 

@@ -26,6 +26,9 @@
  *	responder accepts (RFC 6581 RTR message types)
  * @KIWI_SET_MPA_RESPONDER_WAITS: a responder outside peer-to-peer mode
  *	sends no FPDU before the initiator's first (RFC 5044 7.1.2)
+ * @KIWI_SET_MPA_RDMAC: answer an RDMAC (MPA revision 0) peer as RFC 5044
+ *	Appendix C.2.1/C.2.2 describe: a responder sends a revision 1 Reply,
+ *	then both close gracefully (off: the connection is reset at once)
  * @KIWI_SET_NUM: number of settings
  */
 enum kiwi_setting_id {
@@ -37,6 +40,7 @@ enum kiwi_setting_id {
 	KIWI_SET_MPA_P2P,
 	KIWI_SET_MPA_RTR,
 	KIWI_SET_MPA_RESPONDER_WAITS,
+	KIWI_SET_MPA_RDMAC,
 	KIWI_SET_NUM,
 };
 

@@ -104,6 +104,58 @@ def fpdu(ulpdu, crc=True, bad_crc=False, len_field=None, marker=None):
     return body + struct.pack("<I", v)
 
 
+class MarkerTx:
+    """Frames FPDUs into a stream with MPA markers every 512 octets of
+    stream offset (RFC 5044 4.2-4.3, seeds-digest 2.3 transmit algorithm):
+    a marker at a boundary between FPDUs has FPDUPTR 0 and counts in the
+    CRC of the FPDU that follows; one inside an FPDU points back to that
+    FPDU's ULPDU_Length. @off is the stream offset since the first octet
+    after the startup frame; FPDUs are multiples of 4 octets, so markers
+    always fall between 4-octet chunks."""
+
+    INTERVAL = 512
+
+    def __init__(self):
+        self.off = 0
+        self.placed = {"between": 0, "inside": 0, "before-crc": 0}
+
+    def gap(self):
+        """Octets from here to the next marker position."""
+        return self.INTERVAL - self.off % self.INTERVAL
+
+    def frame(self, ulpdu, wrong_ptr=0):
+        """One FPDU with its markers; @wrong_ptr is added to the FPDUPTR
+        of every marker inside this FPDU (the CRC still covers what is
+        sent, so only the marker disagrees)."""
+        n = len(ulpdu)
+        body = struct.pack(">H", n) + ulpdu + b"\0" * pad_len(n)
+        out = bytearray()
+        covered = bytearray()
+        hdr = None
+        chunks = [body[i:i + 4] for i in range(0, len(body), 4)] + [None]
+        for chunk in chunks:
+            if self.off % self.INTERVAL == 0:
+                if hdr is None:
+                    ptr = 0
+                    self.placed["between"] += 1
+                else:
+                    ptr = self.off - hdr + wrong_ptr
+                    self.placed["inside" if chunk else "before-crc"] += 1
+                m = struct.pack(">HH", 0, ptr)
+                out += m
+                covered += m
+                self.off += 4
+            if hdr is None:
+                hdr = self.off
+            if chunk is None:
+                out += struct.pack("<I", crc32c(covered))
+            else:
+                out += chunk
+                covered += chunk
+            self.off += 4
+        return bytes(out)
+
+
 def tagged(op, stag, to, payload=b"", last=1, dv=1, rv=1):
     """Tagged DDP header (RFC 5041 4.2) with the RDMAP control octet."""
     return (bytes([0x80 | (last << 6) | dv, (rv << 6) | op]) +
@@ -341,7 +393,7 @@ class Result:
 
 
 def handshake(info, res, rev=2, rcvbuf=None, ird=8, ord_=8, marker=None,
-              pd=b""):
+              pd=b"", marker_tx=False):
     """Connect, MPA Request (C=1), validated Reply; the opener FPDU.
 
     pd: private data for the target (vt_target: b"vt:access=..." asks for
@@ -349,7 +401,11 @@ def handshake(info, res, rev=2, rcvbuf=None, ird=8, ord_=8, marker=None,
     With @marker the target must ask for markers (M=1 in its Reply) and
     the opener goes out behind a marker at stream offset 0 whose FPDUPTR
     is @marker (0 is right: no FPDU is open there, RFC 5044 5). Everything
-    the caller sends then must fit in the stream's first 512 octets."""
+    the caller sends then must fit in the stream's first 512 octets.
+    With @marker_tx the target must ask for markers as well and c.mtx (a
+    MarkerTx) frames the opener and whatever the caller sends after it."""
+    if marker_tx:
+        marker = 0
     c = Conn(info, rcvbuf)
     enh = enhanced_field(ird, ord_) if rev == 2 else None
     c.send(mpa_frame(REQ_KEY, rev=rev, crc=1, enhanced=enh, pd=pd))
@@ -377,8 +433,13 @@ def handshake(info, res, rev=2, rcvbuf=None, ird=8, ord_=8, marker=None,
     # FPDU arrived, so every case starts with a harmless one: a
     # zero-length RDMA Write, whose STag and TO are not checked (RFC 5041
     # 5.2), naming a non-zero STag (hardware refuses STag 0).
-    c.send(fpdu(tagged(OP_WRITE, int(info["target_stag"], 0),
-                       int(info["target_addr"], 0)), marker=marker))
+    opener = tagged(OP_WRITE, int(info["target_stag"], 0),
+                    int(info["target_addr"], 0))
+    if marker_tx:
+        c.mtx = MarkerTx()
+        c.send(c.mtx.frame(opener))
+    else:
+        c.send(fpdu(opener, marker=marker))
     return c
 
 
@@ -532,6 +593,78 @@ def c_good_markers(info, res, a):
     return good(info, res, a, rev=2, read=True, marker=0)
 
 
+def write_to_gap(c, stag, addr, pat, lo, hi, fpdu_extra):
+    """Writes prefixes of @pat (at most len(@pat) octets, a multiple of 4)
+    until the next marker position is @lo..@hi octets away (multiples of
+    4), then returns the Write length that makes an FPDU end @fpdu_extra
+    octets past that position (a tagged Write of k octets is an FPDU of
+    20 + k octets when k is a multiple of 4)."""
+    while not lo <= c.mtx.gap() <= hi:
+        gap = c.mtx.gap()
+        # Short of @lo: cross the marker; beyond @hi: land on @lo or nearer.
+        k = len(pat) if gap < lo else min(len(pat), max(0, gap - 20 - lo))
+        c.send(c.mtx.frame(tagged(OP_WRITE, stag, addr, pat[:k & ~3])))
+    return c.mtx.gap() + fpdu_extra - 20
+
+
+# MPA-021/025/033: markers wherever the stream puts them (inside FPDUs,
+# before a CRC, between FPDUs), stripped and counted in the CRC.
+@case("mpa-good-markers-stream", "control: the target asks for markers "
+      "(kiwi: mpa_markers=Y); 80 Writes of 0..64 octets put markers inside "
+      "FPDUs, right before a CRC and between FPDUs; then Send, Read, close")
+def c_good_markers_stream(info, res, a):
+    c = handshake(info, res, rev=2, marker_tx=True)
+    n = ival(info, "control_len")
+    pat = control_pattern(n)
+    stag, addr = ival(info, "target_stag"), ival(info, "target_addr")
+    for i in range(80):
+        k = min(n, (i * 4) % (n + 4))
+        c.send(c.mtx.frame(tagged(OP_WRITE, stag, addr, pat[:k])))
+    # An FPDU whose CRC starts at a marker position, then one that ends
+    # exactly at the next: the FPDU after it is led by a marker.
+    k = write_to_gap(c, stag, addr, pat, 20, n + 16, 4)
+    c.send(c.mtx.frame(tagged(OP_WRITE, stag, addr, pat[:k])))
+    k = write_to_gap(c, stag, addr, pat, 20, n + 20, 0)
+    c.send(c.mtx.frame(tagged(OP_WRITE, stag, addr, pat[:k])))
+    c.send(c.mtx.frame(tagged(OP_WRITE, stag, addr, pat)))
+    c.send(c.mtx.frame(untagged(OP_SEND, QN_SEND, 1,
+                                b"hostile-peer control")))
+    res.seen("markers sent: %s" % ", ".join(
+        "%d %s" % (v, k) for k, v in c.mtx.placed.items()))
+    if not all(c.mtx.placed.values()):
+        res.fail("the stream did not put a marker in every position")
+    c.send(c.mtx.frame(untagged(OP_RREQ, QN_RREQ, 1,
+                                rreq_hdr(0x11223344, 0x1000, n, stag, addr))))
+    t, resp = collect(c, res, set(), a.layout, want_rresp=1)
+    if t is not None:
+        res.fail("unexpected Terminate")
+    elif len(resp) != 1 or resp[0][14:] != pat:
+        res.fail("no Read Response returning the written data (connection "
+                 "%s)" % (c.eof or "open"))
+    c.sock.shutdown(socket.SHUT_WR)
+    expect_quiet_close(c, res, a, "our FIN")
+
+
+# MPA-080: a marker inside an FPDU that points elsewhere is an error, even
+# when the CRC (computed over that marker) is good.
+@case("mpa-bad-marker-inside", "the target asks for markers (kiwi: "
+      "mpa_markers=Y); zero-length Writes, then a 64-octet Write outside "
+      "the control window whose marker inside it has FPDUPTR 4 too large "
+      "(CRC good): Terminate 2/0/03, nothing placed")
+def c_bad_marker_inside(info, res, a):
+    c = handshake(info, res, rev=2, marker_tx=True)
+    stag, addr = ival(info, "target_stag"), ival(info, "target_addr")
+    # Zero-length Writes (20-octet FPDUs) until the next marker position is
+    # 24..76 octets away: a 64-octet Write (84 octets) then holds it.
+    write_to_gap(c, stag, addr, b"", 24, 76, 0)
+    before = c.mtx.placed["inside"]
+    c.send(c.mtx.frame(tagged(OP_WRITE, stag, addr + 4096, bytes(range(64))),
+                       wrong_ptr=4))
+    if c.mtx.placed["inside"] != before + 1:
+        res.fail("the bad Write holds no marker")
+    expect_terminate(c, res, {(2, 0, 3)}, a.layout)
+
+
 def control_pattern(n):
     return bytes((i * 7 + 1) & 0xFF for i in range(n))
 
@@ -620,6 +753,63 @@ def c_pdlen(info, res, a):
     except Closed:
         pass
     expect_mpa_close(c, res, a.mpa_timeout + 5)
+
+
+# MPA-057: RFC 5044 7.1.2 and Appendix C: revision 0 is an RDMAC peer.
+@case("mpa-rev0", "RDMAC Request (revision 0, M=1, C=1), the target "
+      "without mpa_rdmac: close, no Reply")
+def c_rev0(info, res, a):
+    c = Conn(info)
+    c.send(mpa_frame(REQ_KEY, rev=0, crc=1, markers=1))
+    expect_mpa_close(c, res, a.mpa_timeout + 5)
+
+
+@case("mpa-rev0-rdmac", "RDMAC Request (revision 0, M=1, C=1), the target "
+      "with mpa_rdmac=Y: a revision 1 Reply, then a graceful close "
+      "(RFC 5044 C.2.1)")
+def c_rev0_rdmac(info, res, a):
+    c = Conn(info)
+    c.send(mpa_frame(REQ_KEY, rev=0, crc=1, markers=1))
+    rep = read_reply(c)
+    if rep is None:
+        res.fail("no MPA Reply (closed: %s)" % c.eof)
+        return
+    key, flags, rrev, pd = rep
+    res.seen("MPA Reply rev %d flags 0x%02x" % (rrev, flags))
+    if key != REP_KEY or rrev != 1:
+        res.fail("the Reply is not a revision 1 Reply")
+    expect_mpa_close(c, res, 10, no_reply=False)
+    if c.eof != "fin":
+        res.fail("the target ended the connection with %s, not a graceful "
+                 "close" % (c.eof or "nothing"))
+
+
+# MPA-063/071: iw_cm events carry at most 255 octets of private data (a u8
+# length); more is private data the responder cannot accept.
+@case("mpa-good-pdata-255", "control: rev 2 Request with 255 octets of "
+      "private data (the most iw_cm carries), all of which must reach the "
+      "ULP whole; Write, Send, graceful close")
+def c_good_pdata_255(info, res, a):
+    return good(info, res, a, rev=2, read=False, pd=control_pattern(255))
+
+
+@case("mpa-pdata-256", "rev 2 Request with 256 octets of private data "
+      "(valid MPA, more than iw_cm carries): a Reply with R=1, then the "
+      "target closes; nothing reaches the ULP cut short")
+def c_pdata_256(info, res, a):
+    c = Conn(info)
+    c.send(mpa_frame(REQ_KEY, rev=2, crc=1, enhanced=enhanced_field(8, 8),
+                     pd=control_pattern(256)))
+    rep = read_reply(c)
+    if rep is None:
+        res.fail("no MPA Reply (closed: %s)" % c.eof)
+        return
+    key, flags, rrev, pd = rep
+    res.seen("MPA Reply rev %d flags 0x%02x, %d octets of private data" %
+             (rrev, flags, len(pd)))
+    if key != REP_KEY or not flags & 0x20:
+        res.fail("the Reply does not reject (R=1)")
+    expect_mpa_close(c, res, 10, no_reply=False)
 
 
 # MPA-062: a badly formatted (cut) Request closes the connection.

@@ -10,7 +10,9 @@ bad            connect and send a malformed Request
 A listening mode prints "listening" once it listens. Every mode then prints
 how the connection ended and after how many seconds since it was set up:
 "eof", "eof after N octets", "data N" (a client's first answer), "reset"
-or "timeout".
+or "timeout". big-ord first prints "term L/E/EC" when the first FPDU after
+its Reply is a Terminate (RFC 6581 wants 2/0/06 from the initiator), else
+"first FPDU: no Terminate".
 """
 import socket
 import struct
@@ -37,6 +39,17 @@ def answer_big_ord(s):
     return len(hdr) + len(pd)
 
 
+def first_term(data):
+    """Layer/EType/ECode of a Terminate FPDU (no markers) at @data."""
+    if len(data) < 2:
+        return None
+    n = struct.unpack(">H", data[:2])[0]
+    u = data[2:2 + n]
+    if len(u) < 22 or u[0] & 0x80 or u[1] & 0x0F != 7:
+        return None
+    return "%d/%d/%02x" % (u[18] >> 4, u[18] & 0x0F, u[19])
+
+
 def main():
     mode, port, ip = sys.argv[1], int(sys.argv[2]), sys.argv[3]
     server = mode in ("silent-server", "big-ord")
@@ -55,6 +68,7 @@ def main():
     t0 = time.time()
     s.settimeout(60)
     got = 0
+    after = b""
     try:
         if mode == "big-ord":
             got = answer_big_ord(s)
@@ -66,6 +80,7 @@ def main():
                 how = "eof after %d octets" % got if got else "eof"
                 break
             got += len(d)
+            after += d
             if not server:
                 how = "data %d" % got
                 break
@@ -73,6 +88,9 @@ def main():
         how = "reset"
     except socket.timeout:
         how = "timeout"
+    if mode == "big-ord":
+        t = first_term(after)
+        print("term " + t if t else "first FPDU: no Terminate", flush=True)
     print("%s %.1f" % (how, time.time() - t0), flush=True)
 
 

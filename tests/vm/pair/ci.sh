@@ -7,6 +7,10 @@
 # short runs (--quick) in one two-guest boot, about 12 minutes:
 #  - every case (rping, rdma_cm tools, perftest, integrity, tshark) for
 #    kiwi<->kiwi;
+#  - the tshark case with MPA markers kiwi<->kiwi, asked for by both guests
+#    and by the server only (its rping runs both ways, so markers flow on
+#    the initiator's side on one connection and the responder's on the
+#    other); tests/vm/pair/mpa-wire-check.py checks every marker captured;
 #  - kiwi<->siw:p2p in both roles: integrity with a siw server, perftest
 #    with a kiwi server. For the cases whose server sends first
 #    (ib_write_lat) siw runs RFC 6581 peer-to-peer mode (siw:p2p): a kiwi
@@ -35,7 +39,7 @@ mode=--quick
 [ "${1:-}" = --full ] && mode=--full
 
 runs=(
-	"kiwi-kiwi/rdmacm+perftest+integrity+tshark+rping siw:p2p-kiwi/integrity kiwi-siw:p2p/perftest kiwi-siw/integrity siw-kiwi/rping kiwi:mpa_crc_off=Y-siw/rping siw:rev1-kiwi/rping"
+	"kiwi-kiwi/rdmacm+perftest+integrity+tshark+rping kiwi:mpa_markers=Y-kiwi:mpa_markers=Y/tshark kiwi:mpa_markers=Y-kiwi/tshark siw:p2p-kiwi/integrity kiwi-siw:p2p/perftest kiwi-siw/integrity siw-kiwi/rping kiwi:mpa_crc_off=Y-siw/rping siw:rev1-kiwi/rping"
 )
 if [ "$mode" = --full ]; then
 	runs=(

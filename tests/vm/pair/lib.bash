@@ -331,6 +331,18 @@ pair_capture_stop() {
 	vt_log "capture: $(grep -E 'packets (captured|dropped)' "$VT_TMP/tcpdump.log" | tr '\n' ' ')"
 }
 
+# pair_wire_expect: tests/vm/pair/mpa-wire-check.py options this guest's
+# settings imply: whether its startup frames ask for markers and, on kiwi,
+# the RTR types its peer-to-peer Requests offer. Nothing for rxe.
+pair_wire_expect() {
+	local s=/sys/class/infiniband/$PAIR_DEV/kiwi
+	case "$PAIR_PROV" in
+	kiwi) echo "--expect $KIWI_MY_IP=$(cat "$s/mpa_markers")" \
+		"--rtr-offer $KIWI_MY_IP=$(cat "$s/mpa_rtr")" ;;
+	siw) echo "--expect $KIWI_MY_IP=N" ;;
+	esac
+}
+
 # pair_integrity_opts: vt_integrity options for this combo. Send with
 # Invalidate needs an STag the receiver lets a peer invalidate: siw
 # invalidates any MR; kiwi and rxe only fast-register MRs (IBTA; RFC 5040

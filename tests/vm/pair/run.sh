@@ -6,7 +6,9 @@
 # Two-guest tests (make check-pair): for every COMBO, every case of
 # tests/vm/pair/cases/ runs between the lab's server guest (10.77.0.1) and
 # client guest (10.77.0.2) in one two-guest boot; then the captures of the
-# tshark case are decoded on the host by tests/vm/pair/tshark-check.sh.
+# tshark case are decoded on the host by tests/vm/pair/tshark-check.sh and
+# their MPA framing, markers and RTRs checked by
+# tests/vm/pair/mpa-wire-check.py.
 #
 # COMBO is SERVER-CLIENT, each side PROVIDER[:OPT[+OPT...]]:
 #   kiwi[:param=value+...]   kiwi.ko with those module parameters; ko=NAME
@@ -66,7 +68,7 @@ while [ $# -gt 0 ]; do
 		;;
 	-v | --verbose | --print-logs) lab_opts+=("$1") ;;
 	-h | --help)
-		sed -n '3,34s/^# \{0,1\}//p' "$0"
+		sed -n '3,36s/^# \{0,1\}//p' "$0"
 		exit 0
 		;;
 	-*)
@@ -187,16 +189,31 @@ else
 	read -r passed failed <<< "$summary"
 fi
 
-# The tshark case leaves one capture per guest and direction.
+# The tshark and rtr cases leave a capture (on the server guest), each
+# iWARP guest the mpa-wire-check.py options its settings imply (ID.expect)
+# and the capturing guest tshark-check.sh options (ID.tshark-opts).
 for pcap in "$results"/lab/*/*.pcap; do
 	[ -f "$pcap" ] || continue
 	rel=${pcap#"$results"/lab/}
-	if "$PAIR/tshark-check.sh" "$pcap" > "$pcap.check" 2>&1; then
+	id=$(basename "$pcap" .pcap)
+	read -r -a topts <<< "$(cat "$results"/lab/*/"$id.tshark-opts" 2>/dev/null)"
+	if "$PAIR/tshark-check.sh" "${topts[@]}" "$pcap" > "$pcap.check" 2>&1; then
 		echo "PASS tshark $rel ($(tail -n 1 "$pcap.check"))"
 		passed=$((passed + 1))
 	else
 		echo "FAIL tshark $rel:"
 		sed 's/^/    /' "$pcap.check" | tail -n 20
+		failed=$((failed + 1))
+	fi
+	expect=$(cat "$results"/lab/*/"$id.expect" 2>/dev/null | tr "\n" " ")
+	[ -n "$expect" ] || continue
+	read -r -a expect <<< "$expect"
+	if python3 "$PAIR/mpa-wire-check.py" "${expect[@]}" "$pcap" > "$pcap.wire" 2>&1; then
+		echo "PASS mpa-wire-check $rel ($(tail -n 1 "$pcap.wire"))"
+		passed=$((passed + 1))
+	else
+		echo "FAIL mpa-wire-check $rel:"
+		grep -v '^ok ' "$pcap.wire" | tail -n 20 | sed 's/^/    /'
 		failed=$((failed + 1))
 	fi
 done

@@ -73,7 +73,7 @@
 #define VT_RECV_GAP	64UL		/* guard octets around each receive */
 #define VT_CTL_LEN	64UL		/* octets the control case may write */
 #define VT_MAX_RECV	64
-#define VT_PD_MAX	64		/* private data octets kept */
+#define VT_PD_MAX	256		/* private data octets kept */
 #define VT_MAX_RECV_LEN	4096
 #define VT_SEND_LEN	VT_TGT_LEN
 #define VT_WR_ID_SQ	1000	/* send WRs' wr_id from here on */
@@ -587,7 +587,19 @@ static void share_accept(struct rdma_cm_id *id, struct rdma_conn_param *cp)
 	rdma_destroy_id(id);
 }
 
-static void on_connect_request(struct rdma_cm_id *id, int access)
+/* @pdata is peer.py's control pattern (octet i is i * 7 + 1). */
+static bool pdata_is_pattern(const unsigned char *pdata, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (pdata[i] != (unsigned char)(i * 7 + 1))
+			return false;
+	return len > 0;
+}
+
+static void on_connect_request(struct rdma_cm_id *id, int access,
+			       size_t pd_len, bool pd_pattern)
 {
 	struct ibv_qp_init_attr qa = {
 		.qp_type = IBV_QPT_RC,
@@ -614,7 +626,7 @@ static void on_connect_request(struct rdma_cm_id *id, int access)
 	conn.id = id;
 	conn.k = conns_ended + 1;
 	conn.active = true;
-	log_conn("request");
+	log_conn("request pd=%zu%s", pd_len, pd_pattern ? " pattern" : "");
 	qa.send_cq = cq;
 	qa.recv_cq = cq;
 	if (access >= 0) {
@@ -740,7 +752,8 @@ static void on_cm_event(struct rdma_cm_event *ev)
 		if (n)
 			memcpy(pdata, ev->param.conn.private_data, n);
 		rdma_ack_cm_event(ev);
-		on_connect_request(id, requested_access(pdata, n));
+		on_connect_request(id, requested_access(pdata, n), n,
+				   pdata_is_pattern((unsigned char *)pdata, n));
 		return;
 	}
 	rdma_ack_cm_event(ev);

@@ -42,14 +42,14 @@ vt_link_add kiwi0 eth0 || vt_die "no kiwi0"
 # --- 1. settings --------------------------------------------------------------
 
 for kv in mpa_timeout=10 drain_timeout=3 mpa_rev=2 mpa_crc_off=N mpa_markers=N mpa_p2p=Y \
-	mpa_rtr=send,write,read mpa_responder_waits=Y abi_version=2; do
+	mpa_rtr=send,write,read mpa_responder_waits=Y mpa_rdmac=N abi_version=2; do
 	vt_eq "kiwi0 ${kv%%=*} default" "$(cat "$S0/${kv%%=*}")" "${kv#*=}"
 done
 
 # modinfo describes every setting with its default.
 parm=$(modinfo -F parm kiwi)
 for n in mpa_timeout drain_timeout mpa_rev mpa_crc_off mpa_markers mpa_p2p \
-	mpa_rtr mpa_responder_waits; do
+	mpa_rtr mpa_responder_waits mpa_rdmac; do
 	vt_check "modinfo: $n, a default for new devices, with its default" \
 		grep -q "^$n:Default for new devices: .*default" <<<"$parm"
 done
@@ -83,6 +83,7 @@ refuse mpa_timeout -1
 refuse drain_timeout 0
 refuse drain_timeout 61
 refuse mpa_markers maybe
+refuse mpa_rdmac permissive
 refuse mpa_rtr ""
 refuse mpa_rtr fax
 refuse mpa_rtr "write,"
@@ -346,6 +347,12 @@ raw_responder() {
 echo 3 > "$S0/mpa_timeout"
 raw_responder silent-server 7312
 raw_responder big-ord 7313
+# RFC 6581 9.1: the initiator answers an ORD above its IRD with the MPA
+# Terminate 2/0/06 as its first FPDU, then a FIN.
+vt_check "ORD 200 Reply: Terminate 2/0/06, then FIN ($(tr '\n' ' ' < "$VT_TMP/raw.big-ord"))" \
+	grep -q '^term 2/0/06' "$VT_TMP/raw.big-ord"
+vt_check "ORD 200 Reply: the initiator closes with a FIN" \
+	grep -q '^eof after' "$VT_TMP/raw.big-ord"
 echo 10 > "$S0/mpa_timeout"
 rping -s -a "$IP" -p 7314 -C 1 > /dev/null 2>&1 &
 srv=$!

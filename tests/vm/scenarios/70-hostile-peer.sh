@@ -31,25 +31,34 @@ KIWI_MPA_TIMEOUT=3
 
 # Cases whose malformed MPA Request must never reach the ULP.
 MPA_CASES="mpa-wrong-key mpa-rev9 mpa-pdlen-513 mpa-truncated mpa-silent
-	mpa-slowloris"
+	mpa-slowloris mpa-pdata-256 mpa-rev0 mpa-rev0-rdmac"
 
 # siw 6.1 deviations (see the README's table); XFAIL under HOSTILE_DEV=siw.
 # siw implements no MPA markers, so it never asks for them.
 # siw has no RFC 7306 immediate data: it answers every case with 0/2/06.
-SIW_XFAIL="mpa-good-markers mpa-bad-marker rfc7306-imm-long rfc7306-imm-short
+# siw closes on an RDMAC Request without a Reply (RFC 5044 7.1.2).
+SIW_XFAIL="mpa-good-markers mpa-good-markers-stream mpa-bad-marker
+	mpa-bad-marker-inside mpa-rev0-rdmac rfc7306-imm-long rfc7306-imm-short
 	rfc7306-imm-qn rfc7306-imm-wide rfc7306-imm-no-recv rfc7306-imm-mid-send"
 
+# Cases that need kiwi's RFC 5044 Appendix C answer to RDMAC peers.
+RDMAC_CASES="mpa-rev0-rdmac"
+
 # Cases that need the target to ask for markers (kiwi: mpa_markers=Y).
-MARKER_CASES="mpa-good-markers mpa-bad-marker"
+MARKER_CASES="mpa-good-markers mpa-good-markers-stream mpa-bad-marker
+	mpa-bad-marker-inside"
 
 # case_counters NAME: the kiwi counters case NAME must move.
 case_counters() {
 	case "$1" in
 	mpa-good-rev2) echo "cm_requests mpa_req_rcvd mpa_rep_sent rx_fpdus" \
 		"rx_octets tx_fpdus tx_octets read_req_served" ;;
-	mpa-wrong-key | mpa-rev9 | mpa-pdlen-513) echo mpa_bad_frames ;;
+	mpa-wrong-key | mpa-rev9 | mpa-pdlen-513 | mpa-rev0 | mpa-rev0-rdmac)
+		echo mpa_bad_frames ;;
 	mpa-bad-crc) echo "rx_crc_errors term_sent_llp" ;;
-	mpa-bad-marker) echo "rx_marker_errors term_sent_llp" ;;
+	mpa-pdata-256) echo mpa_rej_sent ;;
+	mpa-bad-marker | mpa-bad-marker-inside)
+		echo "rx_marker_errors term_sent_llp" ;;
 	rdmap-opcode-unknown) echo term_sent_rdmap ;;
 	ddp-stag-invalid) echo term_sent_ddp ;;
 	rdmap-read-beyond-ird) echo "ird_exceeded term_sent_rdmap" ;;
@@ -134,6 +143,9 @@ run_case() {
 	if [ "$DEV_KIND" = kiwi ] && [[ " $(echo $MARKER_CASES) " = *" $name "* ]]; then
 		echo Y > "/sys/class/infiniband/$DEV/kiwi/mpa_markers"
 	fi
+	if [ "$DEV_KIND" = kiwi ] && [[ " $RDMAC_CASES " = *" $name "* ]]; then
+		echo Y > "/sys/class/infiniband/$DEV/kiwi/mpa_rdmac"
+	fi
 	before=$(ends)
 	k=$((before + 1))
 	t0=$(date +%s)
@@ -160,6 +172,13 @@ run_case() {
 		mpa-good-*) bad+=("the control Write did not land") ;;
 		*:*control=untouched*) ;;
 		*) bad+=("the control window was written") ;;
+		esac
+		# iw_cm's whole 255 octets of private data reach the ULP.
+		case "$name:$line" in
+		mpa-good-pdata-255:*)
+			grep -q "^conn $k request pd=255 pattern" "$VT_TMP/target.log" ||
+				bad+=("the 255 octets of private data did not reach vt_target whole")
+			;;
 		esac
 		# SEC-09: nothing after the first error completes at the target.
 		case "$name:$line" in
@@ -189,6 +208,7 @@ run_case() {
 		bad+=("connections left on port $PORT: $(lingering | tr '\n' ' ')")
 	if [ "$DEV_KIND" = kiwi ]; then
 		echo N > "/sys/class/infiniband/$DEV/kiwi/mpa_markers"
+		echo N > "/sys/class/infiniband/$DEV/kiwi/mpa_rdmac"
 		s1=$(vt_stats "$DEV")
 		for n in $(case_counters "$name"); do
 			[ "$(vt_stat "$s1" "$n")" -gt "$(vt_stat "$s0" "$n")" ] ||

@@ -6,13 +6,19 @@
 # ib_write_bw, ib_read_bw, ib_send_bw (-R, 64 KiB and 3 B) and vt_integrity
 # --quick go between the guests. The capture goes to
 # KIWI_RESULTS/PAIR_ID.pcap; tests/vm/pair/run.sh decodes it on the host
-# with tests/vm/pair/tshark-check.sh (tshark under TCG would take minutes).
+# with tests/vm/pair/tshark-check.sh (tshark under TCG would take minutes)
+# and walks every FPDU, marker and RTR with tests/vm/pair/mpa-wire-check.py.
+# Each iWARP guest writes that checker's options to KIWI_RESULTS/PAIR_ID.expect:
+# whether its startup frames must ask for markers (kiwi: the device's
+# mpa_markers setting; siw never asks) and, on kiwi, the RTR types its
+# peer-to-peer Requests must offer (mpa_rtr).
 
 . "$KIWI_SRC/tests/vm/pair/lib.bash"
 vt_need_progs
 
 pcap=$KIWI_RESULTS/$PAIR_ID.pcap
 pair_up
+pair_wire_expect > "$KIWI_RESULTS/$PAIR_ID.expect"
 [ "$PAIR_SIDE" = server ] && pair_capture_start "$pcap"
 pair_barrier capturing 60 || vt_die "the peer did not reach the capture"
 pair_both rping 120 \

@@ -1,0 +1,484 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""usage: tests/vm/pair/mpa-wire-check.py [--expect HOST=Y|N ...]
+           [--rtr-offer HOST=TYPE,... ...] [--want-rtr HOST=TYPE ...]
+           [--no-crc] PCAP
+       tests/vm/pair/mpa-wire-check.py --selftest
+
+Checks the MPA framing of every iWARP connection in PCAP octet by octet,
+markers and RFC 6581 RTR messages included (tshark's iwarp_mpa dissector
+shows marker fields but checks none of them, and knows no RTR). For each TCP connection whose payload starts with an
+MPA Request and is answered by a Reply, each direction is reassembled from
+its SYN and walked FPDU by FPDU as RFC 5044 (seeds-digest 2.3) lays it out:
+
+  - markers are where the receiver's startup frame asked for them (M bit)
+    and nowhere else: one at the first octet after the startup frame, then
+    one every 512 octets of TCP sequence space (MPA-017/018/022/053);
+  - every marker has RESERVED 0 and an FPDUPTR whose low two bits are 0 and
+    that points back to the ULPDU_Length of the FPDU holding it, or is 0
+    when it falls between FPDUs (MPA-014/015/016/019/021/023/024);
+  - every FPDU's CRC32c (over header, markers, ULPDU and pad) is right when
+    either startup frame asked for CRC (MPA-031/033; --no-crc skips the
+    arithmetic);
+  - a direction ends on an FPDU boundary;
+  - when both startup frames are RFC 6581 peer-to-peer ones, the
+    initiator's first FPDU is one RTR (zero-length Send, Write or Read
+    Request) of a type both frames name or, when they name none in common,
+    a Terminate 2/0/07 (no matching RTR option).
+
+--expect HOST=Y says the startup frames HOST (an IPv4 address) sends must
+ask for markers (N: must not); the check fails when no marker was checked
+although some frame asked for them, or when a direction could not be
+judged (a TCP hole in the capture).
+--rtr-offer HOST=TYPE,... says the peer-to-peer Requests HOST sends must
+offer exactly these RTR types; --want-rtr HOST=TYPE that at least one
+connection HOST initiated must have sent that RTR (none: the Terminate for
+no common type).
+--selftest walks RFC 5044's Figures 5 and 6 and broken copies of them.
+Prints one line per direction and a summary; exit 0 if clean, 1 if not,
+2 on a usage error.
+"""
+
+import argparse
+import struct
+import sys
+
+REQ_KEY = b"MPA ID Req Frame"
+REP_KEY = b"MPA ID Rep Frame"
+MARKER_INTERVAL = 512
+
+
+def _crc_table():
+    table = []
+    for n in range(256):
+        c = n
+        for _ in range(8):
+            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+        table.append(c)
+    return table
+
+
+_CRC_TABLE = _crc_table()
+
+
+def crc32c_update(crc, data):
+    t = _CRC_TABLE
+    for b in data:
+        crc = t[(crc ^ b) & 0xFF] ^ (crc >> 8)
+    return crc
+
+
+def read_pcap(path):
+    """Yields (src, sport, dst, dport, seq, flags, payload) of TCP/IPv4."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if len(data) < 24:
+        raise ValueError("not a pcap file")
+    magic = data[:4]
+    if magic in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1"):
+        end = "<"
+    elif magic in (b"\xa1\xb2\xc3\xd4", b"\xa1\xb2\x3c\x4d"):
+        end = ">"
+    else:
+        raise ValueError("not a pcap file (pcapng is not read)")
+    linktype = struct.unpack(end + "I", data[20:24])[0]
+    if linktype != 1:
+        raise ValueError("link type %d is not Ethernet" % linktype)
+    off = 24
+    while off + 16 <= len(data):
+        incl, orig = struct.unpack(end + "II", data[off + 8:off + 16])
+        frame = data[off + 16:off + 16 + incl]
+        off += 16 + incl
+        if incl < orig:
+            raise ValueError("a frame is truncated (capture with -s 0)")
+        if len(frame) < 34 or frame[12:14] != b"\x08\x00":
+            continue
+        ip = frame[14:]
+        ihl = (ip[0] & 0x0F) * 4
+        total = struct.unpack(">H", ip[2:4])[0]
+        if ip[9] != 6:
+            continue
+        src = ".".join(str(b) for b in ip[12:16])
+        dst = ".".join(str(b) for b in ip[16:20])
+        tcp = ip[ihl:total]
+        sport, dport, seq = struct.unpack(">HHI", tcp[:8])
+        doff = (tcp[12] >> 4) * 4
+        yield src, sport, dst, dport, seq, tcp[13], tcp[doff:]
+
+
+class Flow:
+    """One direction of a TCP connection, reassembled from its SYN."""
+
+    def __init__(self):
+        self.isn = None
+        self.segs = {}
+
+    def add(self, seq, flags, payload):
+        if flags & 0x02:
+            self.isn = (seq + 1) & 0xFFFFFFFF
+        if payload:
+            self.segs.setdefault(seq, payload)
+
+    def stream(self):
+        """The payload octets in order, or None when there is a hole."""
+        if self.isn is None:
+            return None
+        out = bytearray()
+        for rel, p in sorted(((s - self.isn) & 0xFFFFFFFF, p)
+                             for s, p in self.segs.items()):
+            if rel > len(out):
+                return None
+            if rel + len(p) > len(out):
+                out += p[len(out) - rel:]
+        return bytes(out)
+
+
+class Walk:
+    """Walks one direction's FPDUs after its startup frame."""
+
+    def __init__(self, data, start, markers, crc):
+        self.data = data
+        self.pos = start
+        self.start = start
+        self.markers = markers
+        self.crc = crc
+        self.n_markers = 0
+        self.n_between = 0
+        self.n_fpdus = 0
+        self.first = None
+
+    def off(self):
+        return self.pos - self.start
+
+    def marker(self, hdr_off, state):
+        m = self.data[self.pos:self.pos + 4]
+        if len(m) < 4:
+            return None
+        res, ptr = struct.unpack(">HH", m)
+        at = self.off()
+        want = 0 if hdr_off is None else at - hdr_off
+        if res != 0:
+            raise ValueError("marker at offset %d: RESERVED 0x%04x" % (at, res))
+        if ptr != want:
+            raise ValueError("marker at offset %d: FPDUPTR %d, want %d" %
+                             (at, ptr, want))
+        self.n_markers += 1
+        self.n_between += hdr_off is None
+        state[0] = crc32c_update(state[0], m) if self.crc else 0
+        self.pos += 4
+        return m
+
+    def take(self, n, hdr_off, state, crc=True):
+        """n FPDU octets with the markers inside them checked and removed,
+        the CRC in @state updated in wire order (the octets themselves only
+        with @crc); None at the end of the data."""
+        out = bytearray()
+        while len(out) < n:
+            if self.markers and self.off() % MARKER_INTERVAL == 0:
+                if self.marker(hdr_off, state) is None:
+                    return None
+            room = n - len(out)
+            if self.markers:
+                room = min(room, MARKER_INTERVAL - self.off() % MARKER_INTERVAL)
+            chunk = self.data[self.pos:self.pos + room]
+            if not chunk:
+                return None
+            if self.crc and crc:
+                state[0] = crc32c_update(state[0], chunk)
+            out += chunk
+            self.pos += len(chunk)
+        return bytes(out)
+
+    def fpdu(self):
+        """One FPDU; False at a clean end of the data."""
+        if self.pos == len(self.data):
+            return False
+        state = [0xFFFFFFFF]
+        if self.markers and self.off() % MARKER_INTERVAL == 0:
+            if self.marker(None, state) is None:
+                raise ValueError("direction ends inside a marker")
+        hdr_off = self.off()
+        hdr = self.take(2, hdr_off, state)
+        if hdr is None:
+            raise ValueError("direction ends inside an FPDU header")
+        ulen = struct.unpack(">H", hdr)[0]
+        body = self.take(ulen + (-(2 + ulen) % 4), hdr_off, state)
+        if body is None:
+            raise ValueError("direction ends inside an FPDU (offset %d)" %
+                             hdr_off)
+        got = self.take(4, hdr_off, state, crc=False)
+        if got is None:
+            raise ValueError("direction ends before an FPDU's CRC")
+        if self.crc:
+            want = state[0] ^ 0xFFFFFFFF
+            if struct.unpack("<I", got)[0] != want:
+                raise ValueError("FPDU at offset %d: bad CRC" % hdr_off)
+        if self.first is None:
+            self.first = body[:ulen]
+        self.n_fpdus += 1
+        return True
+
+
+RTR_NAMES = ("send", "write", "read")
+
+
+class Startup:
+    """An MPA Request or Reply at the start of a direction's data."""
+
+    def __init__(self, data):
+        flags = data[16]
+        self.markers = bool(flags & 0x80)
+        self.crc = bool(flags & 0x40)
+        self.reject = bool(flags & 0x20)
+        self.enhanced = bool(flags & 0x10) and data[17] == 2
+        pd_len = struct.unpack(">H", data[18:20])[0]
+        self.length = 20 + pd_len
+        self.p2p = False
+        self.rtr = set()
+        if self.enhanced and pd_len >= 4:
+            ird, ord_ = struct.unpack(">HH", data[20:24])
+            self.p2p = bool(ird & 0x8000)
+            # RFC 6581 section 9: B (Send) in IRD, C (Write), D (Read) in ORD.
+            for name, bit in (("send", ird & 0x4000), ("write", ord_ & 0x8000),
+                              ("read", ord_ & 0x4000)):
+                if bit:
+                    self.rtr.add(name)
+
+
+def rtr_kind(ulpdu):
+    """The RTR message @ulpdu is (RFC 6581 section 8, rdmap-digest 2.6):
+    a zero-length Send on QN 0, RDMA Write, or Read Request of RDMARDSZ 0
+    on QN 1, each the last segment of its message; None if none."""
+    if len(ulpdu) < 2 or not ulpdu[0] & 0x40:
+        return None
+    op = ulpdu[1] & 0x0F
+    if ulpdu[0] & 0x80:
+        return "write" if op == 0 and len(ulpdu) == 14 else None
+    if len(ulpdu) < 18:
+        return None
+    qn, _, mo = struct.unpack(">III", ulpdu[6:18])
+    if op == 3 and qn == 0 and mo == 0 and len(ulpdu) == 18:
+        return "send"
+    if op == 1 and qn == 1 and mo == 0 and len(ulpdu) == 18 + 28 and \
+            struct.unpack(">I", ulpdu[30:34])[0] == 0:
+        return "read"
+    return None
+
+
+def is_mpa_term(ulpdu, ecode):
+    """@ulpdu is a Terminate (QN 2) of Layer LLP, EType MPA, ECode @ecode."""
+    return bool(ulpdu) and len(ulpdu) >= 22 and not ulpdu[0] & 0x80 and \
+        ulpdu[1] & 0x0F == 7 and ulpdu[6:10] == b"\0\0\0\2" and \
+        ulpdu[18] == 0x20 and ulpdu[19] == ecode
+
+
+class Checker:
+    """Collects the verdicts over every connection of one capture."""
+
+    def __init__(self, expect, rtr_offer, do_crc):
+        self.expect = expect
+        self.rtr_offer = rtr_offer
+        self.do_crc = do_crc
+        self.bad = 0
+        self.conns = self.markers = self.fpdus = self.asked = 0
+        self.rtrs = {}
+
+    def fail(self, msg):
+        print("FAIL " + msg)
+        self.bad = 1
+
+    def frames(self, conn, ini, req, resp, rep):
+        """The startup frames against what each host was set to ask."""
+        for host, frame in ((ini, req), (resp, rep)):
+            want = self.expect.get(host)
+            if want is not None and frame.markers != want:
+                self.fail("%s: %s asked for markers=%s, want %s" %
+                          (conn, host, frame.markers, want))
+        offer = self.rtr_offer.get(ini)
+        if req.p2p and offer is not None and req.rtr != offer:
+            self.fail("%s: %s offered RTR %s, want %s" %
+                      (conn, ini, ",".join(sorted(req.rtr)),
+                       ",".join(sorted(offer))))
+
+    def direction(self, name, data, start, markers, crc):
+        """Walks one direction; its first ULPDU, or False on an error."""
+        w = Walk(data, start, markers, crc)
+        try:
+            while w.fpdu():
+                pass
+        except ValueError as e:
+            self.fail("%s (markers %s): %s" % (name, "on" if markers else
+                                                "off", e))
+            return False
+        self.asked += markers
+        self.markers += w.n_markers
+        self.fpdus += w.n_fpdus
+        print("ok   %s: markers %s, %d FPDUs, %d markers (%d between FPDUs)"
+              "%s" % (name, "on" if markers else "off", w.n_fpdus,
+                      w.n_markers, w.n_between, ", CRC checked" if crc
+                      else ""))
+        return w.first
+
+    def rtr(self, conn, ini, req, rep, first, resp_first):
+        """In peer-to-peer mode the initiator's first FPDU is one RTR of a
+        type both frames name (RFC 6581 section 9.2)."""
+        if not (req.p2p and rep.p2p):
+            return
+        kind = rtr_kind(first) if first else None
+        agreed = req.rtr & rep.rtr
+        if not agreed and is_mpa_term(first, 7):
+            # RFC 6581 9.2: no matching RTR option, Terminate 2/0/07. The
+            # responder takes it as a Terminate, not as a missing RTR.
+            kind = "none"
+            agreed = {kind}
+            if is_mpa_term(resp_first, 7):
+                self.fail("%s: the responder answered the initiator's "
+                          "Terminate with its own 2/0/07" % conn)
+        if kind is None or kind not in agreed:
+            self.fail("%s: first FPDU from the initiator is %s, not an RTR "
+                      "of %s" % (conn, kind or "no RTR",
+                                 ",".join(sorted(agreed)) or "(none)"))
+            return
+        self.rtrs[(ini, kind)] = self.rtrs.get((ini, kind), 0) + 1
+        print("ok   %s: %s RTR (offered %s, accepted %s)" %
+              (conn, kind, ",".join(sorted(req.rtr)),
+               ",".join(sorted(rep.rtr))))
+
+    def connection(self, key, a, b):
+        src, sport, dst, dport = key
+        conn = "%s:%d<->%s:%d" % key
+        self.conns += 1
+        req, rep = Startup(a), Startup(b)
+        self.frames(conn, src, req, dst, rep)
+        if rep.reject:
+            return
+        crc = (req.crc or rep.crc) and self.do_crc
+        # Initiator->Responder carries markers iff the Reply asked for them.
+        first = self.direction("%s:%d->%s:%d" % key, a, req.length,
+                               rep.markers, crc)
+        resp_first = self.direction("%s:%d->%s:%d" % (dst, dport, src, sport),
+                                    b, rep.length, req.markers, crc)
+        if first is not False:
+            self.rtr(conn, src, req, rep, first, resp_first or None)
+
+
+def check(path, expect, rtr_offer, want_rtr, do_crc):
+    flows = {}
+    for src, sport, dst, dport, seq, flags, payload in read_pcap(path):
+        flows.setdefault((src, sport, dst, dport), Flow()).add(seq, flags,
+                                                                payload)
+    c = Checker(expect, rtr_offer, do_crc)
+    for key, fl in sorted(flows.items()):
+        src, sport, dst, dport = key
+        back = flows.get((dst, dport, src, sport))
+        a = fl.stream()
+        if a is None or not a.startswith(REQ_KEY):
+            if fl.segs and a is None and fl.segs[min(fl.segs)][:16] == REQ_KEY:
+                c.fail("%s:%d->%s:%d: hole in the capture" % key)
+            continue
+        b = back.stream() if back else None
+        if b is None or len(b) < 20 or not b.startswith(REP_KEY):
+            c.fail("%s:%d->%s:%d: no whole MPA Reply in the capture" % key)
+            continue
+        c.connection(key, a, b)
+    if c.asked and not c.markers:
+        c.fail("markers were asked for but none was on the wire")
+    if not c.conns:
+        c.fail("no MPA connection in the capture")
+    for host, kind in want_rtr:
+        if not c.rtrs.get((host, kind)):
+            c.fail("no connection initiated by %s sent a %s RTR" %
+                   (host, kind))
+    rtrs = ", ".join("%s from %s: %d" % (k, h, n)
+                     for (h, k), n in sorted(c.rtrs.items()))
+    print("%s: %d MPA connections, %d FPDUs, %d markers checked, %d "
+          "directions with markers, RTRs: %s" %
+          ("clean" if not c.bad else "NOT clean", c.conns, c.fpdus,
+           c.markers, c.asked, rtrs or "none"))
+    return c.bad
+
+
+def _walk_ok(data):
+    w = Walk(data, 0, True, True)
+    try:
+        while w.fpdu():
+            pass
+    except ValueError:
+        return None
+    return w.n_fpdus, w.n_markers
+
+
+def selftest():
+    """RFC 5044 Figures 5 and 6 (seeds-digest 2.4) pass; broken copies of
+    them do not."""
+    send = bytes.fromhex("4143") + bytes(8)
+    fig5 = (bytes.fromhex("00000000002a") + send + bytes.fromhex("00000001") +
+            bytes(28) + bytes.fromhex("52239983"))
+    # Figure 6 follows a marker and a 464-octet Send (octets 0..0x1eb).
+    first = (bytes.fromhex("0000000001e2") + send + bytes.fromhex("00000001") +
+             bytes(4 + 464))
+    first += struct.pack("<I", crc32c_update(0xFFFFFFFF, first) ^ 0xFFFFFFFF)
+    fig6 = (first + bytes.fromhex("002a") + send + bytes.fromhex("00000002") +
+            bytes(4) + bytes.fromhex("00000014") + bytes(24) +
+            bytes.fromhex("84925898"))
+    ok = _walk_ok(fig5) == (1, 1) and len(first) == 0x1ec
+    ok &= _walk_ok(fig6) == (2, 2)
+    bad_ptr = fig6[:0x202] + b"\x00\x10" + fig6[0x204:]
+    bad_res = fig6[:0x200] + b"\x00\x01" + fig6[0x202:]
+    ok &= _walk_ok(bad_ptr) is None and _walk_ok(bad_res) is None
+    ok &= _walk_ok(fig5[4:]) is None and _walk_ok(fig5[:-1]) is None
+    ok &= _walk_ok(fig6[:-1] + b"\x99") is None
+    ok &= rtr_kind(send[:2] + bytes(4) + bytes(4) + bytes(8)) == "send"
+    ok &= rtr_kind(bytes.fromhex("c040") + bytes(12)) == "write"
+    rreq = bytes.fromhex("4141") + bytes(4) + bytes.fromhex("0000000100000001")
+    ok &= rtr_kind(rreq + bytes(4 + 28)) == "read"
+    ok &= rtr_kind(rreq + bytes(4 + 15) + b"\1" + bytes(12)) is None
+    ok &= rtr_kind(bytes.fromhex("4143") + bytes(17)) is None
+    term = bytes.fromhex("4147") + bytes(8) + bytes.fromhex("00000001") + \
+        bytes(4) + bytes.fromhex("20070000")
+    ok &= is_mpa_term(term[:6] + b"\0\0\0\2" + term[10:], 7)
+    ok &= not is_mpa_term(term, 7)
+    print("selftest:", "ok" if ok else "FAIL")
+    return 0 if ok else 1
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--expect", action="append", default=[])
+    ap.add_argument("--rtr-offer", action="append", default=[])
+    ap.add_argument("--want-rtr", action="append", default=[])
+    ap.add_argument("--no-crc", action="store_true")
+    ap.add_argument("--selftest", action="store_true")
+    ap.add_argument("pcap", nargs="?")
+    args = ap.parse_args()
+    if args.selftest:
+        return selftest()
+    if not args.pcap:
+        ap.error("a PCAP is needed")
+    expect = {}
+    for e in args.expect:
+        host, _, v = e.partition("=")
+        if v not in ("Y", "N"):
+            ap.error("--expect HOST=Y|N")
+        expect[host] = v == "Y"
+    offer = {}
+    for e in args.rtr_offer:
+        host, _, v = e.partition("=")
+        offer[host] = set(v.split(","))
+        if not offer[host] <= set(RTR_NAMES):
+            ap.error("--rtr-offer HOST=TYPE[,TYPE...] (send, write, read)")
+    want = []
+    for e in args.want_rtr:
+        host, _, v = e.partition("=")
+        if v not in RTR_NAMES + ("none",):
+            ap.error("--want-rtr HOST=TYPE (send, write, read, none)")
+        want.append((host, v))
+    try:
+        return check(args.pcap, expect, offer, want, not args.no_crc)
+    except (OSError, ValueError) as e:
+        print("cannot read %s: %s" % (args.pcap, e))
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
