@@ -241,8 +241,12 @@ TEST(MpaTx, PadZeroAndCrcAlwaysPresent)
 			for (uint32_t i = 0; i < pad; i++)
 				EXPECT_EQ(0, w[2 + len + i]);
 			EXPECT_EQ((2 + len + pad) % 4, 0u);
-			uint32_t crc = crc_on ? ~bitwise_crc32c(w.data(), 2 + len + pad) : 0;
-			EXPECT_EQ(crc, get_unaligned_le32(w.data() + w.size() - 4)) << crc_on;
+			uint32_t crc = crc_on ? ~bitwise_crc32c(w.data(),
+								2 + len + pad)
+					      : 0;
+			EXPECT_EQ(crc,
+				  get_unaligned_le32(w.data() + w.size() - 4))
+				<< crc_on;
 			EXPECT_EQ(crc, t.plan.crc) << crc_on;
 		}
 	}
