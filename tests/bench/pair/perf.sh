@@ -65,8 +65,9 @@ record() {
 }
 
 # measure NAME SIZE PERFTEST [OPTION...]: one perftest step, recorded:
-# bandwidth (field 5, "BW average", MiB/s; field 4, "BW peak", is the
-# fastest single iteration, not a throughput) for *_bw, median (field 5) and
+# bandwidth (field 4, "BW average", MiB/s; field 3, "BW peak", is the
+# fastest single iteration, not a throughput; field 5 is the message rate
+# in Mpps) for *_bw, median (field 5) and
 # 99th percentile (field 8) for *_lat. perftest converts TSC cycles to time with a
 # frequency it samples against gettimeofday() when it reports; under TCG
 # that sampling sometimes fails ("Correlation coefficient r^2: ... < 0.9")
@@ -91,7 +92,7 @@ measure() {
 				record "$name.p50" 5 "$out" "$size" &&
 					record "$name.p99" 8 "$out" "$size"
 				;;
-			*) record "$name" 5 "$out" "$size" ;;
+			*) record "$name" 4 "$out" "$size" ;;
 			esac || [ "$try" = 5 ] || touch "$again"
 		fi
 		pair_barrier "$name.$round.$try.judged" 60
