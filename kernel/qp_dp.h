@@ -170,6 +170,9 @@ struct kiwi_tx_msg {
  * @buf: framed FPDUs, KIWI_TX_BUF_LEN octets (TX; freed at detach)
  * @len: octets framed in @buf (TX)
  * @sent: octets of @buf TCP took (TX)
+ * @stalled: TCP took less than offered and TX waits for the write-space
+ *	wakeup, which runs TX again (written by TX under @run_lock; a
+ *	doorbell reads it without the lock, see kiwi_tx_kick_now())
  * @cur: message in progress (TX)
  * @msn_send: next MSN on QN 0 (TX)
  * @msn_rreq: next MSN on QN 1 (TX)
@@ -218,6 +221,7 @@ struct kiwi_qp_tx {
 	u8 *buf;
 	u32 len;
 	u32 sent;
+	bool stalled;
 	struct kiwi_tx_msg cur;
 	u32 msn_send;
 	u32 msn_rreq;

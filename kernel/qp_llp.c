@@ -265,9 +265,21 @@ void kiwi_qp_rx_ready(struct kiwi_qp *qp, struct sock *sk)
 		kiwi_rx_read(qp, sk);
 }
 
-/* sk_write_space, forwarded by the CM: TX may continue. */
+/*
+ * sk_write_space, forwarded by the CM under sk_callback_lock: TX may
+ * continue. TCP calls this on every ACK while SOCK_NOSPACE is set, and a
+ * failed non-blocking send sets it. Like sk_stream_write_space(), wake TX
+ * only once the socket is writeable again and clear the flag then, so one
+ * stall costs one wakeup instead of one per ACK, and TX resumes with room
+ * for more than a sliver.
+ */
 void kiwi_qp_tx_space(struct kiwi_qp *qp, struct sock *sk)
 {
-	if (kiwi_qp_owns_sk(qp, sk))
-		kiwi_tx_kick(qp);
+	struct socket *sock = sk->sk_socket;
+
+	if (!kiwi_qp_owns_sk(qp, sk) || !sock || !sk_stream_is_writeable(sk))
+		return;
+	clear_bit(SOCK_NOSPACE, &sock->flags);
+	kiwi_qp_stat_inc(&qp->stats, KIWI_STAT_TX_WAKEUPS);
+	kiwi_tx_kick(qp);
 }

@@ -25,6 +25,9 @@
  * @KIWI_STAT_TX_FPDUS: FPDUs framed for sending
  * @KIWI_STAT_TX_OCTETS: octets of the MPA stream TCP took
  * @KIWI_STAT_TX_STALLS: times TX stopped because the socket was full
+ * @KIWI_STAT_TX_WAKEUPS: times TCP's write-space callback resumed TX
+ * @KIWI_STAT_TX_DOORBELLS_DEFERRED: doorbells that found TX waiting for
+ *	write space and left the new work requests to that wakeup
  * @KIWI_STAT_RTR_SENT: RFC 6581 RTR messages sent (initiator)
  * @KIWI_STAT_RREQ_SERVED: inbound RDMA Read Requests whose Response started
  * @KIWI_STAT_TERM_SENT_RDMAP: Terminates sent, layer RDMAP
@@ -59,6 +62,8 @@ enum kiwi_stat_id {
 	KIWI_STAT_TX_FPDUS,
 	KIWI_STAT_TX_OCTETS,
 	KIWI_STAT_TX_STALLS,
+	KIWI_STAT_TX_WAKEUPS,
+	KIWI_STAT_TX_DOORBELLS_DEFERRED,
 	KIWI_STAT_RTR_SENT,
 	KIWI_STAT_RREQ_SERVED,
 	KIWI_STAT_TERM_SENT_RDMAP,

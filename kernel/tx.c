@@ -67,6 +67,7 @@ int kiwi_tx_attach(struct kiwi_qp *qp, u32 ord, u32 ird)
 	tx->ird = ird;
 	tx->len = 0;
 	tx->sent = 0;
+	tx->stalled = false;
 	tx->msn_send = KIWI_DDP_MSN_INIT;
 	tx->msn_rreq = KIWI_DDP_MSN_INIT;
 	tx->term_sent = false;
@@ -555,6 +556,8 @@ static void kiwi_tx_run(struct kiwi_qp *qp, struct socket *sock)
 	struct kiwi_qp_tx *tx = &qp->tx;
 	int rv;
 
+	/* Pairs with the barrier in kiwi_tx_kick_now(). */
+	smp_store_mb(tx->stalled, false);
 	for (;;) {
 		/* Detached meanwhile: detach waits for this run to end. */
 		if (READ_ONCE(tx->sock) != sock)
@@ -563,6 +566,7 @@ static void kiwi_tx_run(struct kiwi_qp *qp, struct socket *sock)
 			rv = kiwi_tx_push(qp, sock);
 			if (rv == -EAGAIN) {
 				kiwi_qp_stat_inc(&qp->stats, KIWI_STAT_TX_STALLS);
+				WRITE_ONCE(tx->stalled, true);
 				return;
 			}
 			if (rv < 0) {
@@ -602,9 +606,24 @@ static void kiwi_tx_run_locked(struct kiwi_qp *qp)
  * poster's own context saves a wakeup of the TX worker per message, which
  * is most of a small message's latency. If TX is running elsewhere, it is
  * kicked instead, so the new work requests are not missed.
+ *
+ * If TX stopped on a full socket it does nothing: TCP has no room, and
+ * the write-space wakeup (kiwi_qp_tx_space()) runs TX, which takes the
+ * new work requests from the ring. A run that stalls sets tx.stalled only
+ * after TCP set SOCK_NOSPACE, and every run clears it first, so a wakeup
+ * that came in between still finds the worker queued behind that run. A
+ * run clears it with a full barrier before it reads the ring, and the
+ * doorbell reads it after one: either that run sees the new work
+ * requests, or the doorbell sees TX running. A poster streaming work
+ * requests then costs one failed send per stall, not one per doorbell.
  */
 void kiwi_tx_kick_now(struct kiwi_qp *qp)
 {
+	smp_mb();	/* the poster's ring writes before tx.stalled */
+	if (READ_ONCE(qp->tx.stalled)) {
+		kiwi_qp_stat_inc(&qp->stats, KIWI_STAT_TX_DOORBELLS_DEFERRED);
+		return;
+	}
 	if (!mutex_trylock(&qp->tx.run_lock)) {
 		kiwi_tx_kick(qp);
 		return;

@@ -97,8 +97,9 @@ enum kiwi_frame_profile {
  * @profile: enum kiwi_frame_profile.
  * @markers: markers every 512 octets (MPA only).
  * @crc: generate (TX) or check (RX) the CRC32c (MPA only). With @crc off the
- *	transmitter still sends a CRC32c (RFC 5044 allows either) and the
- *	receiver ignores the field.
+ *	transmitter sends the field as zero (RFC 5044 section 4.4: the field is
+ *	always present, its value unchecked; computing it would cost a pass
+ *	over every octet) and the receiver ignores the field.
  * @ulpf_key: the 48-bit framing key (ULPF00 only), from a good RNG.
  */
 struct kiwi_mpa_cfg {

@@ -35,7 +35,7 @@ static int tx_add_piece(struct tx_build *b, const u8 *base, u32 len,
 
 	if (!len)
 		return 0;
-	if (tx_is_mpa(b->tx))
+	if (tx_is_mpa(b->tx) && b->tx->cfg.crc)
 		b->crc = kiwi_crc32c(b->crc, base, len);
 	b->tx->off += len;
 	plan->wire_len += len;
@@ -145,7 +145,7 @@ static int tx_trailer(struct tx_build *b, u32 ulpdu_len)
 	ret = tx_marker(b);
 	if (ret)
 		return ret;
-	b->plan->crc = ~b->crc;
+	b->plan->crc = b->tx->cfg.crc ? ~b->crc : 0;
 	p = tx_gen(b, KIWI_MPA_CRC_LEN);
 	put_unaligned_le32(b->plan->crc, p);	/* LS octet first */
 	b->in_fpdu = false;

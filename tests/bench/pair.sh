@@ -22,6 +22,7 @@
 #   does not ask), kiwi-siw (kiwi asks, siw accepts: CRC on).
 # --sweep (BENCH_SWEEP=1) adds rxe-rxe and, once per combo, bandwidth from 8 B
 # to 1 MiB, 64 KiB with -q 16 and -b, and 4 KiB latency.
+# BENCH_STEPS picks the steps of a round (tests/bench/pair/perf.sh).
 # BENCH_BW_ITERS (500), BENCH_LAT_ITERS (1000), BENCH_TCP_SECONDS (5) set the
 # lengths. Numbers, not a test: figures compare only within one run (TCG
 # guests, a shared host). Exit status 2 if nothing could be measured.

@@ -2,56 +2,73 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The case of tests/bench/profile.sh (run through tests/vm/pair/run.sh
-# --cases-dir): ib_write_bw at PROFILE_SIZE (default 64 KiB) between the two
-# guests for PROFILE_ITERS messages (default 3000) under `perf record -a -g`
-# on both guests (cpu-clock: TCG has no PMU). Each guest writes its
+# --cases-dir): for each operation of PROFILE_OPS (default "write"; any of
+# write, send, read), ib_OP_bw at PROFILE_SIZE (default 64 KiB) between the
+# two guests for PROFILE_ITERS messages (default 3000) under `perf record -a
+# -g` on both guests (cpu-clock: TCG has no PMU). Each guest writes its
 # `perf report` summary (by symbol, by command and symbol, call graph) to
-# KIWI_RESULTS/PAIR_ID.SIDE.perf.txt, the throughput perftest printed to the
-# client's log.
+# KIWI_RESULTS/PAIR_ID.SIDE.OP.perf.txt, the throughput perftest printed to
+# the client's log.
 
 . "$KIWI_SRC/tests/vm/pair/lib.bash"
 
 size=${PROFILE_SIZE:-65536}
 iters=${PROFILE_ITERS:-3000}
-data=$VT_TMP/perf.data
-rep=$KIWI_RESULTS/$PAIR_ID.$PAIR_SIDE.perf.txt
 
 pair_up
 echo 0 > /proc/sys/kernel/kptr_restrict
 echo -1 > /proc/sys/kernel/perf_event_paranoid
-# perf starts with its events disabled and is enabled through its control
-# FIFO, whose acknowledgement says it is recording: under TCG perf takes
-# tens of seconds to start, so a fixed window misses the transfer.
-ctl=$VT_TMP/perf.ctl
-ack=$VT_TMP/perf.ack
-mkfifo "$ctl" "$ack"
-perf record -F 250 -a -g -e cpu-clock -o "$data" -D -1 --control "fifo:$ctl,$ack" \
-	-- sleep 900 > "$KIWI_RESULTS/$PAIR_ID.$PAIR_SIDE.perf-record.log" 2>&1 &
-prof=$!
-exec 8<> "$ctl" 9<> "$ack"
-echo enable >&8
-read -r -t 180 -u 9 reply || vt_fail "perf record did not start"
-vt_log "perf record: enabled ($reply)"
-pair_step ib_write_bw server 900 \
-	taskset -c 0 ib_write_bw -d "$PAIR_DEV" -R -F -s "$size" -n "$iters" -p "{port}" -- \
-	taskset -c 0 ib_write_bw -d "$PAIR_DEV" -R -F -s "$size" -n "$iters" -p "{port}" "{peer}"
-echo disable >&8
-read -r -t 60 -u 9 reply
-kill -INT "$prof"
-wait "$prof"
-vt_log "ib_write_bw: $(grep -E "^ *$size " "$VT_TMP/ib_write_bw.out" | tail -n 1)"
-{
-	echo "== $PAIR_ID $PAIR_SIDE: perf record -a -g -e cpu-clock around ib_write_bw -s $size -n $iters"
-	grep -E "^ *$size " "$VT_TMP/ib_write_bw.out"
-	echo "== by symbol (self)"
-	perf report -i "$data" --stdio --no-children --sort sym -g none 2>/dev/null |
-		grep -v '^#' | grep -v '^$' | head -n 60
-	echo "== by command, symbol (self)"
-	perf report -i "$data" --stdio --no-children --sort comm,sym -g none 2>/dev/null |
-		grep -v '^#' | grep -v '^$' | head -n 40
-	echo "== call graph (caller), top entries"
-	perf report -i "$data" --stdio --children --sort sym -g caller,0.5,callee --percent-limit 3 \
-		2>/dev/null | grep -v '^$' | head -n 300
-} > "$rep" 2>&1
+
+# profile_op OP: ib_OP_bw under perf record, its report to the results.
+profile_op() {
+	local op=$1 tool=ib_$1_bw data=$VT_TMP/perf.$1.data prof reply
+	local rep=$KIWI_RESULTS/$PAIR_ID.$PAIR_SIDE.$1.perf.txt
+	local ctl=$VT_TMP/perf.$1.ctl ack=$VT_TMP/perf.$1.ack
+	# perf starts with its events disabled and is enabled through its
+	# control FIFO, whose acknowledgement says it is recording: under TCG
+	# perf takes tens of seconds to start, so a fixed window misses the
+	# transfer.
+	mkfifo "$ctl" "$ack"
+	perf record -F 250 -a -g -e cpu-clock -o "$data" -D -1 --control "fifo:$ctl,$ack" \
+		-- sleep 900 > "$KIWI_RESULTS/$PAIR_ID.$PAIR_SIDE.$op.perf-record.log" 2>&1 &
+	prof=$!
+	exec 8<> "$ctl" 9<> "$ack"
+	echo enable >&8
+	read -r -t 180 -u 9 reply || vt_fail "perf record did not start"
+	vt_log "perf record: enabled ($reply)"
+	pair_step "$tool" server 900 \
+		taskset -c 0 "$tool" -d "$PAIR_DEV" -R -F -s "$size" -n "$iters" -p "{port}" -- \
+		taskset -c 0 "$tool" -d "$PAIR_DEV" -R -F -s "$size" -n "$iters" -p "{port}" "{peer}"
+	echo disable >&8
+	read -r -t 60 -u 9 reply
+	kill -INT "$prof"
+	wait "$prof"
+	exec 8>&- 9>&-
+	vt_log "$tool: $(grep -E "^ *$size " "$VT_TMP/$tool.out" | tail -n 1)"
+	{
+		echo "== $PAIR_ID $PAIR_SIDE: perf record -a -g -e cpu-clock around $tool -s $size -n $iters"
+		grep -E "^ *$size " "$VT_TMP/$tool.out"
+		echo "== by symbol (self)"
+		perf report -i "$data" --stdio --no-children --sort sym -g none 2>/dev/null |
+			grep -v '^#' | grep -v '^$' | head -n 60
+		echo "== by command, symbol (self)"
+		perf report -i "$data" --stdio --no-children --sort comm,sym -g none 2>/dev/null |
+			grep -v '^#' | grep -v '^$' | head -n 40
+		echo "== call graph (caller), top entries"
+		perf report -i "$data" --stdio --children --sort sym -g caller,0.5,callee \
+			--percent-limit 3 2>/dev/null | grep -v '^$' | head -n 300
+		echo "== callers of the top symbols (self)"
+		perf report -i "$data" --stdio --no-children --sort sym -g caller,0.5,callee \
+			--percent-limit 2 2>/dev/null | grep -v '^$' | grep -v '^#' | head -n 600
+	} > "$rep" 2>&1
+	rm -f "$data"
+}
+
+for op in ${PROFILE_OPS:-write}; do
+	case "$op" in
+	write | send | read) profile_op "$op" ;;
+	*) vt_fail "PROFILE_OPS: unknown operation '$op'" ;;
+	esac
+done
 pair_down
 vt_finish

@@ -227,20 +227,28 @@ TEST(MpaTx, LargestFpduEveryPhase)
 	}
 }
 
-// MPA-012: pad octets are zero on transmit; MPA-031: CRC always present, also
-// with CRC "off" (generating it anyway is allowed).
+// MPA-012: pad octets are zero on transmit; MPA-031: the CRC field is always
+// present. With CRC on it holds the CRC32c; with CRC off (MPA-013: the peer
+// does not check it) it is zero, so no pass over the octets computes it.
 TEST(MpaTx, PadZeroAndCrcAlwaysPresent)
 {
-	for (uint32_t len = 1; len <= 8; len++) {
-		LibTx t(mpa_cfg(false, false));
-		Bytes w = t.fpdu({Bytes(len, 0xee)});
-		uint32_t pad = kiwi_mpa_pad(len);
-		ASSERT_EQ(2 + len + pad + 4, w.size());
-		for (uint32_t i = 0; i < pad; i++)
-			EXPECT_EQ(0, w[2 + len + i]);
-		EXPECT_EQ((2 + len + pad) % 4, 0u);
-		uint32_t crc = ~bitwise_crc32c(w.data(), 2 + len + pad);
-		EXPECT_EQ(crc, get_unaligned_le32(w.data() + w.size() - 4));
+	for (bool crc_on : {false, true}) {
+		for (uint32_t len = 1; len <= 8; len++) {
+			LibTx t(mpa_cfg(false, crc_on));
+			Bytes w = t.fpdu({Bytes(len, 0xee)});
+			uint32_t pad = kiwi_mpa_pad(len);
+			ASSERT_EQ(2 + len + pad + 4, w.size());
+			for (uint32_t i = 0; i < pad; i++)
+				EXPECT_EQ(0, w[2 + len + i]);
+			EXPECT_EQ((2 + len + pad) % 4, 0u);
+			uint32_t crc = crc_on ? ~bitwise_crc32c(w.data(),
+								2 + len + pad)
+					      : 0;
+			EXPECT_EQ(crc,
+				  get_unaligned_le32(w.data() + w.size() - 4))
+				<< crc_on;
+			EXPECT_EQ(crc, t.plan.crc) << crc_on;
+		}
 	}
 }
 

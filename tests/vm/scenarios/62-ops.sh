@@ -370,6 +370,8 @@ vt_check "pyverbs server rejected" grep -q rejected "$VT_TMP/rej.srv"
 
 # Bulk RDMA Writes fill the socket: TX stalls and resumes. Over loopback
 # the receiver keeps up with default buffers; 16 KiB ones make it stall.
+# Posts while TX waits for room only note the new work requests
+# (tx_doorbells_deferred); the write-space wakeup sends them.
 wmem=$(sysctl -n net.ipv4.tcp_wmem)
 rmem=$(sysctl -n net.ipv4.tcp_rmem)
 sysctl -qw net.ipv4.tcp_wmem="4096 16384 16384" \
@@ -384,10 +386,18 @@ sysctl -qw net.ipv4.tcp_wmem="$wmem" net.ipv4.tcp_rmem="$rmem"
 
 st1=$(vt_stats kiwi0)
 vt_log "kiwi0: $st1"
-vt_stat_moved "kiwi0" "$st0" "$st1" tx_fpdus tx_octets tx_stalls rx_fpdus \
+vt_stat_moved "kiwi0" "$st0" "$st1" tx_fpdus tx_octets tx_stalls tx_wakeups \
+	tx_doorbells_deferred rx_fpdus \
 	rx_octets rtr_sent rtr_rcvd read_req_served cm_connects \
 	cm_connect_errors cm_requests mpa_req_sent mpa_req_rcvd mpa_rep_sent \
 	mpa_rep_rcvd mpa_rej_sent mpa_rej_rcvd mpa_bad_frames mpa_ird_refused
+# TCP calls the write-space callback on every ACK while SOCK_NOSPACE is
+# set; TX is woken only once the socket is writeable again, and the flag is
+# cleared then: one wakeup at most per stall, not one per ACK.
+wakeups=$(vt_stat "$st1" tx_wakeups)
+stalls=$(vt_stat "$st1" tx_stalls)
+vt_check "kiwi0 tx_wakeups ($wakeups) <= tx_stalls ($stalls)" \
+	test -n "$wakeups" -a "${wakeups:-0}" -le "${stalls:-0}"
 # Sent and received by the same device, counted once each, a bound QP
 # counter included.
 for n in fpdus octets; do
