@@ -18,13 +18,14 @@ KVER = $(shell $(MAKE) -s -C $(KDIR) kernelrelease 2>/dev/null)
 	check-unit check-kunit check-asan check-tsan check-sanitize check-fuzz \
 	check-fuzz-long check-vm check-vm-debug check-debug check-pkg check-pkg-full \
 	check-pair check-pair-full \
-	check-soak soak check-ulp check-ulp-full bench bench-sweep bench-ulp demo lint clean help
+	check-soak soak check-ulp check-ulp-full check-ulp-debug ci-fresh bench bench-sweep bench-ulp demo lint clean help
 
 all: kernel userlib
 
 help:
 	@echo "make            build kiwi.ko (KDIR=$(KDIR)) and libkiwi into build/"
-	@echo "make deps       install every Debian package the project needs"
+	@echo "make deps       install the Debian packages make test needs (the ULP targets add theirs)"
+	@echo "make ci-fresh   time .ci/run in a freshly bootstrapped Debian 12 (chroot, about 45 min)"
 	@echo "make deb        Debian packages kiwi-dkms and libkiwi into build/deb (lintian-checked)"
 	@echo "make dkms       this host: kiwi.ko sources to /usr/src/kiwi-VER, dkms add/build/install"
 	@echo "make dkms-remove  undo make dkms"
@@ -43,6 +44,7 @@ help:
 	@echo "make check-soak netem loss, connection churn, faults mid-transfer, short (soak: long, not in CI)"
 	@echo "make check-ulp  NVMe-oF, NFS/RDMA, iSER over kiwi and siw, device removal (not in make test)"
 	@echo "make check-ulp-full  the same with normal sizes and every removal step (not in CI)"
+	@echo "make check-ulp-debug  check-ulp on the debug kernel's ULP flavour (not in CI)"
 	@echo "make bench      benchmarks: wire library, then kiwi/siw/TCP in two guests (~20 min)"
 	@echo "make bench-sweep  two-guest bench plus rxe, 8 B-1 MiB, -q 16, -b (~1 h)"
 	@echo "make bench-ulp  fio over NVMe-oF and NFS: kiwi, siw and the TCP transports"
@@ -59,6 +61,9 @@ userlib:
 
 deps:
 	bash scripts/deps.sh
+
+ci-fresh:
+	bash scripts/ci-fresh.sh
 
 install: all
 	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_PATH=$(DESTDIR) INSTALL_MOD_DIR=updates \
@@ -146,10 +151,16 @@ soak: all
 	bash tests/vm/soak/run.sh
 
 check-ulp: all
+	bash scripts/deps.sh --ulp
 	bash tests/vm/pair/ulp.sh
 
 check-ulp-full: all
+	bash scripts/deps.sh --ulp
 	bash tests/vm/pair/ulp.sh --full
+
+check-ulp-debug: all
+	bash scripts/deps.sh --ulp
+	bash tests/vm/pair/ulp.sh --debug
 
 bench: all
 	bash tests/bench/run.sh
@@ -159,6 +170,7 @@ bench-sweep: all
 	bash tests/bench/pair.sh --sweep
 
 bench-ulp: all
+	bash scripts/deps.sh --ulp
 	bash tests/bench/ulp.sh
 
 demo: all

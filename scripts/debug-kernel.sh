@@ -3,8 +3,10 @@
 #
 # Build (or reuse from the cache) kiwi's debug kernel: Debian's linux-source-6.1
 # with allnoconfig + scripts/debug-kernel.config: the smallest kernel the lab
-# boots (KASAN, lockdep, kmemleak, KUnit, RDMA with siw/rxe, the kernel ULPs,
-# built-in virtio/9p/overlay).
+# boots (KASAN, lockdep, kmemleak, KUnit, RDMA with siw/rxe, built-in
+# virtio/9p/overlay). KIWI_DEBUG_FLAVOUR=ulp selects the ULP flavour, a
+# kernel of its own that adds scripts/debug-kernel-ulp.config (NVMe-oF,
+# NFS over RDMA, iSER) for make check-ulp-debug; CI builds only the base.
 #
 # The cache entry is /var/cache/kiwi/debug-kernel/<hash>/, <hash> covering every
 # input of the final .config and of the compiler, and holds:
@@ -27,7 +29,12 @@
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-FRAGMENT=$REPO/scripts/debug-kernel.config
+FRAGMENTS=("$REPO/scripts/debug-kernel.config")
+case ${KIWI_DEBUG_FLAVOUR:-base} in
+base) ;;
+ulp) FRAGMENTS+=("$REPO/scripts/debug-kernel-ulp.config") ;;
+*) echo "debug-kernel: KIWI_DEBUG_FLAVOUR is base or ulp" >&2; exit 1 ;;
+esac
 TARBALL=${KIWI_LINUX_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
 CACHE_ROOT=${KIWI_CACHE:-/var/cache/kiwi}/debug-kernel
 JOBS=${JOBS:-2}
@@ -52,11 +59,11 @@ cache_key() {
 		echo "source $srcver"
 		echo "base allnoconfig"
 		gcc --version | head -n1
-		cat "$FRAGMENT"
+		cat "${FRAGMENTS[@]}"
 	} | sha256sum | cut -c1-16
 }
 
-# Every line of the fragment must survive olddefconfig; "=n" means unset.
+# Every line of the fragments must survive olddefconfig; "=n" means unset.
 verify_config() {
 	local cfg=$1 line opt val bad=0
 
@@ -76,7 +83,7 @@ verify_config() {
 			log "$opt: wanted $val, got $(grep "^$opt=\|^# $opt is" "$cfg" || echo absent)"
 			bad=1
 		fi
-	done < "$FRAGMENT"
+	done < <(cat "${FRAGMENTS[@]}")
 	return $bad
 }
 
@@ -85,10 +92,10 @@ configure() {
 
 	make -s -C "$tree" allnoconfig
 	(cd "$tree" && ./scripts/kconfig/merge_config.sh -m .config \
-		"$FRAGMENT" >/dev/null)
+		"${FRAGMENTS[@]}" >/dev/null)
 	make -s -C "$tree" olddefconfig
 	verify_config "$tree/.config" || die "olddefconfig dropped fragment options (see above)"
-	log "config checked: every line of ${FRAGMENT#"$REPO"/} kept"
+	log "config checked: every line of ${FRAGMENTS[*]#"$REPO"/} kept"
 }
 
 extract() {

@@ -6,11 +6,14 @@
 # Makes sure the headers of the newest installed amd64 kernel image exist
 # (the QEMU lab boots that image, kiwi.ko is built against those headers).
 #
-# usage: deps.sh [--debug-kernel]
+# usage: deps.sh [--debug-kernel | --ulp]
 #   --debug-kernel  only what scripts/debug-kernel.sh needs (compiler, kernel
 #                   build tools, linux-source-6.1): .ci/run installs these
 #                   first and starts the debug kernel build in the
 #                   background while the rest installs.
+#   --ulp           also the kernel ULPs' user space (nvme-cli, fio, NFS
+#                   server, LIO, open-iscsi): make check-ulp and bench-ulp
+#                   install them first; make test needs none of them.
 
 set -euo pipefail
 
@@ -31,9 +34,10 @@ PKGS=(
 	# operations: tracepoint capture, Debian packages and DKMS, man page
 	trace-cmd linux-perf dpkg-dev debhelper dh-dkms dkms fakeroot lintian
 	man-db openssl
-	# kernel ULPs over RDMA (make check-ulp, make bench-ulp)
-	nvme-cli fio nfs-kernel-server targetcli-fb open-iscsi e2fsprogs
 )
+
+# The kernel ULPs over RDMA (make check-ulp, make bench-ulp; deps.sh --ulp).
+ULP_PKGS=(nvme-cli fio nfs-kernel-server targetcli-fb open-iscsi e2fsprogs)
 
 # What scripts/debug-kernel.sh needs: a subset of PKGS.
 DEBUG_KERNEL_PKGS=(gcc make bc flex bison libelf-dev libssl-dev cpio kmod
@@ -82,9 +86,12 @@ case ${1:-} in
 	echo "deps: the debug kernel's build dependencies are present"
 	exit 0
 	;;
+--ulp)
+	PKGS+=("${ULP_PKGS[@]}")
+	;;
 "") ;;
 *)
-	echo "usage: deps.sh [--debug-kernel]" >&2
+	echo "usage: deps.sh [--debug-kernel | --ulp]" >&2
 	exit 2
 	;;
 esac

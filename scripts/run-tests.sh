@@ -23,6 +23,8 @@
 set -uo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=scripts/lab/summary.bash
+. "$REPO/scripts/lab/summary.bash"
 ALL_TIERS=(build check-unit check-sanitize check-fuzz check-vm check-pkg check-pair check-debug)
 # Under the debug kernel CI runs the scenarios that drive connections, the
 # QP state machine and device removal (about 4 minutes); the rest, the
@@ -71,10 +73,10 @@ start_debug_kernel() {
 
 # counts LOG RC: print "PASSED FAILED" for a tier from its log and status.
 counts() {
-	local log=$1 rc=$2 line p=1 f=0
-	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -n 1)
-	if [ -n "$line" ]; then
-		read -r p _ f _ <<< "$line"
+	local log=$1 rc=$2 line p=1 f=0 sum
+	sum=$(last_summary "$log")
+	if [ -n "$sum" ]; then
+		read -r p f <<< "$sum"
 	else
 		line=$(grep -E 'tests passed, [0-9]+ tests failed out of [0-9]+' "$log" | tail -n 1)
 		if [ -n "$line" ]; then

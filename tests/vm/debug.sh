@@ -20,6 +20,8 @@
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# shellcheck source=scripts/lab/summary.bash
+. "$REPO/scripts/lab/summary.bash"
 BUILD=${KIWI_BUILD:-$REPO/build}
 OUT=$BUILD/vm-debug
 
@@ -75,8 +77,7 @@ rm -rf "$results"
 out=$(mktemp)
 KIWI_LAB_SELFCHECK=0 bash "$REPO/tests/vm/run.sh" "${vm[@]}" --results "$results" \
 	"$REPO/tests/kunit/kiwi-kunit.sh" "$@" | tee "$out" || true
-read -r vm_p _ vm_f _ <<< "$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$out" |
-	tail -n 1)"
+read -r vm_p vm_f <<< "$(last_summary "$out")"
 rm -f "$out"
 echo "check-debug: KUnit"
 # The lab's verdict on the KUnit scenario is in the scenario counts above.

@@ -16,6 +16,8 @@ set -uo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 LAB=$REPO/scripts/lab/run-scenario
+# shellcheck source=scripts/lab/summary.bash
+. "$REPO/scripts/lab/summary.bash"
 
 opts=()
 picked=()
@@ -93,14 +95,14 @@ run_lab() {
 	local out summary p f
 	out=$(mktemp)
 	"$LAB" "${opts[@]}" "$@" | tee "$out"
-	summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$out" | tail -n 1)
+	summary=$(last_summary "$out")
 	rm -f "$out"
 	if [ -z "$summary" ]; then
 		echo "check-vm: the lab did not report (see above)"
 		failed=$((failed + 1))
 		return
 	fi
-	read -r p _ f _ <<< "$summary"
+	read -r p f <<< "$summary"
 	passed=$((passed + p))
 	failed=$((failed + f))
 }

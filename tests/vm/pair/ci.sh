@@ -29,6 +29,8 @@
 set -uo pipefail
 
 PAIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=scripts/lab/summary.bash
+. "$PAIR/../../../scripts/lab/summary.bash"
 mode=--quick
 [ "${1:-}" = --full ] && mode=--full
 
@@ -52,10 +54,10 @@ for r in "${runs[@]}"; do
 	done
 	out=$(mktemp)
 	bash "$PAIR/run.sh" "$mode" "${args[@]}" | tee "$out"
-	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$out" | tail -n 1)
+	line=$(last_summary "$out")
 	rm -f "$out"
 	if [ -n "$line" ]; then
-		read -r p _ f _ <<< "$line"
+		read -r p f <<< "$line"
 	else
 		p=0 f=1
 	fi

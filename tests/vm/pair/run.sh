@@ -41,6 +41,8 @@ set -uo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 PAIR=$REPO/tests/vm/pair
 LAB=$REPO/scripts/lab/run-scenario
+# shellcheck source=scripts/lab/summary.bash
+. "$REPO/scripts/lab/summary.bash"
 
 lab_opts=()
 cases=${PAIR_CASES:-}
@@ -177,12 +179,12 @@ done
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 "$LAB" --two --results "$results/lab" "${lab_opts[@]}" "${scenarios[@]}" | tee "$out"
-summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$out" | tail -n 1)
+summary=$(last_summary "$out")
 if [ -z "$summary" ]; then
 	echo "check-pair: the lab did not report (see above)"
 	passed=0 failed=1
 else
-	read -r passed _ failed _ <<< "$summary"
+	read -r passed failed <<< "$summary"
 fi
 
 # The tshark case leaves one capture per guest and direction.

@@ -13,17 +13,43 @@
 #   siw-kiwi    Linux siw target, kiwi initiator
 #   kiwi-siw    kiwi target, Linux siw initiator
 # Short runs (--quick). `--full` (make check-ulp-full): the normal sizes.
+# `--debug` (make check-ulp-debug): the same short runs on the ULP flavour
+# of the debug kernel (KIWI_DEBUG_FLAVOUR=ulp scripts/debug-kernel.sh,
+# built first if cold: about 20 minutes), kiwi.ko and siw built against
+# it, any KASAN, lockdep or kmemleak report fails the case; about three
+# times as long as check-ulp. ULP_COMBOS replaces the three combos (e.g.
+# ULP_COMBOS=kiwi-kiwi/nvme); other arguments go to run.sh.
 # Device removal under the ULPs has no test yet (Documentation/ulps.md).
 # Ends with 'N passed, N failed'.
 
 set -uo pipefail
 
 PAIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$PAIR/../../.." && pwd)
+BUILD=${KIWI_BUILD:-$REPO/build}
 mode=--quick
-if [ "${1:-}" = --full ]; then
+debug=()
+case ${1:-} in
+--full)
 	mode=
 	shift
-fi
+	;;
+--debug)
+	shift
+	src=$BUILD/ulp-debug/src
+	if ! env_file=$(KIWI_DEBUG_FLAVOUR=ulp "$REPO/scripts/debug-module.sh" "$src"); then
+		echo "check-ulp-debug: the debug kernel or kiwi.ko does not build"
+		echo "0 passed, 1 failed"
+		exit 1
+	fi
+	# shellcheck source=/dev/null
+	. "$env_file"
+	debug=(--kernel "$KIWI_DEBUG_BZIMAGE" --module-dir "$KIWI_DEBUG_MODROOT"
+		--kiwi-ko "$src/kiwi.ko" --siw-kdir "$KIWI_DEBUG_KDIR"
+		--timeout 3600 --boot-timeout 900)
+	;;
+esac
+read -r -a combos <<< "${ULP_COMBOS:-siw-kiwi/nvme+nfs+iser kiwi-siw/nvme+nfs+iser kiwi-kiwi/nvme+nfs+iser}"
 # shellcheck disable=SC2086 # $mode is empty or one option
-exec bash "$PAIR/run.sh" $mode --cases-dir "$PAIR/ulp" --mem 2048 "$@" \
-	siw-kiwi/nvme+nfs+iser kiwi-siw/nvme+nfs+iser kiwi-kiwi/nvme+nfs+iser
+exec bash "$PAIR/run.sh" $mode --cases-dir "$PAIR/ulp" --mem 2048 \
+	"${debug[@]}" "$@" "${combos[@]}"

@@ -15,52 +15,11 @@
 IP=${KIWI_MY_IP:-10.77.0.1}
 P=/sys/module/kiwi/parameters
 S=/sys/class/infiniband/kiwi0/kiwi
-PEER=$VT_TMP/peer.py
+PEER=$KIWI_LIB/mpa-raw-peer.py
 
 vt_clean_links
 grep -q '^kiwi ' /proc/modules || vt_check "modprobe kiwi" modprobe kiwi
 vt_link_add kiwi0 eth0 || vt_die "no kiwi0"
-
-# A raw TCP peer: "silent-server PORT", "silent-client PORT", "bad PORT".
-# Prints how the connection ended and after how many seconds.
-cat > "$PEER" <<'PY'
-import socket, sys, time
-mode, port = sys.argv[1], int(sys.argv[2])
-ip = sys.argv[3]
-t0 = time.time()
-if mode == "silent-server":
-    ls = socket.socket()
-    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    ls.bind((ip, port))
-    ls.listen(1)
-    ls.settimeout(90)
-    print("listening", flush=True)
-    s, _ = ls.accept()
-    t0 = time.time()
-else:
-    s = socket.create_connection((ip, port))
-    if mode == "bad":
-        s.sendall(b"MPA ID Bad Frame" + bytes([0x40, 1, 0, 0]))
-s.settimeout(60)
-try:
-    # A silent server reads the Request and keeps quiet until the
-    # initiator gives up; the others report the first thing they get.
-    got = 0
-    while True:
-        d = s.recv(1024)
-        if not d:
-            how = "eof after %d octets" % got if got else "eof"
-            break
-        got += len(d)
-        if mode != "silent-server":
-            how = "data %d" % got
-            break
-except ConnectionResetError:
-    how = "reset"
-except socket.timeout:
-    how = "timeout"
-print("%s %.1f" % (how, time.time() - t0), flush=True)
-PY
 
 # 1. Parameters: nonsense is refused, the old value stays.
 for bad in "mpa_rev 3" "mpa_rev 0" "mpa_timeout 0" "mpa_timeout 601" "mpa_timeout x" "mpa_markers maybe"; do

@@ -32,7 +32,7 @@ S0=/sys/class/infiniband/kiwi0/kiwi
 S1=/sys/class/infiniband/kiwi1/kiwi
 TRACE=/sys/kernel/tracing
 PY=$VT_TMP/cm.py
-RAW=$VT_TMP/raw.py
+RAW=$KIWI_LIB/mpa-raw-peer.py
 
 vt_clean_links
 grep -q '^kiwi ' /proc/modules && modprobe -r kiwi
@@ -262,46 +262,6 @@ vt_link_del kiwi1
 ip link del vk0
 
 # --- 4. counters --------------------------------------------------------------
-
-cat > "$RAW" <<'PY'
-# A raw TCP peer: "silent-server PORT IP" accepts and reads; "big-ord PORT IP"
-# answers the Request with an RFC 6581 Reply whose ORD (200) exceeds the
-# IRD a kiwi QP can serve; "bad PORT IP" sends a malformed Request.
-import socket, struct, sys
-mode, port, ip = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-if mode == "bad":
-    s = socket.create_connection((ip, port))
-    s.sendall(b"MPA ID Bad Frame" + bytes([0x40, 1, 0, 0]))
-    s.settimeout(20)
-    try:
-        s.recv(100)
-    except OSError:
-        pass
-    sys.exit(0)
-ls = socket.socket()
-ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-ls.bind((ip, port))
-ls.listen(1)
-ls.settimeout(60)
-print("listening", flush=True)
-s, _ = ls.accept()
-s.settimeout(20)
-hdr = b""
-while len(hdr) < 20:
-    hdr += s.recv(20 - len(hdr))
-n = struct.unpack(">H", hdr[18:20])[0]
-pd = b""
-while len(pd) < n:
-    pd += s.recv(n - len(pd))
-if mode == "big-ord":
-    a_bit = struct.unpack(">H", pd[:2])[0] & 0x8000
-    enh = struct.pack(">HH", a_bit | 0x4000 | 8, 0x8000 | 200)
-    s.sendall(b"MPA ID Rep Frame" + bytes([0x50, 2]) + struct.pack(">H", 4) + enh)
-try:
-    s.recv(100)
-except OSError:
-    pass
-PY
 
 cat > "$PY" <<'PY'
 # rdma_cm through pyverbs (synchronous ids): MODE IP PORT [HOLDFILE]

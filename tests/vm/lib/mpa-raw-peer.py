@@ -1,0 +1,79 @@
+# SPDX-License-Identifier: GPL-2.0
+"""A raw TCP peer for kiwi's MPA startup: python3 mpa-raw-peer.py MODE PORT IP
+
+silent-server  listen, accept and read the Request, never answer
+big-ord        listen, accept, answer the Request with an RFC 6581 Reply
+               whose ORD (200) exceeds the IRD a kiwi QP can serve
+silent-client  connect and send nothing
+bad            connect and send a malformed Request
+
+A listening mode prints "listening" once it listens. Every mode then prints
+how the connection ended and after how many seconds since it was set up:
+"eof", "eof after N octets", "data N" (a client's first answer), "reset"
+or "timeout".
+"""
+import socket
+import struct
+import sys
+import time
+
+
+def read_exact(s, n):
+    buf = b""
+    while len(buf) < n:
+        d = s.recv(n - len(buf))
+        if not d:
+            raise ConnectionResetError
+        buf += d
+    return buf
+
+
+def answer_big_ord(s):
+    hdr = read_exact(s, 20)
+    pd = read_exact(s, struct.unpack(">H", hdr[18:20])[0])
+    a_bit = struct.unpack(">H", pd[:2])[0] & 0x8000
+    enh = struct.pack(">HH", a_bit | 0x4000 | 8, 0x8000 | 200)
+    s.sendall(b"MPA ID Rep Frame" + bytes([0x50, 2]) + struct.pack(">H", 4) + enh)
+    return len(hdr) + len(pd)
+
+
+def main():
+    mode, port, ip = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+    server = mode in ("silent-server", "big-ord")
+    if server:
+        ls = socket.socket()
+        ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        ls.bind((ip, port))
+        ls.listen(1)
+        ls.settimeout(90)
+        print("listening", flush=True)
+        s, _ = ls.accept()
+    else:
+        s = socket.create_connection((ip, port))
+        if mode == "bad":
+            s.sendall(b"MPA ID Bad Frame" + bytes([0x40, 1, 0, 0]))
+    t0 = time.time()
+    s.settimeout(60)
+    got = 0
+    try:
+        if mode == "big-ord":
+            got = answer_big_ord(s)
+        # A server reads until the initiator gives up; a client reports
+        # the first thing it gets.
+        while True:
+            d = s.recv(1024)
+            if not d:
+                how = "eof after %d octets" % got if got else "eof"
+                break
+            got += len(d)
+            if not server:
+                how = "data %d" % got
+                break
+    except ConnectionResetError:
+        how = "reset"
+    except socket.timeout:
+        how = "timeout"
+    print("%s %.1f" % (how, time.time() - t0), flush=True)
+
+
+main()
