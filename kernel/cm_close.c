@@ -21,6 +21,7 @@
 #include <net/sock.h>
 
 #include "cm_ep.h"
+#include "llp.h"
 
 /**
  * kiwi_cm_attach - hand the established stream to the QP
@@ -35,6 +36,7 @@ int kiwi_cm_attach(struct kiwi_ep *ep)
 {
 	int rv;
 
+	ep->llp.ops = &kiwi_llp_mpa_tcp;
 	kiwi_ep_set_cb_qp(ep, ep->qp);
 	rv = kiwi_qp_llp_attach(ep->qp, ep, ep->sock, &ep->llp);
 	if (rv)

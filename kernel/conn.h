@@ -19,9 +19,11 @@
 #include "proto/mpa_hs.h"
 
 struct kiwi_ep;
+struct kiwi_llp_ops;
 
 /**
- * struct kiwi_llp_params - what the MPA startup agreed, for the QP engine
+ * struct kiwi_llp_params - what the LLP startup agreed, for the QP engine
+ * @ops: the lower layer the stream runs (llp.h)
  * @mpa: negotiated MPA parameters: CRC, markers per direction, revision,
  *       IRD/ORD and, in peer-to-peer mode, the RTR type
  * @initiator: this side sent the MPA Request
@@ -33,6 +35,7 @@ struct kiwi_ep;
  *              initiator is an RTR message, consumed without a completion
  */
 struct kiwi_llp_params {
+	const struct kiwi_llp_ops *ops;
 	struct kiwi_mpa_params mpa;
 	bool initiator;
 	bool tx_gated;

@@ -157,13 +157,15 @@ struct kiwi_tx_msg {
  * @sock: the socket while attached (written under qp->lock and
  *        @llp_mutex; TX reads it at work start, RX with READ_ONCE)
  * @ep: the endpoint while attached (written under @llp_mutex)
+ * @llp: the lower layer's operations (llp.h), set at attach before @ep
+ *       and kept after detach (a static table)
  * @swq: shadow of the SQ ring, sq.num entries, from create to destroy
  * @gp_rcu: completes Local Invalidates after a grace period (qp_sq.c)
  * @gp_armed: @gp_rcu is queued and holds a QP reference (qp->lock)
  * @next: next SQ index TX starts (qp->lock)
  * @flushed_to: SQ index up to which Sends and Writes are handed to TCP (TX)
  * @framed_to: SQ index up to which messages are framed into @buf (TX)
- * @mpa: MPA framing state (TX)
+ * @mpa: MPA framing state (TX; MPA/TCP LLP)
  * @plan: FPDU plan of the segment being framed (TX)
  * @pieces: plan entries (TX)
  * @mulpdu: negotiated MULPDU (TX)
@@ -208,6 +210,7 @@ struct kiwi_qp_tx {
 	struct mutex llp_mutex;	/* see kernel-doc above */
 	struct socket *sock;
 	struct kiwi_ep *ep;
+	const struct kiwi_llp_ops *llp;
 	struct kiwi_swqe *swq;
 	struct rcu_head gp_rcu;
 	bool gp_armed;

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * kiwi: binding a QP to its MPA stream (conn.h: attach, detach, socket
- * callbacks) and the state changes the data path makes.
+ * kiwi: binding a QP to its LLP stream (conn.h: attach, detach, socket
+ * callbacks; llp.h: the lower layer's operations) and the state changes
+ * the data path makes.
  */
-#include <linux/tcp.h>
 #include <net/sock.h>
 
 #include "kiwi.h"
 #include "conn.h"
+#include "llp.h"
 #include "kiwi_trace.h"
 
 /* RTS or CLOSING (SQD): the stream carries messages. qp->lock or racy. */
@@ -62,7 +63,7 @@ void kiwi_qp_close_llp(struct kiwi_qp *qp, bool abortive)
 	struct kiwi_ep *ep = READ_ONCE(qp->tx.ep);
 
 	if (ep)
-		kiwi_ep_llp_close(ep, abortive);
+		qp->tx.llp->close(ep, abortive);
 }
 
 /* A graceful close began (SQD, TERMINATE): the CM bounds it. As above. */
@@ -71,7 +72,7 @@ void kiwi_qp_drain_llp(struct kiwi_qp *qp)
 	struct kiwi_ep *ep = READ_ONCE(qp->tx.ep);
 
 	if (ep)
-		kiwi_ep_llp_drain(ep);
+		qp->tx.llp->drain(ep);
 }
 
 /* ORD/IRD: the negotiated value, within what kiwi supports (at least 1). */
@@ -83,32 +84,21 @@ static u32 kiwi_llp_rd(u16 v, u32 max)
 static int kiwi_llp_setup(struct kiwi_qp *qp, struct socket *sock,
 			  const struct kiwi_llp_params *p)
 {
-	struct kiwi_mpa_cfg tc = {
-		.profile = KIWI_FRAME_MPA,
-		.markers = p->mpa.tx_markers,
-		.crc = p->mpa.crc,
-	};
-	struct kiwi_mpa_cfg rc = tc;
 	struct kiwi_qp_rx *rx = &qp->rx;
 	struct kiwi_qp_tx *tx = &qp->tx;
 	int rv;
 
-	rc.markers = p->mpa.rx_markers;
 	rv = kiwi_tx_attach(qp, kiwi_llp_rd(p->mpa.ord, KIWI_MAX_ORD),
 			    kiwi_llp_rd(p->mpa.ird, KIWI_MAX_IRD));
 	if (rv)
 		return rv;
 	memset(rx, 0, sizeof(*rx));
-	rv = kiwi_mpa_tx_init(&tx->mpa, &tc, 0);
-	if (!rv)
-		rv = kiwi_mpa_rx_init(&rx->mpa, &rc, 0, KIWI_MPA_RX_HDR_MAX);
+	tx->llp = p->ops;
+	rv = p->ops->setup(qp, sock, p);
 	if (rv) {
 		kiwi_tx_release(qp);
-		return -EINVAL;
+		return rv;
 	}
-	kiwi_rx_ahead_init(qp, sock->sk);
-	tx->mulpdu = kiwi_mpa_mulpdu(READ_ONCE(tcp_sk(sock->sk)->mss_cache),
-				     p->mpa.tx_markers);
 	tx->gated = p->tx_gated;
 	tx->held = !p->initiator;
 	tx->rtr = p->send_rtr ? p->mpa.rtr : 0;
@@ -184,7 +174,7 @@ int kiwi_qp_llp_attach(struct kiwi_qp *qp, struct kiwi_ep *ep,
 	WRITE_ONCE(qp->rx.active, true);
 	write_unlock_bh(&sk->sk_callback_lock);
 	lock_sock(sk);
-	kiwi_rx_read(qp, sk);
+	p->ops->receive(qp, sk);
 	release_sock(sk);
 	kiwi_tx_kick(qp);
 out:
@@ -262,7 +252,7 @@ static bool kiwi_qp_owns_sk(struct kiwi_qp *qp, struct sock *sk)
 void kiwi_qp_rx_ready(struct kiwi_qp *qp, struct sock *sk)
 {
 	if (READ_ONCE(qp->rx.active) && kiwi_qp_owns_sk(qp, sk))
-		kiwi_rx_read(qp, sk);
+		qp->tx.llp->receive(qp, sk);
 }
 
 /*

@@ -2,15 +2,16 @@
 /*
  * kiwi: the transmit side of the data path.
  *
- * One work item per QP frames FPDUs into a linear buffer (payload copied
- * once from the registered memory, CRC and markers by proto/mpa) and hands
- * the whole buffer to TCP with one non-blocking kernel_sendmsg() call. On
- * -EAGAIN it stops; kiwi_qp_tx_space() queues it again. Per message
- * boundary the next message is, in this order: the Terminate, the RTR
- * message, the oldest inbound Read's Response, the next SQ WR.
+ * One work item per QP stages DDP segments in a linear buffer (payload
+ * copied once from the registered memory), has the LLP frame each in place
+ * (llp.h; MPA/TCP: FPDU header, CRC and markers by proto/mpa) and hands the
+ * buffer to the LLP's non-blocking send. On -EAGAIN it stops;
+ * kiwi_qp_tx_space() queues it again. Per message boundary the next
+ * message is, in this order: the Terminate, the RTR message, the oldest
+ * inbound Read's Response, the next SQ WR.
  *
  * A Send or Write completes when the buffer holding its last FPDU was
- * taken by TCP; a Read when its last Response was placed (rx.c); Local
+ * taken by the LLP; a Read when its last Response was placed (rx.c); Local
  * Invalidate and fast-register when TX reaches them. Immediate Data WRs
  * are one, two or three messages (tx_imm.c).
  */
@@ -22,6 +23,7 @@
 
 #include "kiwi.h"
 #include "conn.h"
+#include "llp.h"
 
 static void kiwi_tx_work(struct work_struct *work);
 
@@ -156,45 +158,17 @@ bool kiwi_irq_push(struct kiwi_qp *qp, struct kiwi_mr *mr,
 /* Where the ULPDU of a segment is staged, or NULL if the buffer is full. */
 static u8 *kiwi_tx_seg_begin(struct kiwi_qp_tx *tx, u32 ulpdu_len)
 {
-	u32 wire = kiwi_mpa_fpdu_wire_len(&tx->mpa, ulpdu_len);
+	u32 wire = tx->llp->seg_wire_len(tx, ulpdu_len);
 
 	if (wire > KIWI_TX_BUF_LEN - tx->len)
 		return NULL;
-	return tx->buf + tx->len + KIWI_MPA_HDR_LEN;
+	return tx->buf + tx->len + tx->llp->seg_room;
 }
 
-/*
- * Frame the ULPDU staged by kiwi_tx_seg_begin(). The plan's pieces are laid
- * out in wire order back to front: every ULPDU piece moves to a position at
- * or after the one it was staged at, so no piece overwrites one not yet
- * moved.
- */
+/* The LLP frames the segment staged by kiwi_tx_seg_begin() in place. */
 static int kiwi_tx_seg_end(struct kiwi_qp_tx *tx, u32 ulpdu_len)
 {
-	u8 *base = tx->buf + tx->len;
-	struct kiwi_mpa_frag frag = {
-		.base = base + KIWI_MPA_HDR_LEN,
-		.len = ulpdu_len,
-	};
-	struct kiwi_mpa_plan *plan = &tx->plan;
-	const struct kiwi_mpa_piece *pc;
-	u32 pos, i;
-	int rv;
-
-	plan->piece = tx->pieces;
-	plan->cap = ARRAY_SIZE(tx->pieces);
-	rv = kiwi_mpa_tx_plan(&tx->mpa, plan, &frag, 1);
-	if (rv)
-		return rv;
-	pos = plan->wire_len;
-	for (i = plan->cnt; i-- > 0;) {
-		pc = &plan->piece[i];
-		pos -= pc->len;
-		if (pc->base != base + pos)
-			memmove(base + pos, pc->base, pc->len);
-	}
-	tx->len += plan->wire_len;
-	return 0;
+	return tx->llp->seg_frame(tx, ulpdu_len);
 }
 
 /* Copy message octets [@off, @off + @len) of the current message to @dst. */
@@ -477,7 +451,7 @@ static bool kiwi_tx_fill(struct kiwi_qp *qp)
 	return framed;
 }
 
-/* The buffer was taken by TCP: Sends and Writes framed in it are done. */
+/* The buffer was taken by the LLP: Sends and Writes framed in it are done. */
 static void kiwi_tx_flushed(struct kiwi_qp *qp)
 {
 	struct kiwi_qp_tx *tx = &qp->tx;
@@ -504,22 +478,13 @@ static void kiwi_tx_flushed(struct kiwi_qp *qp)
 	kiwi_cq_signal(to_kcq(qp->ibqp.send_cq), res);
 }
 
-/* Hand the rest of the buffer to TCP. Return: 0 when all of it went. */
+/* Hand the rest of the buffer to the LLP. Return: 0 when all of it went. */
 static int kiwi_tx_push(struct kiwi_qp *qp, struct socket *sock)
 {
 	struct kiwi_qp_tx *tx = &qp->tx;
-	struct kvec kv = {
-		.iov_base = tx->buf + tx->sent,
-		.iov_len = tx->len - tx->sent,
-	};
-	struct msghdr msg = {
-		.msg_flags = MSG_DONTWAIT | MSG_NOSIGNAL,
-	};
 	int rv;
 
-	if (tx->cur.active)
-		msg.msg_flags |= MSG_MORE;
-	rv = kernel_sendmsg(sock, &msg, &kv, 1, kv.iov_len);
+	rv = tx->llp->send(tx, sock, tx->cur.active);
 	if (rv < 0)
 		return rv;
 	tx->sent += rv;
