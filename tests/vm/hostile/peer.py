@@ -23,27 +23,15 @@ setup error. Python 3 standard library only.
 """
 
 import argparse
+import os
 import socket
 import struct
 import sys
 import time
 
-# --- CRC32c (Castagnoli, reflected 0x82F63B78), RFC 5044 section 4.4 -----
-
-_CRC_TABLE = []
-for _n in range(256):
-    _c = _n
-    for _ in range(8):
-        _c = (_c >> 1) ^ 0x82F63B78 if _c & 1 else _c >> 1
-    _CRC_TABLE.append(_c)
-
-
-def crc32c(data):
-    crc = 0xFFFFFFFF
-    for b in data:
-        crc = _CRC_TABLE[(crc ^ b) & 0xFF] ^ (crc >> 8)
-    return crc ^ 0xFFFFFFFF
-
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "lib"))
+from crc32c import crc32c  # noqa: E402
 
 # RFC 5044 Figure 5 (marker, 42-octet Send, CRC), as in tests/vectors.
 _FIG5 = (bytes.fromhex("00000000002a4143") + bytes(8) +
