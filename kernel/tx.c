@@ -451,6 +451,22 @@ static bool kiwi_tx_fill(struct kiwi_qp *qp)
 	return framed;
 }
 
+/*
+ * Of the WRs up to the last message framed, which complete when the LLP took
+ * the buffer? Sends and Writes. A Read completes when its Response arrived,
+ * an Immediate Data probe when its Read was answered, and a local operation
+ * (Local Invalidate, fast-register) when tx_wr.c executed it: a Local
+ * Invalidate one RCU grace period later (kiwi_sq_complete_after_gp()),
+ * which the buffer handed to TCP must not cut short.
+ */
+static bool kiwi_tx_done_when_sent(struct kiwi_qp *qp,
+				   const struct kiwi_swqe *w)
+{
+	return !kiwi_sqe_is_read(qp, &w->sqe) && !w->probe &&
+	       w->sqe.opcode != KIWI_WR_LOCAL_INV &&
+	       w->sqe.opcode != KIWI_WR_KREG_MR;
+}
+
 /* The buffer was taken by the LLP: Sends and Writes framed in it are done. */
 static void kiwi_tx_flushed(struct kiwi_qp *qp)
 {
@@ -469,7 +485,7 @@ static void kiwi_tx_flushed(struct kiwi_qp *qp)
 		if (i - qp->sq.cons >= tx->next - qp->sq.cons)
 			continue;	/* flushed meanwhile */
 		w = &tx->swq[i & (qp->sq.num - 1)];
-		if (!kiwi_sqe_is_read(qp, &w->sqe) && !w->probe)
+		if (kiwi_tx_done_when_sent(qp, w))
 			w->done = true;
 	}
 	res = kiwi_sq_retire(qp);

@@ -14,8 +14,10 @@
  *    with Invalidate of its rkey (IB_WC_WITH_INVALIDATE and the rkey
  *    reported, the MR then refused), an RDMA Read with Invalidate into a
  *    second fast-reg MR (the data checked, the sink invalidated), Local
- *    Invalidate, and a page list longer than max_fast_reg_page_list_len
- *    mapped only up to that length;
+ *    Invalidate, a Local Invalidate posted between two Sends in one
+ *    ib_post_send (it completes only after an RCU grace period), and a
+ *    page list longer than max_fast_reg_page_list_len mapped only up to
+ *    that length;
  *  - RFC 7306 immediate data: IB_WR_RDMA_WRITE_WITH_IMM into a fast-reg
  *    MR (IB_WC_RECV_RDMA_WITH_IMM, IB_WC_WITH_IMM, the value and the
  *    Write's length reported, the data placed), IB_WR_SEND_WITH_IMM
@@ -778,6 +780,85 @@ static void kv_test_read_inv(struct kv_conn *c, const char *pc,
 		 "%s: Local Invalidate of the sink", pc);
 }
 
+/**
+ * struct kv_gp_wait - a Local Invalidate that checks its RCU grace period
+ * @w: its completion
+ * @cookie: get_state_synchronize_rcu() taken before it was posted
+ * @gp_over: at its completion, the grace period of @cookie had elapsed
+ */
+struct kv_gp_wait {
+	struct kv_wr_wait w;
+	unsigned long cookie;
+	bool gp_over;
+};
+
+static void kv_gp_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct kv_gp_wait *g = container_of(wc->wr_cqe, struct kv_gp_wait,
+					    w.cqe);
+
+	g->gp_over = poll_state_synchronize_rcu(g->cookie);
+	kv_wr_done(cq, wc);
+}
+
+/*
+ * A Local Invalidate between two Sends in one post, as the storage ULPs
+ * batch them: a copy into the MR that passed its check before the
+ * invalidation may run until an RCU grace period later, so the Local
+ * Invalidate may complete only then, not when TCP took the Send behind it.
+ */
+static void kv_test_linv_batch(struct kv_conn *c, const char *pc,
+			       struct kv_frmr *f)
+{
+	struct kv_end *e = &c->cli, *s = &c->srv;
+	u8 p0[KV_MSG], p1[KV_MSG];
+	struct ib_sge sg0 = { .addr = (u64)(uintptr_t)p0, .length = KV_MSG };
+	struct ib_sge sg1 = { .addr = (u64)(uintptr_t)p1, .length = KV_MSG };
+	struct ib_send_wr send1 = {
+		.wr_cqe = &e->send_cqe,
+		.opcode = IB_WR_SEND,
+		.send_flags = IB_SEND_INLINE,
+		.sg_list = &sg1,
+		.num_sge = 1,
+	};
+	struct ib_send_wr linv = {
+		.next = &send1,
+		.opcode = IB_WR_LOCAL_INV,
+		.send_flags = IB_SEND_SIGNALED,
+	};
+	struct ib_send_wr send0 = {
+		.next = &linv,
+		.wr_cqe = &e->send_cqe,
+		.opcode = IB_WR_SEND,
+		.send_flags = IB_SEND_INLINE,
+		.sg_list = &sg0,
+		.num_sge = 1,
+	};
+	u32 seq = atomic_read(&s->recvs);
+	struct kv_gp_wait g = {};
+	bool ok;
+
+	if (!kv_check(kv_frmr_reg(c, e, f, IB_ACCESS_LOCAL_WRITE |
+				  IB_ACCESS_REMOTE_WRITE),
+		      "%s: MR registered for the batched Local Invalidate", pc))
+		return;
+	kv_fill(p0, seq);
+	kv_fill(p1, seq + 1);
+	s->want_recvs = seq + 2;
+	reinit_completion(&s->all_recvd);
+	kv_wr_wait_init(&g.w);
+	g.w.cqe.done = kv_gp_done;
+	linv.wr_cqe = &g.w.cqe;
+	linv.ex.invalidate_rkey = f->mr->rkey;
+	g.cookie = get_state_synchronize_rcu();
+	ok = !ib_post_send(e->qp, &send0, NULL) && kv_wait(c, &g.w.done);
+	kv_check(ok && g.w.status == IB_WC_SUCCESS && g.gp_over,
+		 "%s: Local Invalidate between two Sends completed (status %d) after an RCU grace period (%s)",
+		 pc, g.w.status, g.gp_over ? "yes" : "no");
+	kv_check(kv_wait(c, &s->all_recvd) && !s->bad_payload,
+		 "%s: both Sends around the Local Invalidate received", pc);
+}
+
 /* A page list longer than the device's limit maps only that many pages. */
 static void kv_test_frmr_limit(struct kv_end *e)
 {
@@ -892,6 +973,7 @@ static void kv_test_frmr(struct kv_conn *c, const char *pc)
 		      "%s: fast-reg MRs allocated", pc))
 		goto out;
 	kv_test_read_inv(c, pc, &a, &b);
+	kv_test_linv_batch(c, pc, &a);
 	kv_test_frmr_write_inv(c, pc, &a, src);
 	kv_frmr_free(&a, &c->cli);
 	memset(&a, 0, sizeof(a));
