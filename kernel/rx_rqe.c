@@ -75,8 +75,14 @@ static void kiwi_rx_rqe_put(struct kiwi_qp_rx *rx)
 	}
 }
 
-/* Check the SGEs of the taken element and hold their MRs. */
-static enum kiwi_term_err kiwi_rx_rqe_check(struct kiwi_qp *qp, u32 max_sge)
+/*
+ * Check the SGEs of the taken element and hold their MRs.
+ *
+ * Return: IB_WC_SUCCESS, or the status the WR completes with: more SGEs
+ * than the queue takes (a user ring is hostile), or an SGE that names no
+ * MR of the QP's PD with local write access over its range.
+ */
+static u8 kiwi_rx_rqe_check(struct kiwi_qp *qp, u32 max_sge)
 {
 	struct kiwi_device *kdev = to_kdev(qp->ibqp.device);
 	struct kiwi_qp_rx *rx = &qp->rx;
@@ -85,7 +91,7 @@ static enum kiwi_term_err kiwi_rx_rqe_check(struct kiwi_qp *qp, u32 max_sge)
 
 	rx->rqe_len = 0;
 	if (rx->rqe.num_sge > max_sge || rx->rqe.num_sge > KIWI_MAX_SGE)
-		return KIWI_TERM_ERR_RDMAP_CATASTROPHIC;
+		return IB_WC_LOC_QP_OP_ERR;
 	for (i = 0; i < rx->rqe.num_sge; i++) {
 		sge = &rx->rqe.sge[i];
 		rx->rqe_len += sge->length;
@@ -96,22 +102,28 @@ static enum kiwi_term_err kiwi_rx_rqe_check(struct kiwi_qp *qp, u32 max_sge)
 		    kiwi_mr_check(rx->rqe_mr[i], sge->lkey, qp->ibqp.pd,
 				  IB_ACCESS_LOCAL_WRITE, sge->addr,
 				  sge->length) != KIWI_MEM_OK)
-			return KIWI_TERM_ERR_RDMAP_CATASTROPHIC;
+			return IB_WC_LOC_PROT_ERR;
 	}
-	return KIWI_TERM_ERR_NONE;
+	return IB_WC_SUCCESS;
 }
 
 /**
  * kiwi_rx_take_rqe - make sure a receive WR is held for the current Send
  * @qp: the QP
  *
+ * A receive WR with bad SGEs is a local fault of that WR: it completes
+ * with its own status here (as with siw, the consumer learns which WR was
+ * bad), and the error returned then fails the QP, which flushes the WRs
+ * behind it.
+ *
  * Return: KIWI_TERM_ERR_NONE (rx.have_rqe tells whether one was there), or
- * the error of a receive WR with bad SGEs (a local fault).
+ * the error of a receive WR with bad SGEs.
  */
 enum kiwi_term_err kiwi_rx_take_rqe(struct kiwi_qp *qp)
 {
 	struct kiwi_qp_rx *rx = &qp->rx;
 	u32 max_sge = qp->max_recv_sge;
+	struct kiwi_cqe cqe = { .opcode = KIWI_WC_RECV };
 
 	if (rx->have_rqe)
 		return KIWI_TERM_ERR_NONE;
@@ -122,7 +134,11 @@ enum kiwi_term_err kiwi_rx_take_rqe(struct kiwi_qp *qp)
 	rx->rqe_srq = qp->ibqp.srq && rx->have_rqe;
 	if (!rx->have_rqe)
 		return KIWI_TERM_ERR_NONE;
-	return kiwi_rx_rqe_check(qp, max_sge);
+	cqe.status = kiwi_rx_rqe_check(qp, max_sge);
+	if (cqe.status == IB_WC_SUCCESS)
+		return KIWI_TERM_ERR_NONE;
+	kiwi_rx_complete_rqe(qp, &cqe);
+	return KIWI_TERM_ERR_RDMAP_CATASTROPHIC;
 }
 
 /* Copy @len octets to message offset @off of the held receive WR. */

@@ -26,6 +26,10 @@
  *  - ib_drain_qp with receives outstanding: they flush with
  *    IB_WC_WR_FLUSH_ERR in posted order; Sends and receives posted in the
  *    error state flush in order too.
+ * Then two more connections (IB_POLL_SOFTIRQ), the receiving QP on its RQ
+ * and on an SRQ: a receive WR whose SGE names no MR completes with
+ * IB_WC_LOC_PROT_ERR when a Send arrives for it, and the receive posted
+ * behind it on the RQ is flushed.
  *
  * Loaded by tests/vm/scenarios/64-kernel-verbs.sh: insmod kiwi_kverbs.ko
  * dev=kiwi0 addr=10.77.0.1 port=N. Prints one "ok N - what" or
@@ -84,6 +88,7 @@ static unsigned int kv_passed, kv_failed;
  * @pd: protection domain
  * @cq: send and receive CQ
  * @qp: the RC QP
+ * @srq: its SRQ, if receives go through one
  * @bufs: receive buffers (KV_RECVS * KV_MSG), DMA-mapped
  * @bufs_dma: their DMA address
  * @recv_cqe: receive completion handler
@@ -114,6 +119,7 @@ struct kv_end {
 	struct ib_pd *pd;
 	struct ib_cq *cq;
 	struct ib_qp *qp;
+	struct ib_srq *srq;
 	u8 *bufs;
 	u64 bufs_dma;
 	struct ib_cqe recv_cqe;
@@ -141,19 +147,37 @@ struct kv_end {
 };
 
 /**
+ * struct kv_wr_wait - a signalled WR whose completion a test waits for
+ * @cqe: its completion handler
+ * @status: the completion status
+ * @done: completed
+ */
+struct kv_wr_wait {
+	struct ib_cqe cqe;
+	enum ib_wc_status status;
+	struct completion done;
+};
+
+/**
  * struct kv_conn - a loopback connection and its listener
  * @poll: the poll context of both CQs
+ * @srq: the active side receives through an SRQ
  * @listen: the listening id
  * @cli: the active side
  * @srv: the passive side (its id comes with the connect request)
  * @srv_ready: the passive side's QP exists
+ * @bad_recv: the bad receive and the one behind it (kv_test_bad_recv());
+ *            here, not on a stack, as they may complete as late as the
+ *            QP's destruction
  */
 struct kv_conn {
 	enum ib_poll_context poll;
+	bool srq;
 	struct rdma_cm_id *listen;
 	struct kv_end cli;
 	struct kv_end srv;
 	struct completion srv_ready;
+	struct kv_wr_wait bad_recv[2];
 };
 
 static void kv_end_init(struct kv_end *e)
@@ -283,8 +307,12 @@ static int kv_post_send(struct kv_end *e, u32 seq, u8 *scratch)
 /* --- connection setup --- */
 
 static int kv_make_qp(struct kv_end *e, struct rdma_cm_id *id,
-		      enum ib_poll_context poll)
+		      enum ib_poll_context poll, bool srq)
 {
+	struct ib_srq_init_attr sattr = {
+		.attr = { .max_wr = KV_QDEPTH, .max_sge = 1 },
+		.srq_type = IB_SRQT_BASIC,
+	};
 	struct ib_qp_init_attr attr = {
 		.cap = {
 			.max_send_wr = KV_QDEPTH,
@@ -306,6 +334,14 @@ static int kv_make_qp(struct kv_end *e, struct rdma_cm_id *id,
 		return PTR_ERR(e->cq);
 	attr.send_cq = e->cq;
 	attr.recv_cq = e->cq;
+	if (srq) {
+		e->srq = ib_create_srq(e->pd, &sattr);
+		if (IS_ERR(e->srq))
+			return PTR_ERR(e->srq);
+		attr.srq = e->srq;
+		attr.cap.max_recv_wr = 0;	/* the SRQ has them */
+		attr.cap.max_recv_sge = 0;
+	}
 	rv = rdma_create_qp(id, e->pd, &attr);
 	if (rv)
 		return rv;
@@ -330,6 +366,8 @@ static void kv_free_res(struct kv_end *e, struct rdma_cm_id *id)
 				    DMA_FROM_DEVICE);
 	if (e->qp)
 		rdma_destroy_qp(id);
+	if (!IS_ERR_OR_NULL(e->srq))
+		ib_destroy_srq(e->srq);
 	if (!IS_ERR_OR_NULL(e->cq))
 		ib_free_cq(e->cq);
 	if (!IS_ERR_OR_NULL(e->pd))
@@ -337,6 +375,7 @@ static void kv_free_res(struct kv_end *e, struct rdma_cm_id *id)
 	kfree(e->bufs);
 	e->bufs_dma = 0;
 	e->qp = NULL;
+	e->srq = NULL;
 	e->cq = NULL;
 	e->pd = NULL;
 	e->bufs = NULL;
@@ -364,7 +403,7 @@ static int kv_srv_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		if (c->srv.id)
 			return -EBUSY;
 		c->srv.id = id;
-		if (kv_make_qp(&c->srv, id, c->poll))
+		if (kv_make_qp(&c->srv, id, c->poll, false))
 			goto fail;
 		for (i = 0; i < KV_RECVS; i++)
 			if (kv_post_recv(&c->srv, i))
@@ -444,7 +483,7 @@ static int kv_connect(struct kv_conn *c, struct sockaddr_in *sa)
 	rv = rdma_resolve_route(c->cli.id, 2000);
 	if (rv || !kv_cli_wait(c, RDMA_CM_EVENT_ROUTE_RESOLVED))
 		return rv ?: -EHOSTUNREACH;
-	rv = kv_make_qp(&c->cli, c->cli.id, c->poll);
+	rv = kv_make_qp(&c->cli, c->cli.id, c->poll, c->srq);
 	if (rv)
 		return rv;
 	rv = rdma_connect(c->cli.id, &param);
@@ -569,18 +608,6 @@ static void kv_test_sends(struct kv_conn *c, const char *pc)
 }
 
 /* --- fast registration and invalidation --- */
-
-/**
- * struct kv_wr_wait - a signalled WR whose completion a test waits for
- * @cqe: its completion handler
- * @status: the completion status
- * @done: completed
- */
-struct kv_wr_wait {
-	struct ib_cqe cqe;
-	enum ib_wc_status status;
-	struct completion done;
-};
 
 static void kv_wr_done(struct ib_cq *cq, struct ib_wc *wc)
 {
@@ -1035,6 +1062,65 @@ static void kv_test_drain(struct kv_conn *c, const char *pc)
 	kfree(f);
 }
 
+/* --- a receive WR with a bad SGE --- */
+
+#define KV_BAD_LKEY	0x00bad0deU	/* names no MR of the device */
+
+static int kv_post_recv_wr(struct kv_end *e, struct ib_recv_wr *wr)
+{
+	if (e->srq)
+		return ib_post_srq_recv(e->srq, wr, NULL);
+	return ib_post_recv(e->qp, wr, NULL);
+}
+
+/*
+ * The client posts a receive whose SGE names no MR, then (RQ only) a good
+ * one; a Send from the server needs the first: it completes with its own
+ * error, IB_WC_LOC_PROT_ERR, not a flush. The QP goes to error, and the
+ * receive behind it on the RQ is flushed (an SRQ keeps its receives).
+ */
+static void kv_test_bad_recv(struct kv_conn *c, const char *pc)
+{
+	struct kv_end *e = &c->cli;
+	struct ib_sge bad_sge = {
+		.addr = e->bufs_dma,
+		.length = KV_MSG,
+		.lkey = KV_BAD_LKEY,
+	};
+	struct ib_sge good_sge = {
+		.addr = e->bufs_dma,
+		.length = KV_MSG,
+		.lkey = e->pd->local_dma_lkey,
+	};
+	struct kv_wr_wait *bad = &c->bad_recv[0], *good = &c->bad_recv[1];
+	struct ib_recv_wr bad_wr = {
+		.wr_cqe = &bad->cqe,
+		.sg_list = &bad_sge,
+		.num_sge = 1,
+	};
+	struct ib_recv_wr good_wr = {
+		.wr_cqe = &good->cqe,
+		.sg_list = &good_sge,
+		.num_sge = 1,
+	};
+	u8 scratch[KV_MSG];
+	bool ok;
+
+	kv_wr_wait_init(bad);
+	kv_wr_wait_init(good);
+	ok = !kv_post_recv_wr(e, &bad_wr) &&
+	     (e->srq || !kv_post_recv_wr(e, &good_wr)) &&
+	     !kv_post_send(&c->srv, 0, scratch) && kv_wait(c, &bad->done);
+	kv_check(ok && bad->status == IB_WC_LOC_PROT_ERR,
+		 "%s: a receive with a bad lkey completes with IB_WC_LOC_PROT_ERR (status %d)",
+		 pc, bad->status);
+	if (e->srq)
+		return;
+	kv_check(kv_wait(c, &good->done) && good->status == IB_WC_WR_FLUSH_ERR,
+		 "%s: the receive behind it is flushed (status %d)", pc,
+		 good->status);
+}
+
 static const struct {
 	enum ib_poll_context poll;
 	const char *name;
@@ -1045,7 +1131,19 @@ static const struct {
 	{ IB_POLL_UNBOUND_WORKQUEUE, "IB_POLL_UNBOUND_WORKQUEUE" },
 };
 
-static void kv_run(enum ib_poll_context poll, const char *pc, u16 p)
+/* Free a connection kv_open() made (after rdma_disconnect, if it is up). */
+static void kv_close(struct kv_conn *c)
+{
+	kv_free_end(&c->cli);
+	kv_free_end(&c->srv);
+	if (!IS_ERR_OR_NULL(c->listen))
+		rdma_destroy_id(c->listen);
+	kfree(c);
+}
+
+/* A loopback connection on port @p; NULL if it failed. */
+static struct kv_conn *kv_open(enum ib_poll_context poll, bool srq,
+			       const char *pc, u16 p)
 {
 	struct sockaddr_in sa = {
 		.sin_family = AF_INET,
@@ -1056,26 +1154,44 @@ static void kv_run(enum ib_poll_context poll, const char *pc, u16 p)
 
 	c = kzalloc(sizeof(*c), GFP_KERNEL);
 	if (!kv_check(c, "%s: memory", pc))
-		return;
+		return NULL;
 	c->poll = poll;
+	c->srq = srq;
 	kv_end_init(&c->cli);
 	kv_end_init(&c->srv);
 	init_completion(&c->srv_ready);
 	sa.sin_addr.s_addr = in_aton(addr);
 	rv = kv_connect(c, &sa);
-	if (kv_check(!rv, "%s: connected over %s (%d)", pc, dev, rv)) {
-		kv_test_sends(c, pc);
-		kv_test_frmr(c, pc);
-		kv_test_drain(c, pc);
-		if (poll == IB_POLL_SOFTIRQ)
-			kv_test_frmr_limit(&c->cli);
-		rdma_disconnect(c->cli.id);
-	}
-	kv_free_end(&c->cli);
-	kv_free_end(&c->srv);
-	if (!IS_ERR_OR_NULL(c->listen))
-		rdma_destroy_id(c->listen);
-	kfree(c);
+	if (kv_check(!rv, "%s: connected over %s (%d)", pc, dev, rv))
+		return c;
+	kv_close(c);
+	return NULL;
+}
+
+static void kv_run(enum ib_poll_context poll, const char *pc, u16 p)
+{
+	struct kv_conn *c = kv_open(poll, false, pc, p);
+
+	if (!c)
+		return;
+	kv_test_sends(c, pc);
+	kv_test_frmr(c, pc);
+	kv_test_drain(c, pc);
+	if (poll == IB_POLL_SOFTIRQ)
+		kv_test_frmr_limit(&c->cli);
+	rdma_disconnect(c->cli.id);
+	kv_close(c);
+}
+
+static void kv_run_bad_recv(bool srq, const char *pc, u16 p)
+{
+	struct kv_conn *c = kv_open(IB_POLL_SOFTIRQ, srq, pc, p);
+
+	if (!c)
+		return;
+	kv_test_bad_recv(c, pc);
+	rdma_disconnect(c->cli.id);
+	kv_close(c);
 }
 
 static int __init kv_init(void)
@@ -1084,6 +1200,8 @@ static int __init kv_init(void)
 
 	for (i = 0; i < ARRAY_SIZE(kv_polls); i++)
 		kv_run(kv_polls[i].poll, kv_polls[i].name, port + i);
+	kv_run_bad_recv(false, "bad receive (RQ)", port + i);
+	kv_run_bad_recv(true, "bad receive (SRQ)", port + i + 1);
 	pr_info("%u passed, %u failed\n", kv_passed, kv_failed);
 	return kv_failed || !kv_passed ? -EIO : 0;
 }
