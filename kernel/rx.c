@@ -261,9 +261,38 @@ static enum kiwi_term_err kiwi_rx_dispatch(struct kiwi_qp *qp)
 }
 
 /*
+ * Place Read Response octets into the sink of the oldest Read. A flush
+ * (modify_qp to ERR, under qp->lock) completes that Read with
+ * IB_WC_WR_FLUSH_ERR and hands the sink back to the consumer, who may
+ * reuse it at once, without invalidating or deregistering it: so, like an
+ * RQ element (kiwi_rx_place_rqe()), the sink is written under qp->lock and
+ * only while the QP is connected, and no octet lands after the flush
+ * completion was queued.
+ *
+ * Return: 0, -ESHUTDOWN if the QP is no longer connected, or -EFAULT.
+ */
+static int kiwi_rx_place_rresp(struct kiwi_qp *qp, u32 off, const u8 *p,
+			       u32 len)
+{
+	struct kiwi_qp_rx *rx = &qp->rx;
+	unsigned long flags;
+	int rv = -ESHUTDOWN;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	if (kiwi_qp_connected(qp))
+		rv = kiwi_mr_write(rx->mr, rx->to + off, p, len);
+	spin_unlock_irqrestore(&qp->lock, flags);
+	return rv;
+}
+
+/*
  * Place payload octets at ULPDU offset @uoff of the current FPDU. Once the
  * QP left RTS/SQD (modify_qp to ERR, a flush) nothing more is placed: its
- * receive WRs completed as flushed and may be in the consumer's hands.
+ * receive WRs and Reads completed as flushed and may be in the consumer's
+ * hands. Receive WRs and Read sinks, which a flush hands back, are written
+ * under qp->lock (the flush's lock); the target of a peer's RDMA Write is
+ * no WR's buffer, and the MR's own grace period (Local Invalidate,
+ * dereg_mr) covers the copy still running there after the check.
  */
 static void kiwi_rx_place(struct kiwi_qp *qp, u32 uoff, const u8 *p, u32 len)
 {
@@ -275,8 +304,10 @@ static void kiwi_rx_place(struct kiwi_qp *qp, u32 uoff, const u8 *p, u32 len)
 		return;
 	if (!kiwi_qp_connected(qp))
 		rv = -ESHUTDOWN;
-	else if (rx->kind == KIWI_RX_TAGGED || rx->kind == KIWI_RX_RRESP)
+	else if (rx->kind == KIWI_RX_TAGGED)
 		rv = kiwi_mr_write(rx->mr, rx->to + off, p, len);
+	else if (rx->kind == KIWI_RX_RRESP)
+		rv = kiwi_rx_place_rresp(qp, off, p, len);
 	else if (rx->kind == KIWI_RX_SEND)
 		rv = kiwi_rx_place_rqe(qp, (u64)rx->h.mo + off, p, len);
 	if (rv == -ESHUTDOWN) {

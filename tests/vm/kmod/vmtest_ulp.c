@@ -12,6 +12,9 @@
  *            consumer's
  *   regmr    a stale-STag Write probing an invalidated MR (its lookup held
  *            open by a delay) must not make the consumer's REG_MR fail
+ *   rresp    the QP moved to ERR while a Read Response's copy into the
+ *            Read's sink is held at its start by a delay: once the Read
+ *            completed (flushed), nothing more lands in the sink
  *   kqp      create a kernel QP in INIT and report its QPN (kqp-free ends it)
  *
  * Each test returns "PASS ..." or "FAIL ..." in its result string.
@@ -30,6 +33,7 @@
 #define VT_WAIT_MS	5000
 /* A Write this short is placed whole from the FPDU header event: one copy. */
 #define VT_INVAL_LEN	32
+#define VT_RRESP_LEN	32	/* a Read Response of one copy, likewise */
 
 struct vt_side {
 	struct rdma_cm_id *id;
@@ -331,15 +335,16 @@ static int vt_post_wait(struct ib_qp *qp, struct ib_cq *cq,
 	return rv ? rv : vt_poll(cq, wc);
 }
 
+/* Fast-register @mr for local write and @remote (IB_ACCESS_REMOTE_*). */
 static int vt_reg(struct ib_qp *qp, struct ib_cq *cq, struct ib_mr *mr,
-		  struct ib_wc *wc)
+		  int remote, struct ib_wc *wc)
 {
 	struct ib_reg_wr wr = {
 		.wr.opcode = IB_WR_REG_MR,
 		.wr.send_flags = IB_SEND_SIGNALED,
 		.wr.wr_id = 1,
 		.mr = mr,
-		.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE,
+		.access = IB_ACCESS_LOCAL_WRITE | remote,
 	};
 
 	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
@@ -433,7 +438,7 @@ static int vt_test_inval(char *res, size_t len)
 		rv = scnprintf(res, len, "FAIL frmr: %ld", PTR_ERR(mr));
 		goto out_env;
 	}
-	rv = vt_reg(sqp, e->cq[VT_PAIRS], mr, &wc);
+	rv = vt_reg(sqp, e->cq[VT_PAIRS], mr, IB_ACCESS_REMOTE_WRITE, &wc);
 	if (rv || wc.status != IB_WC_SUCCESS) {
 		rv = scnprintf(res, len, "FAIL REG_MR: %d status %d", rv,
 			       wc.status);
@@ -501,7 +506,7 @@ static int vt_test_regmr(char *res, size_t len)
 		rv = scnprintf(res, len, "FAIL frmr: %ld", PTR_ERR(mr));
 		goto out_env;
 	}
-	rv = vt_reg(qp, e->cq[0], mr, &wc);
+	rv = vt_reg(qp, e->cq[0], mr, IB_ACCESS_REMOTE_WRITE, &wc);
 	if (!rv && wc.status == IB_WC_SUCCESS)
 		rv = vt_inv(qp, e->cq[0], mr->rkey, &wc);
 	if (rv || wc.status != IB_WC_SUCCESS) {
@@ -519,7 +524,7 @@ static int vt_test_regmr(char *res, size_t len)
 		goto out_delay;
 	}
 	held = vmtest_delay_wait_started(1500);
-	rv = vt_reg(qp, e->cq[0], mr, &wc);
+	rv = vt_reg(qp, e->cq[0], mr, IB_ACCESS_REMOTE_WRITE, &wc);
 	if (rv || wc.status != IB_WC_SUCCESS)
 		rv = scnprintf(res, len,
 			       "FAIL REG_MR while a stale-STag probe ran: %d status %d (%s)",
@@ -535,6 +540,107 @@ out_delay:
 	vmtest_delay_clear();
 out_mr:
 	vt_frmr_free(e, mr, &sg);
+out_env:
+	vt_env_free(e);
+	return rv;
+}
+
+/*
+ * The client Reads VT_RRESP_LEN octets into its fast-reg sink; the Read
+ * Response's copy into the sink is held at its start by a delay; meanwhile
+ * the consumer moves the QP to ERR and polls the Read's completion (a
+ * flush, or a success if the copy won the race), after which the sink is
+ * the consumer's again: nothing may overwrite it.
+ */
+static int vt_test_rresp(char *res, size_t len)
+{
+	struct vmtest_delay d = { .sym = "kiwi_mr_write", .ms = 500,
+				  .count = 1 };
+	struct ib_qp_attr err = { .qp_state = IB_QPS_ERR };
+	struct scatterlist sg_sink, sg_src;
+	struct ib_mr *sink, *src;
+	struct ib_qp *sqp, *cqp;
+	struct ib_sge sge;
+	struct ib_rdma_wr rd = {
+		.wr.opcode = IB_WR_RDMA_READ,
+		.wr.send_flags = IB_SEND_SIGNALED,
+		.wr.wr_id = 4,
+		.wr.sg_list = &sge,
+		.wr.num_sge = 1,
+	};
+	struct ib_wc wc;
+	struct vt_env *e;
+	u8 *dst;
+	int rv, i, bad = 0;
+
+	e = vt_env_new(1);
+	if (IS_ERR(e))
+		return scnprintf(res, len, "FAIL setup: %ld", PTR_ERR(e));
+	sqp = e->srv[0].id->qp;
+	cqp = e->cli[0].id->qp;
+	dst = vt_buf(e, 0);
+	sink = vt_frmr(e, 0, &sg_sink);
+	if (IS_ERR(sink)) {
+		rv = scnprintf(res, len, "FAIL frmr: %ld", PTR_ERR(sink));
+		goto out_env;
+	}
+	src = vt_frmr(e, 1, &sg_src);
+	if (IS_ERR(src)) {
+		rv = scnprintf(res, len, "FAIL frmr: %ld", PTR_ERR(src));
+		goto out_sink;
+	}
+	rv = vt_reg(cqp, e->cq[0], sink, IB_ACCESS_REMOTE_WRITE, &wc);
+	if (!rv && wc.status == IB_WC_SUCCESS)
+		rv = vt_reg(sqp, e->cq[VT_PAIRS], src, IB_ACCESS_REMOTE_READ,
+			    &wc);
+	if (rv || wc.status != IB_WC_SUCCESS) {
+		rv = scnprintf(res, len, "FAIL REG_MR: %d status %d", rv,
+			       wc.status);
+		goto out_src;
+	}
+	memset(vt_buf(e, 1), 0xa1, VT_RRESP_LEN);
+	sge = (struct ib_sge){ .addr = sink->iova, .length = VT_RRESP_LEN,
+			       .lkey = sink->lkey };
+	rd.remote_addr = src->iova;
+	rd.rkey = src->rkey;
+	d.arg0 = (unsigned long)sink;	/* struct kiwi_mr starts with it */
+	rv = vmtest_delay_set(&d);
+	if (!rv)
+		rv = vt_post(cqp, &rd.wr);
+	if (rv || !vmtest_delay_wait_started(3000)) {
+		rv = scnprintf(res, len,
+			       "FAIL the Read Response's copy was not delayed (%d)",
+			       rv);
+		goto out_delay;
+	}
+	/* The copy into the sink is about to start on another CPU. */
+	rv = ib_modify_qp(cqp, &err, IB_QP_STATE);
+	if (!rv)
+		rv = vt_poll(e->cq[0], &wc);
+	if (rv || wc.wr_id != 4) {
+		rv = scnprintf(res, len, "FAIL the Read did not complete: %d",
+			       rv);
+		goto out_delay;
+	}
+	/* The Read completed: the sink is the consumer's again. */
+	memset(dst, 0xb2, VT_BUF);
+	msleep(1000);
+	for (i = 0; i < VT_BUF; i++)
+		bad += dst[i] != 0xb2;
+	if (bad)
+		rv = scnprintf(res, len,
+			       "FAIL %d octets placed after the Read completed (status %d)",
+			       bad, wc.status);
+	else
+		rv = scnprintf(res, len,
+			       "PASS nothing placed after the Read completed (status %d, delays %d)",
+			       wc.status, atomic_read(&vmtest_delays));
+out_delay:
+	vmtest_delay_clear();
+out_src:
+	vt_frmr_free(e, src, &sg_src);
+out_sink:
+	vt_frmr_free(e, sink, &sg_sink);
 out_env:
 	vt_env_free(e);
 	return rv;
@@ -652,6 +758,8 @@ int vmtest_ulp_run(const char *test, char *res, size_t len)
 		return vt_test_inval(res, len);
 	if (!strcmp(test, "regmr"))
 		return vt_test_regmr(res, len);
+	if (!strcmp(test, "rresp"))
+		return vt_test_rresp(res, len);
 	if (!strcmp(test, "kqp"))
 		return vt_test_kqp(res, len);
 	if (!strcmp(test, "kqp-free")) {

@@ -23,7 +23,8 @@
 #     listener's backlog are refused and leave with the kernel's callbacks.
 #  2. rdma_cm connects naming another process's QP or a kernel QP: refused.
 #  3. kernel ULP over kernel QPs: connect/Send/disconnect; a Local
-#     Invalidate racing a copy into the MR; REG_MR racing a stale-STag probe.
+#     Invalidate racing a copy into the MR; REG_MR racing a stale-STag probe;
+#     modify_qp to ERR racing a Read Response's copy into the Read's sink.
 #  4. a QP destroyed while its connect waits for a silent server.
 #  5. rdma link delete and modprobe -r with a connection whose peer never
 #     sends its FIN and a connect to a silent server in progress.
@@ -237,7 +238,7 @@ vt_wait_for 20 test "$(ends)" -ge "$(grep -c '^conn [0-9]* request' "$VT_TMP/tar
 invariants "QP ownership"
 
 # 3. Kernel ULP tests.
-for t in ulp inval regmr; do
+for t in ulp inval regmr rresp; do
 	[ "$t" = ulp ] || probes "kernel ULP $t" || continue
 	echo "$t" > $VP/run
 	res=$(cat $VP/result)
