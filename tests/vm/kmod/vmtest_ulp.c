@@ -414,6 +414,21 @@ static void vt_frmr_free(struct vt_env *e, struct ib_mr *mr,
 	ib_dma_unmap_sg(e->dev, sg, 1, DMA_BIDIRECTIONAL);
 }
 
+/*
+ * The consumer took @buf back: it writes a canary over it; how many of its
+ * octets did something else overwrite within a second?
+ */
+static int vt_canary_changed(u8 *buf)
+{
+	int i, bad = 0;
+
+	memset(buf, 0xb2, VT_BUF);
+	msleep(1000);
+	for (i = 0; i < VT_BUF; i++)
+		bad += buf[i] != 0xb2;
+	return bad;
+}
+
 static int vt_test_inval(char *res, size_t len)
 {
 	struct vmtest_delay d = { .sym = "kiwi_mr_page", .at_return = true,
@@ -424,7 +439,7 @@ static int vt_test_inval(char *res, size_t len)
 	struct vt_env *e;
 	struct ib_mr *mr;
 	u8 *dst, *src;
-	int rv, i, bad = 0;
+	int rv, bad;
 
 	e = vt_env_new(1);
 	if (IS_ERR(e))
@@ -462,10 +477,7 @@ static int vt_test_inval(char *res, size_t len)
 		goto out_delay;
 	}
 	/* Invalidated: the buffer is the consumer's again. */
-	memset(dst, 0xb2, VT_BUF);
-	msleep(1000);
-	for (i = 0; i < VT_BUF; i++)
-		bad += dst[i] != 0xb2;
+	bad = vt_canary_changed(dst);
 	if (bad)
 		rv = scnprintf(res, len,
 			       "FAIL %d octets overwritten after the Local Invalidate completed",
@@ -571,7 +583,7 @@ static int vt_test_rresp(char *res, size_t len)
 	struct ib_wc wc;
 	struct vt_env *e;
 	u8 *dst;
-	int rv, i, bad = 0;
+	int rv, bad;
 
 	e = vt_env_new(1);
 	if (IS_ERR(e))
@@ -623,10 +635,7 @@ static int vt_test_rresp(char *res, size_t len)
 		goto out_delay;
 	}
 	/* The Read completed: the sink is the consumer's again. */
-	memset(dst, 0xb2, VT_BUF);
-	msleep(1000);
-	for (i = 0; i < VT_BUF; i++)
-		bad += dst[i] != 0xb2;
+	bad = vt_canary_changed(dst);
 	if (bad)
 		rv = scnprintf(res, len,
 			       "FAIL %d octets placed after the Read completed (status %d)",
