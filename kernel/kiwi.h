@@ -210,7 +210,9 @@ struct kiwi_srq {
  * @ibqp: core QP (must be first)
  * @lock: protects @state, @access, @ord, @ird and the kernel-side indices
  *        of @sq and @rq; taken with interrupts disabled (kernel consumers
- *        post from any context)
+ *        post from any context). RX holds it while it copies into an RQ
+ *        element or a Read's sink, so no octet lands there after a flush
+ *        (which takes it) completed the WR
  * @state: IB QP state
  * @access: IB_ACCESS_* allowed to the remote peer
  * @access_sets: how often modify_qp set @access since create or RESET,
