@@ -64,8 +64,20 @@ case_counters() {
 	rdmap-read-beyond-ird) echo "ird_exceeded term_sent_rdmap" ;;
 	term-from-peer-rdmap) echo term_rcvd_rdmap ;;
 	term-from-peer-ddp) echo term_rcvd_ddp ;;
-	term-from-peer-llp) echo term_rcvd_llp ;;
+	term-from-peer-llp | term-in-place-of-rtr) echo term_rcvd_llp ;;
 	esac
+}
+
+# case_trace NAME: a kiwi_terminate tracepoint line case NAME must add.
+case_trace() {
+	case "$1" in
+	term-in-place-of-rtr) echo "received layer=2 etype=0 ecode=0x06" ;;
+	esac
+}
+
+# trace_count PATTERN: kiwi_terminate lines of kiwi0 with PATTERN so far.
+trace_count() {
+	grep -c "kiwi_terminate: dev=$DEV qpn=[0-9]* $1" "$TRACE/trace"
 }
 
 setup_kiwi() {
@@ -137,9 +149,13 @@ no_lingering() {
 
 # run_case NAME: one case, its outcome and the target's state afterwards.
 run_case() {
-	local name=$1 before k line bad=() rc t0 t1 s0 s1 n
+	local name=$1 before k line bad=() rc t0 t1 s0 s1 n tr tr0
 
-	[ "$DEV_KIND" = kiwi ] && s0=$(vt_stats "$DEV")
+	tr=$(case_trace "$name")
+	if [ "$DEV_KIND" = kiwi ]; then
+		s0=$(vt_stats "$DEV")
+		[ -z "$tr" ] || tr0=$(trace_count "$tr")
+	fi
 	if [ "$DEV_KIND" = kiwi ] && [[ " $(echo $MARKER_CASES) " = *" $name "* ]]; then
 		echo Y > "/sys/class/infiniband/$DEV/kiwi/mpa_markers"
 	fi
@@ -214,6 +230,9 @@ run_case() {
 			[ "$(vt_stat "$s1" "$n")" -gt "$(vt_stat "$s0" "$n")" ] ||
 				bad+=("counter $n did not grow ($(vt_stat "$s0" "$n") -> $(vt_stat "$s1" "$n"))")
 		done
+		if [ -n "$tr" ] && [ "$(trace_count "$tr")" -le "$tr0" ]; then
+			bad+=("no kiwi_terminate event \"$tr\"")
+		fi
 		[ -z "$(case_counters "$name")" ] ||
 			vt_log "counters moved: $(for n in $(case_counters "$name"); do printf '%s %s->%s ' "$n" "$(vt_stat "$s0" "$n")" "$(vt_stat "$s1" "$n")"; done)"
 	fi
