@@ -1225,6 +1225,25 @@ def c_term_rtr(info, res, a):
     expect_quiet_close(c, res, a, "our Terminate")
 
 
+# TCP urgent data is no part of an MPA stream (RFC 5044 frames a plain
+# byte stream), and a receiver reading with tcp_read_sock() cannot get
+# past it: it must end the stream, not stall.
+@case("llp-tcp-urgent", "a Write into target sent as TCP urgent data "
+      "(MSG_OOB: its last octet is urgent), then a Send: Terminate 2/0/05 "
+      "(LLP local catastrophic) within seconds, nothing placed")
+def c_tcp_urgent(info, res, a):
+    c = handshake(info, res)
+    seg = tagged(OP_WRITE, ival(info, "target_stag"),
+                 ival(info, "target_addr") + 4096, b"urgent" * 8)
+    start = time.monotonic()
+    c.sock.sendall(fpdu(seg), socket.MSG_OOB)
+    c.send(fpdu(untagged(OP_SEND, QN_SEND, 1, b"after the urgent data")))
+    res.seen("sent a Write with MSG_OOB, then a Send")
+    if expect_terminate(c, res, {(2, 0, 5)}, a.layout) is not None:
+        res.seen("Terminate and close %.2f s after the urgent data" %
+                 (time.monotonic() - start))
+
+
 # Incomplete messages (RFC 5041 5.3/5.4: the sink delivers a message only
 # when all of it was placed; on an in-order LLP each segment continues the
 # message where the last one ended): DDP-017/052/066, RDMAP-16.
