@@ -13,6 +13,7 @@
  *   regmr    a stale-STag Write probing an invalidated MR (its lookup held
  *            open by a delay) must not make the consumer's REG_MR fail
  *   kqp      create a kernel QP in INIT and report its QPN (kqp-free ends it)
+ *   dropreq  a CONNECT_REQUEST iw_cm drops (vmtest_iwcm.c)
  *
  * Each test returns "PASS ..." or "FAIL ..." in its result string.
  */
@@ -654,6 +655,8 @@ int vmtest_ulp_run(const char *test, char *res, size_t len)
 		return vt_test_regmr(res, len);
 	if (!strcmp(test, "kqp"))
 		return vt_test_kqp(res, len);
+	if (!strcmp(test, "dropreq"))
+		return vmtest_iwcm_dropreq(res, len);
 	if (!strcmp(test, "kqp-free")) {
 		vt_kqp_free();
 		return scnprintf(res, len, "PASS");
