@@ -314,6 +314,7 @@ pair_both() {
 pair_capture_start() {
 	tcpdump -i eth0 -s 0 -B 131072 -U -w "$1" tcp > "$VT_TMP/tcpdump.log" 2>&1 &
 	PAIR_TCPDUMP=$!
+	PAIR_PCAP=$1
 	local i
 	for ((i = 0; i < 100; i++)); do
 		grep -q 'listening on' "$VT_TMP/tcpdump.log" && return 0
@@ -322,13 +323,27 @@ pair_capture_start() {
 	vt_fail "tcpdump did not start: $(cat "$VT_TMP/tcpdump.log")"
 }
 
+# tcpdump writes each frame (-U) to a file on 9p and, under TCG, trails a
+# burst by seconds; at SIGINT it exits without writing what it has not yet
+# read (a CI capture lost the last 2,000 frames of a run). So it stops only
+# once the file has not grown for two seconds (at most two minutes).
 pair_capture_stop() {
 	[ -n "${PAIR_TCPDUMP:-}" ] || return 0
-	sleep 1
+	local i size last=-1 still=0
+	for ((i = 0; i < 120 && still < 2; i++)); do
+		sleep 1
+		size=$(stat -c %s "$PAIR_PCAP" 2>/dev/null || echo 0)
+		if [ "$size" = "$last" ]; then
+			still=$((still + 1))
+		else
+			still=0
+		fi
+		last=$size
+	done
 	kill -INT "$PAIR_TCPDUMP" 2>/dev/null
 	wait "$PAIR_TCPDUMP" 2>/dev/null
 	PAIR_TCPDUMP=
-	vt_log "capture: $(grep -E 'packets (captured|dropped)' "$VT_TMP/tcpdump.log" | tr '\n' ' ')"
+	vt_log "capture: $(grep -E 'packets (captured|received|dropped)' "$VT_TMP/tcpdump.log" | tr '\n' ' ')"
 }
 
 # pair_wire_expect: tests/vm/pair/mpa-wire-check.py options this guest's
