@@ -152,7 +152,13 @@ void kiwi_cm_listen_work(struct kiwi_ep *ep, unsigned long ev)
 		kiwi_cm_new_child(ep, sock);
 }
 
-/* Under the child's lock: the Request goes to the listener's cm_id. */
+/*
+ * Under the child's lock: the Request goes to the listener's cm_id. The
+ * answer is due within mpa_timeout seconds, as the Request was: iw_cm
+ * drops a CONNECT_REQUEST without a word when it cannot make an id for it
+ * or its listener is being destroyed, and a child nobody accepts or
+ * rejects must not hold a connection until the peer gives up.
+ */
 static int kiwi_cm_report_request(struct kiwi_ep *ep,
 				  const struct kiwi_mpa_frame *f)
 {
@@ -164,6 +170,8 @@ static int kiwi_cm_report_request(struct kiwi_ep *ep,
 		set_bit(KIWI_EPF_IWCM_REF, &ep->flags);
 		kiwi_ep_get(ep);
 		kiwi_ep_set_state(ep, KIWI_EP_RECVD_REQ);
+		kiwi_ep_arm_timeout(ep,
+				    kiwi_cm_mpa_timeout(l->cm_id->device));
 		rv = kiwi_cm_event(ep, l->cm_id, IW_CM_EVENT_CONNECT_REQUEST,
 				   0, f);
 		if (rv && test_and_clear_bit(KIWI_EPF_IWCM_REF, &ep->flags))
@@ -225,7 +233,6 @@ static void kiwi_cm_read_request(struct kiwi_ep *ep)
 		kiwi_cm_refuse_pdata(ep, &rep, f.pdata_len);
 		return;
 	}
-	kiwi_ep_disarm_timeout(ep);
 	ep->req = f;
 	ep->llp.mpa = out;
 	if (kiwi_cm_report_request(ep, &f))
@@ -238,8 +245,9 @@ static void kiwi_cm_read_request(struct kiwi_ep *ep)
  * @ev: KIWI_EV_* bits that arrived
  *
  * In RECVD_REQ nothing is read (what follows the Request is the first
- * FPDU, for the engine); a closed or aborted connection is released and a
- * later accept fails.
+ * FPDU, for the engine); a closed or aborted connection, or one neither
+ * accepted nor rejected within mpa_timeout, is released and a later
+ * accept fails.
  */
 void kiwi_cm_passive_work(struct kiwi_ep *ep, unsigned long ev)
 {
@@ -281,6 +289,7 @@ static int kiwi_cm_accept_locked(struct kiwi_ep *ep, struct iw_cm_id *cm_id,
 
 	if (ep->state != KIWI_EP_RECVD_REQ)
 		return -ECONNRESET;
+	kiwi_ep_disarm_timeout(ep);
 	kiwi_cm_policy(&ep->pol, cm_id->device, param->ird, param->ord);
 	rv = kiwi_cm_make_reply(ep, &rep, param->private_data,
 				param->private_data_len);

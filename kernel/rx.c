@@ -567,6 +567,30 @@ static void kiwi_rx_feed_skb(struct kiwi_qp *qp, struct sk_buff *skb,
 	}
 }
 
+/*
+ * TCP urgent data (a peer's MSG_OOB, or a middlebox setting URG) has no
+ * place in an MPA stream, and tcp_read_sock() stops at the urgent octet
+ * for good: only recvmsg() reads past it and clears urg_data. So the
+ * stream ends with an LLP error as soon as TCP knows of urgent data (TCP
+ * notes it before it queues the segment's octets), instead of idling with
+ * its window closed; nothing read after that is placed. The urgent octet
+ * may still be on its way (TCP_URG_NOTYET): the stream stops there all
+ * the same. Return: the stream has failed.
+ */
+static bool kiwi_rx_urgent(struct kiwi_qp *qp, struct sock *sk)
+{
+	if (qp->rx.failed)
+		return true;
+	if (likely(!READ_ONCE(tcp_sk(sk)->urg_data)))
+		return false;
+	kiwi_qp_stat_inc(&qp->stats, KIWI_STAT_RX_URGENT);
+	ibdev_info_ratelimited(qp->ibqp.device,
+			       "QP %u: TCP urgent data from the peer\n",
+			       qp->ibqp.qp_num);
+	kiwi_rx_fail(qp, KIWI_TERM_ERR_LLP_LOCAL_CATA, false);
+	return true;
+}
+
 /* What kiwi_rx_read() hands tcp_read_sock()'s actor. */
 struct kiwi_rx_ctx {
 	struct kiwi_qp *qp;
@@ -584,7 +608,7 @@ static int kiwi_rx_actor(read_descriptor_t *desc, struct sk_buff *skb,
 	struct kiwi_qp *qp = ctx->qp;
 	u32 n = len;
 
-	if (qp->rx.failed)
+	if (kiwi_rx_urgent(qp, ctx->sk))
 		return len;
 	if (qp->rx.ahead.on)
 		n = kiwi_rx_ahead_checked(qp, ctx->sk, skb, off, len);
@@ -598,7 +622,9 @@ static int kiwi_rx_actor(read_descriptor_t *desc, struct sk_buff *skb,
  * @sk: its socket, locked (bh_lock_sock in softirq, or owned)
  *
  * After an error the octets are read and dropped, so the peer is not
- * stalled by a full receive window while the Terminate goes out.
+ * stalled by a full receive window while the Terminate goes out (up to
+ * TCP urgent data, where reading stops: kiwi_rx_urgent() also runs when
+ * no octet before the urgent one is left to read).
  */
 void kiwi_rx_read(struct kiwi_qp *qp, struct sock *sk)
 {
@@ -609,6 +635,7 @@ void kiwi_rx_read(struct kiwi_qp *qp, struct sock *sk)
 	};
 
 	tcp_read_sock(sk, &desc, kiwi_rx_actor);
+	kiwi_rx_urgent(qp, sk);
 }
 
 /* RX stopped for good (detach): drop references, flush a held SRQ WR. */

@@ -232,7 +232,7 @@ static const struct kernel_param_ops kiwi_param_ops = {
 KIWI_PARAM(mpa_timeout, KIWI_SET_MPA_TIMEOUT);
 __MODULE_PARM_TYPE(mpa_timeout, "uint");
 MODULE_PARM_DESC(mpa_timeout,
-		 "Default for new devices: seconds for TCP connect plus the MPA Request/Reply, and for the peer's FIN after ours (1-600, default 10)");
+		 "Default for new devices: seconds for TCP connect plus the MPA Request/Reply, for the ULP's answer to a request, and for the peer's FIN after ours (1-600, default 10)");
 KIWI_PARAM(drain_timeout, KIWI_SET_DRAIN_TIMEOUT);
 __MODULE_PARM_TYPE(drain_timeout, "uint");
 MODULE_PARM_DESC(drain_timeout,

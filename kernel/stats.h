@@ -38,6 +38,7 @@
  * @KIWI_STAT_RX_OCTETS: octets of the MPA stream processed
  * @KIWI_STAT_RX_CRC_ERRORS: FPDUs with a bad CRC
  * @KIWI_STAT_RX_MARKER_ERRORS: markers that do not point at an FPDU
+ * @KIWI_STAT_RX_URGENT: streams ended by TCP urgent data from the peer
  * @KIWI_STAT_RTR_RCVD: RTR messages received (responder)
  * @KIWI_STAT_IRD_EXCEEDED: Read Requests refused: IRD already in use
  * @KIWI_STAT_TERM_RCVD_RDMAP: Terminates received, layer RDMAP
@@ -74,6 +75,7 @@ enum kiwi_stat_id {
 	KIWI_STAT_RX_OCTETS,
 	KIWI_STAT_RX_CRC_ERRORS,
 	KIWI_STAT_RX_MARKER_ERRORS,
+	KIWI_STAT_RX_URGENT,
 	KIWI_STAT_RTR_RCVD,
 	KIWI_STAT_IRD_EXCEEDED,
 	KIWI_STAT_TERM_RCVD_RDMAP,

@@ -381,7 +381,7 @@ class Result:
 
 
 def handshake(info, res, rev=2, rcvbuf=None, ird=8, ord_=8, marker=None,
-              pd=b"", marker_tx=False):
+              pd=b"", marker_tx=False, rtr=None):
     """Connect, MPA Request (C=1), validated Reply; the opener FPDU.
 
     pd: private data for the target (vt_target: b"vt:access=..." asks for
@@ -391,11 +391,16 @@ def handshake(info, res, rev=2, rcvbuf=None, ird=8, ord_=8, marker=None,
     is @marker (0 is right: no FPDU is open there, RFC 5044 5). Everything
     the caller sends then must fit in the stream's first 512 octets.
     With @marker_tx the target must ask for markers as well and c.mtx (a
-    MarkerTx) frames the opener and whatever the caller sends after it."""
+    MarkerTx) frames the opener and whatever the caller sends after it.
+    With @rtr (RFC 6581 peer-to-peer mode: a dict of enhanced_field()'s
+    RTR flags) the target must accept peer-to-peer mode, and no opener is
+    sent: the caller's first FPDU is the RTR, or what stands in for it."""
     if marker_tx:
         marker = 0
     c = Conn(info, rcvbuf)
-    enh = enhanced_field(ird, ord_) if rev == 2 else None
+    enh = None
+    if rev == 2:
+        enh = enhanced_field(ird, ord_, p2p=1 if rtr else 0, **(rtr or {}))
     c.send(mpa_frame(REQ_KEY, rev=rev, crc=1, enhanced=enh, pd=pd))
     rep = read_reply(c)
     if rep is None:
@@ -417,6 +422,11 @@ def handshake(info, res, rev=2, rcvbuf=None, ird=8, ord_=8, marker=None,
                  (rrev, c.ird, v_ord & 0x3FFF))
     else:
         res.seen("MPA Reply rev %d flags 0x%02x" % (rrev, flags))
+    if rtr:
+        if not (flags & 0x10 and len(pd) >= 4 and pd[0] & 0x80):
+            raise Closed("the target's Reply does not take peer-to-peer "
+                         "mode (kiwi: mpa_p2p)")
+        return c
     # RFC 5044 7.1.2 rule 4: the responder sends nothing before a valid
     # FPDU arrived, so every case starts with a harmless one: a
     # zero-length RDMA Write, whose STag and TO are not checked (RFC 5041
@@ -1198,6 +1208,40 @@ def c_term_ddp(info, res, a):
       "error): the target closes, sending none back")
 def c_term_llp(info, res, a):
     peer_terminate(info, res, a, (2, 0, 0x02))
+
+
+# RFC 6581 section 9: an initiator that cannot go on (IRD, no RTR type it
+# can use) sends an MPA-layer Terminate as its first FPDU, in place of the
+# RTR. The responder receives it as a Terminate and answers nothing.
+@case("term-in-place-of-rtr", "rev 2 peer-to-peer handshake (Write RTR "
+      "offered); the first FPDU is a Terminate 2/0/06 (insufficient IRD) "
+      "instead of the RTR: the target takes it as the peer's Terminate "
+      "(term_rcvd_llp) and closes, sending no Terminate back")
+def c_term_rtr(info, res, a):
+    c = handshake(info, res, rtr={"write_rtr": 1})
+    body = bytes([2 << 4 | 0, 0x06, 0, 0])
+    c.send(fpdu(untagged(OP_TERM, QN_TERM, 1, body)))
+    res.seen("sent Terminate %s as the first FPDU" % code_str((2, 0, 6)))
+    expect_quiet_close(c, res, a, "our Terminate")
+
+
+# TCP urgent data is no part of an MPA stream (RFC 5044 frames a plain
+# byte stream), and a receiver reading with tcp_read_sock() cannot get
+# past it: it must end the stream, not stall.
+@case("llp-tcp-urgent", "a Write into target sent as TCP urgent data "
+      "(MSG_OOB: its last octet is urgent), then a Send: Terminate 2/0/05 "
+      "(LLP local catastrophic) within seconds, nothing placed")
+def c_tcp_urgent(info, res, a):
+    c = handshake(info, res)
+    seg = tagged(OP_WRITE, ival(info, "target_stag"),
+                 ival(info, "target_addr") + 4096, b"urgent" * 8)
+    start = time.monotonic()
+    c.sock.sendall(fpdu(seg), socket.MSG_OOB)
+    c.send(fpdu(untagged(OP_SEND, QN_SEND, 1, b"after the urgent data")))
+    res.seen("sent a Write with MSG_OOB, then a Send")
+    if expect_terminate(c, res, {(2, 0, 5)}, a.layout) is not None:
+        res.seen("Terminate and close %.2f s after the urgent data" %
+                 (time.monotonic() - start))
 
 
 # Incomplete messages (RFC 5041 5.3/5.4: the sink delivers a message only

@@ -49,6 +49,9 @@ extern char *vmtest_dev;
 extern char *vmtest_addr;
 extern int vmtest_port;
 
+/* vmtest_iwcm.c */
+int vmtest_iwcm_dropreq(char *result, size_t len);
+
 /* vmtest_ulp.c */
 int vmtest_ulp_run(const char *test, char *result, size_t len);
 void vmtest_ulp_exit(void);

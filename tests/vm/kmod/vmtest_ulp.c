@@ -16,6 +16,7 @@
  *            Read's sink is held at its start by a delay: once the Read
  *            completed (flushed), nothing more lands in the sink
  *   kqp      create a kernel QP in INIT and report its QPN (kqp-free ends it)
+ *   dropreq  a CONNECT_REQUEST iw_cm drops (vmtest_iwcm.c)
  *
  * Each test returns "PASS ..." or "FAIL ..." in its result string.
  */
@@ -771,6 +772,8 @@ int vmtest_ulp_run(const char *test, char *res, size_t len)
 		return vt_test_rresp(res, len);
 	if (!strcmp(test, "kqp"))
 		return vt_test_kqp(res, len);
+	if (!strcmp(test, "dropreq"))
+		return vmtest_iwcm_dropreq(res, len);
 	if (!strcmp(test, "kqp-free")) {
 		vt_kqp_free();
 		return scnprintf(res, len, "PASS");

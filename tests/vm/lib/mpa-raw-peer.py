@@ -1,16 +1,18 @@
 # SPDX-License-Identifier: GPL-2.0
-"""A raw TCP peer for kiwi's MPA startup: python3 mpa-raw-peer.py MODE PORT IP
+"""A raw TCP peer for kiwi's MPA startup:
+python3 mpa-raw-peer.py MODE PORT IP [SECONDS]
 
 silent-server  listen, accept and read the Request, never answer
 big-ord        listen, accept, answer the Request with an RFC 6581 Reply
                whose ORD (200) exceeds the IRD a kiwi QP can serve
 silent-client  connect and send nothing
 bad            connect and send a malformed Request
+request        connect, send a valid revision 1 Request (CRC), then wait
 
 A listening mode prints "listening" once it listens. Every mode then prints
 how the connection ended and after how many seconds since it was set up:
 "eof", "eof after N octets", "data N" (a client's first answer), "reset"
-or "timeout". big-ord first prints "term L/E/EC" when the first FPDU after
+or "timeout" (after SECONDS, default 60). big-ord first prints "term L/E/EC" when the first FPDU after
 its Reply is a Terminate (RFC 6581 wants 2/0/06 from the initiator), else
 "first FPDU: no Terminate".
 """
@@ -52,6 +54,7 @@ def first_term(data):
 
 def main():
     mode, port, ip = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+    wait = float(sys.argv[4]) if len(sys.argv) > 4 else 60
     server = mode in ("silent-server", "big-ord")
     if server:
         ls = socket.socket()
@@ -65,8 +68,10 @@ def main():
         s = socket.create_connection((ip, port))
         if mode == "bad":
             s.sendall(b"MPA ID Bad Frame" + bytes([0x40, 1, 0, 0]))
+        elif mode == "request":
+            s.sendall(b"MPA ID Req Frame" + bytes([0x40, 1, 0, 0]))
     t0 = time.time()
-    s.settimeout(60)
+    s.settimeout(wait)
     got = 0
     after = b""
     try:

@@ -37,9 +37,12 @@ MPA_CASES="mpa-wrong-key mpa-rev9 mpa-pdlen-513 mpa-truncated mpa-silent
 # siw implements no MPA markers, so it never asks for them.
 # siw has no RFC 7306 immediate data: it answers every case with 0/2/06.
 # siw closes on an RDMAC Request without a Reply (RFC 5044 7.1.2).
+# siw reads with tcp_read_sock() too, which stops at TCP urgent data (read
+# from its source, not run).
 SIW_XFAIL="mpa-good-markers mpa-good-markers-stream mpa-bad-marker
 	mpa-bad-marker-inside mpa-rev0-rdmac rfc7306-imm-long rfc7306-imm-short
-	rfc7306-imm-qn rfc7306-imm-wide rfc7306-imm-no-recv rfc7306-imm-mid-send"
+	rfc7306-imm-qn rfc7306-imm-wide rfc7306-imm-no-recv rfc7306-imm-mid-send
+	llp-tcp-urgent"
 
 # Cases that need kiwi's RFC 5044 Appendix C answer to RDMAC peers.
 RDMAC_CASES="mpa-rev0-rdmac"
@@ -64,8 +67,22 @@ case_counters() {
 	rdmap-read-beyond-ird) echo "ird_exceeded term_sent_rdmap" ;;
 	term-from-peer-rdmap) echo term_rcvd_rdmap ;;
 	term-from-peer-ddp) echo term_rcvd_ddp ;;
-	term-from-peer-llp) echo term_rcvd_llp ;;
+	term-from-peer-llp | term-in-place-of-rtr) echo term_rcvd_llp ;;
+	llp-tcp-urgent) echo "rx_urgent term_sent_llp" ;;
 	esac
+}
+
+# case_trace NAME: a kiwi_terminate tracepoint line case NAME must add.
+case_trace() {
+	case "$1" in
+	term-in-place-of-rtr) echo "received layer=2 etype=0 ecode=0x06" ;;
+	llp-tcp-urgent) echo "sent layer=2 etype=0 ecode=0x05" ;;
+	esac
+}
+
+# trace_count PATTERN: kiwi_terminate lines of kiwi0 with PATTERN so far.
+trace_count() {
+	grep -c "kiwi_terminate: dev=$DEV qpn=[0-9]* $1" "$TRACE/trace"
 }
 
 setup_kiwi() {
@@ -137,9 +154,13 @@ no_lingering() {
 
 # run_case NAME: one case, its outcome and the target's state afterwards.
 run_case() {
-	local name=$1 before k line bad=() rc t0 t1 s0 s1 n
+	local name=$1 before k line bad=() rc t0 t1 s0 s1 n tr tr0
 
-	[ "$DEV_KIND" = kiwi ] && s0=$(vt_stats "$DEV")
+	tr=$(case_trace "$name")
+	if [ "$DEV_KIND" = kiwi ]; then
+		s0=$(vt_stats "$DEV")
+		[ -z "$tr" ] || tr0=$(trace_count "$tr")
+	fi
 	if [ "$DEV_KIND" = kiwi ] && [[ " $(echo $MARKER_CASES) " = *" $name "* ]]; then
 		echo Y > "/sys/class/infiniband/$DEV/kiwi/mpa_markers"
 	fi
@@ -214,6 +235,9 @@ run_case() {
 			[ "$(vt_stat "$s1" "$n")" -gt "$(vt_stat "$s0" "$n")" ] ||
 				bad+=("counter $n did not grow ($(vt_stat "$s0" "$n") -> $(vt_stat "$s1" "$n"))")
 		done
+		if [ -n "$tr" ] && [ "$(trace_count "$tr")" -le "$tr0" ]; then
+			bad+=("no kiwi_terminate event \"$tr\"")
+		fi
 		[ -z "$(case_counters "$name")" ] ||
 			vt_log "counters moved: $(for n in $(case_counters "$name"); do printf '%s %s->%s ' "$n" "$(vt_stat "$s0" "$n")" "$(vt_stat "$s1" "$n")"; done)"
 	fi
