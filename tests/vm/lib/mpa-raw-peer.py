@@ -8,6 +8,9 @@ big-ord        listen, accept, answer the Request with an RFC 6581 Reply
 silent-client  connect and send nothing
 bad            connect and send a malformed Request
 request        connect, send a valid revision 1 Request (CRC), then wait
+stall          listen, accept, answer the Request with a Reply that agrees
+               to it, then never read: the initiator's TX fills TCP's
+               buffers and stalls; prints "held N" after SECONDS and closes
 
 A listening mode prints "listening" once it listens. Every mode then prints
 how the connection ended and after how many seconds since it was set up:
@@ -41,6 +44,27 @@ def answer_big_ord(s):
     return len(hdr) + len(pd)
 
 
+def answer_agreeing(s):
+    """A Reply that agrees to the Request: its revision and CRC flag and,
+    for an enhanced (RFC 6581) Request, IRD 16 / ORD 1 with the Request's
+    peer-to-peer bit and one RTR type it offers (Write, else Read, else
+    Send)."""
+    hdr = read_exact(s, 20)
+    pd = read_exact(s, struct.unpack(">H", hdr[18:20])[0])
+    enh = b""
+    if hdr[16] & 0x10 and len(pd) >= 4:
+        ird, ord_ = struct.unpack(">HH", pd[:4])
+        if ord_ & 0x8000:
+            rtr = (0, 0x8000)
+        elif ord_ & 0x4000:
+            rtr = (0, 0x4000)
+        else:
+            rtr = (0x4000, 0)
+        enh = struct.pack(">HH", (ird & 0x8000) | rtr[0] | 16, rtr[1] | 1)
+    s.sendall(b"MPA ID Rep Frame" + bytes([hdr[16] & 0x50, hdr[17]]) +
+              struct.pack(">H", len(enh)) + enh)
+
+
 def first_term(data):
     """Layer/EType/ECode of a Terminate FPDU (no markers) at @data."""
     if len(data) < 2:
@@ -55,7 +79,7 @@ def first_term(data):
 def main():
     mode, port, ip = sys.argv[1], int(sys.argv[2]), sys.argv[3]
     wait = float(sys.argv[4]) if len(sys.argv) > 4 else 60
-    server = mode in ("silent-server", "big-ord")
+    server = mode in ("silent-server", "big-ord", "stall")
     if server:
         ls = socket.socket()
         ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -74,6 +98,12 @@ def main():
     s.settimeout(wait)
     got = 0
     after = b""
+    if mode == "stall":
+        answer_agreeing(s)
+        time.sleep(wait)
+        print("held %.1f" % (time.time() - t0), flush=True)
+        s.close()
+        return
     try:
         if mode == "big-ord":
             got = answer_big_ord(s)

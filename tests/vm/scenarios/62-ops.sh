@@ -271,6 +271,7 @@ cat > "$PY" <<'PY'
 #   term-server    listen, accept; hold the QP while HOLDFILE exists
 #   term-client    connect, RDMA Write to an STag the server never had;
 #                  hold the QP while HOLDFILE exists
+#   stall-client   connect, post 24 RDMA Writes of 64 KiB one at a time
 import os, sys, time
 from pyverbs.cmid import CMID, AddrInfo
 import pyverbs.cm_enums as ce
@@ -278,7 +279,8 @@ from pyverbs.qp import QPInitAttr, QPCap
 
 mode, ip, port = sys.argv[1], sys.argv[2], sys.argv[3]
 hold = sys.argv[4] if len(sys.argv) > 4 else None
-attr = QPInitAttr(cap=QPCap(max_send_wr=4, max_recv_wr=4, max_send_sge=1,
+depth = 32 if mode == "stall-client" else 4
+attr = QPInitAttr(cap=QPCap(max_send_wr=depth, max_recv_wr=4, max_send_sge=1,
                             max_recv_sge=1), sq_sig_all=1)
 
 
@@ -319,6 +321,12 @@ if mode == "reject-client":
     print("connected, not refused", flush=True)
     sys.exit(1)
 print("connected", flush=True)
+if mode == "stall-client":
+    mr = cid.reg_write(65536)
+    for _ in range(24):
+        cid.post_write(mr, 65536, 0x1000, 0xdead02)
+    print("posted 24", flush=True)
+    sys.exit(0)
 mr = cid.reg_write(64)
 cid.post_write(mr, 64, 0x1000, 0xdead01)
 try:
@@ -371,7 +379,11 @@ vt_check "pyverbs server rejected" grep -q rejected "$VT_TMP/rej.srv"
 # Bulk RDMA Writes fill the socket: TX stalls and resumes. Over loopback
 # the receiver keeps up with default buffers; 16 KiB ones make it stall.
 # Posts while TX waits for room only note the new work requests
-# (tx_doorbells_deferred); the write-space wakeup sends them.
+# (tx_doorbells_deferred); the write-space wakeup sends them. Whether a
+# post meets a stall over loopback is timing (388 of 406 stalls in one run,
+# none of 461 in another), so a raw peer that never reads makes it certain:
+# the first 64 KiB Write stalls TX for good and the 23 posts after it each
+# find it stalled.
 wmem=$(sysctl -n net.ipv4.tcp_wmem)
 rmem=$(sysctl -n net.ipv4.tcp_rmem)
 sysctl -qw net.ipv4.tcp_wmem="4096 16384 16384" \
@@ -382,12 +394,22 @@ vt_wait_for 10 vt_listening 7316
 vt_check "ib_write_bw 64 KiB x 400 on kiwi0, 16 KiB socket buffers" \
 	timeout 180 ib_write_bw -d kiwi0 -R -F -s 65536 -n 400 -p 7316 "$IP"
 wait $srv
-sysctl -qw net.ipv4.tcp_wmem="$wmem" net.ipv4.tcp_rmem="$rmem"
-
+# The counters before the raw peer, which receives without counting.
 st1=$(vt_stats kiwi0)
 vt_log "kiwi0: $st1"
+python3 "$RAW" stall 7317 "$IP" 8 > "$VT_TMP/raw.stall" 2>&1 &
+raw=$!
+vt_wait_for 60 grep -q listening "$VT_TMP/raw.stall"
+d0=$(vt_stat "$st1" tx_doorbells_deferred)
+out=$(timeout 60 python3 "$PY" stall-client "$IP" 7317 2>&1 | tr '\n' ' ')
+d1=$(vt_stat "$(vt_stats kiwi0)" tx_doorbells_deferred)
+vt_check "24 Writes to a peer that never reads: 20 or more doorbells deferred ($d0 -> $d1; $out)" \
+	test "$((${d1:-0} - ${d0:-0}))" -ge 20
+wait $raw
+sysctl -qw net.ipv4.tcp_wmem="$wmem" net.ipv4.tcp_rmem="$rmem"
+
 vt_stat_moved "kiwi0" "$st0" "$st1" tx_fpdus tx_octets tx_stalls tx_wakeups \
-	tx_doorbells_deferred rx_fpdus \
+	rx_fpdus \
 	rx_octets rtr_sent rtr_rcvd read_req_served cm_connects \
 	cm_connect_errors cm_requests mpa_req_sent mpa_req_rcvd mpa_rep_sent \
 	mpa_rep_rcvd mpa_rej_sent mpa_rej_rcvd mpa_bad_frames mpa_ird_refused
