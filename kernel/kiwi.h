@@ -505,6 +505,8 @@ void kiwi_qp_term_received(struct kiwi_qp *qp, const u8 *ulpdu, u32 len,
 			   bool mid_stream);
 
 /* tx.c */
+int kiwi_tx_wq_init(void);
+void kiwi_tx_wq_exit(void);
 void kiwi_tx_init(struct kiwi_qp *qp);
 int kiwi_tx_attach(struct kiwi_qp *qp, u32 ord, u32 ird);
 void kiwi_tx_release(struct kiwi_qp *qp);

@@ -179,16 +179,23 @@ static int __init kiwi_init(void)
 {
 	int rv;
 
-	rv = kiwi_cm_init();
+	rv = kiwi_tx_wq_init();
 	if (rv)
 		return rv;
+	rv = kiwi_cm_init();
+	if (rv)
+		goto out_tx;
 	rv = register_netdevice_notifier(&kiwi_netdev_nb);
-	if (rv) {
-		kiwi_cm_exit();
-		return rv;
-	}
+	if (rv)
+		goto out_cm;
 	rdma_link_register(&kiwi_link_ops);
 	return 0;
+
+out_cm:
+	kiwi_cm_exit();
+out_tx:
+	kiwi_tx_wq_exit();
+	return rv;
 }
 
 static void __exit kiwi_exit(void)
@@ -197,6 +204,7 @@ static void __exit kiwi_exit(void)
 	kiwi_unregister_all();
 	unregister_netdevice_notifier(&kiwi_netdev_nb);
 	kiwi_cm_exit();
+	kiwi_tx_wq_exit();
 	/* MRs are freed by RCU callbacks (mem.c). */
 	rcu_barrier();
 }

@@ -27,6 +27,32 @@
 
 static void kiwi_tx_work(struct work_struct *work);
 
+/*
+ * Every QP's TX work. WQ_MEM_RECLAIM: storage ULPs (nvme-rdma, rpcrdma,
+ * iser) write dirty pages back through kiwi, so TX must make progress
+ * while memory is reclaimed; and the CM's workqueue, itself WQ_MEM_RECLAIM,
+ * waits for a QP's TX work at detach, which a reclaim workqueue may do only
+ * on another reclaim workqueue.
+ */
+static struct workqueue_struct *kiwi_tx_wq;
+
+/**
+ * kiwi_tx_wq_init - create the TX workqueue, before any device exists
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int kiwi_tx_wq_init(void)
+{
+	kiwi_tx_wq = alloc_workqueue("kiwi_tx", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
+	return kiwi_tx_wq ? 0 : -ENOMEM;
+}
+
+/* Module unload, after every QP is gone. */
+void kiwi_tx_wq_exit(void)
+{
+	destroy_workqueue(kiwi_tx_wq);
+}
+
 void kiwi_tx_init(struct kiwi_qp *qp)
 {
 	INIT_WORK(&qp->tx.work, kiwi_tx_work);
@@ -37,7 +63,7 @@ void kiwi_tx_init(struct kiwi_qp *qp)
 /* Any context: make TX look at the QP again. */
 void kiwi_tx_kick(struct kiwi_qp *qp)
 {
-	queue_work(system_unbound_wq, &qp->tx.work);
+	queue_work(kiwi_tx_wq, &qp->tx.work);
 }
 
 /**

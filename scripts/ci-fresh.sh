@@ -36,6 +36,7 @@ unmount_all() {
 	for ((i = ${#MOUNTS[@]} - 1; i >= 0; i--)); do
 		mountpoint -q "$DIR/${MOUNTS[$i]}" && umount -l "$DIR/${MOUNTS[$i]}"
 	done
+	mountpoint -q "$DIR" && umount -l "$DIR"
 	return 0
 }
 
@@ -55,6 +56,9 @@ echo "ci-fresh: bootstrapping Debian 12 into $DIR"
 debootstrap --variant=minbase bookworm "$DIR" "$MIRROR" > "$DIR.debootstrap.log" 2>&1 ||
 	die "debootstrap failed (see $DIR.debootstrap.log)"
 cp /etc/resolv.conf "$DIR/etc/"
+# The root of the chroot is a mount point, as a machine's root is:
+# check-pkg's `unshare --propagation private` fails on one that is not.
+mount --bind "$DIR" "$DIR"
 for m in "${MOUNTS[@]}"; do
 	mount --bind "/$m" "$DIR/$m"
 done

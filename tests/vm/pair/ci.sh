@@ -12,7 +12,8 @@
 #    the initiator's side on one connection and the responder's on the
 #    other); tests/vm/pair/mpa-wire-check.py checks every marker captured;
 #  - kiwi<->siw:p2p in both roles: integrity with a siw server, perftest
-#    with a kiwi server. For the cases whose server sends first
+#    with a kiwi server; every RFC 6581 RTR type in both roles (rtr, also
+#    kiwi<->kiwi). For the cases whose server sends first
 #    (ib_write_lat) siw runs RFC 6581 peer-to-peer mode (siw:p2p): a kiwi
 #    responder, as RFC 5044 section 7.1.2 demands, sends nothing before
 #    the initiator's first FPDU, and siw as shipped sends its RTR only with
@@ -39,7 +40,7 @@ mode=--quick
 [ "${1:-}" = --full ] && mode=--full
 
 runs=(
-	"kiwi-kiwi/rdmacm+perftest+integrity+tshark+rping kiwi:mpa_markers=Y-kiwi:mpa_markers=Y/tshark kiwi:mpa_markers=Y-kiwi/tshark siw:p2p-kiwi/integrity kiwi-siw:p2p/perftest kiwi-siw/integrity siw-kiwi/rping kiwi:mpa_crc_off=Y-siw/rping siw:rev1-kiwi/rping"
+	"kiwi-kiwi/rdmacm+perftest+integrity+tshark+rping+rtr kiwi:mpa_markers=Y-kiwi:mpa_markers=Y/tshark kiwi:mpa_markers=Y-kiwi/tshark siw:p2p-kiwi/integrity kiwi-siw:p2p/perftest+rtr kiwi-siw/integrity siw-kiwi/rping kiwi:mpa_crc_off=Y-siw/rping siw:rev1-kiwi/rping"
 )
 if [ "$mode" = --full ]; then
 	runs=(

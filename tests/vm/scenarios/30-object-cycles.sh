@@ -59,12 +59,18 @@ cat "$VT_TMP/a.log" "$VT_TMP/b.log"
 vt_eq "two concurrent vt_objcycle exit statuses" "$ra $rb" "0 0"
 vt_eq "resources after the concurrent cycles" "$(vt_res kiwi0)" "$base"
 
-# An unprivileged user (default RLIMIT_MEMLOCK) can do the same.
-out=$(runuser -u nobody -- "$VT_PROGS/vt_objcycle" -d kiwi0 -n 50 2>&1)
+# An unprivileged user (default RLIMIT_MEMLOCK) can do the same. The
+# program runs from a copy nobody can reach: the checkout may sit under a
+# private home (/root) that nobody cannot enter.
+prog=$(mktemp -d)
+chmod 755 "$prog"
+install -m 755 "$VT_PROGS/vt_objcycle" "$prog/"
+out=$(runuser -u nobody -- "$prog/vt_objcycle" -d kiwi0 -n 50 2>&1)
 rc=$?
 echo "$out"
 vt_eq "vt_objcycle as user nobody exit status" "$rc" 0
 vt_eq "resources after the unprivileged cycles" "$(vt_res kiwi0)" "$base"
+rm -r "$prog"
 
 vt_link_del kiwi0
 vt_finish

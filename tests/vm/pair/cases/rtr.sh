@@ -6,7 +6,7 @@
 # siw write and read, as siw never accepts a Send RTR), short rping runs
 # in both directions, so that each guest initiates once per type. Then one
 # connection whose initiator (a kiwi guest with mpa_rtr=send) and
-# responder (kiwi with mpa_rtr=write, or siw) name no type in common: the
+# responder (kiwi with mpa_rtr=write) name no type in common: the
 # initiator must answer the Reply with the MPA Terminate 2/0/07 (no
 # matching RTR option) and close; the connection must fail cleanly on both
 # sides. The server guest captures it all; tests/vm/pair/run.sh checks the
@@ -49,26 +49,37 @@ for t in $types; do
 	want+=(--want-rtr "$KIWI_MY_IP=$t")
 done
 
-# No common type: the kiwi guest that initiates offers send only, the
-# responder accepts write only (siw: never send).
-initiator=client
-[ "$PAIR_CLIENT" = kiwi ] || initiator=server
-if [ "$PAIR_SIDE" = "$initiator" ]; then
-	rtr_set send
-	want+=(--want-rtr "$KIWI_MY_IP=none")
+# rtr_none: no RTR type in common: the kiwi guest that initiates offers
+# send only, the responder accepts write only.
+rtr_none() {
+	local initiator=client listener=server expect=$PAIR_EXPECT
+	[ "$PAIR_CLIENT" = kiwi ] || initiator=server
+	[ "$initiator" = server ] && listener=client
+	if [ "$PAIR_SIDE" = "$initiator" ]; then
+		rtr_set send
+		want+=(--want-rtr "$KIWI_MY_IP=none")
+	else
+		rtr_set write
+	fi
+	pair_barrier rtr-none 60 || vt_die "the peer did not set its RTR types"
+	PAIR_EXPECT=refused
+	pair_step rtr-none "$listener" 60 \
+		rping -s -v -a "{me}" -p "{port}" -C 1 -- \
+		rping -c -v -a "{peer}" -p "{port}" -C 1
+	PAIR_EXPECT=$expect
+	rtr_set send,write,read
+}
+
+# Only against a kiwi responder: when the initiator ends the connection
+# before any RTR, siw (Linux 6.1) as responder reports IW_CM_EVENT_CLOSE
+# for a connection iw_cm still holds in CONN_RECV (no RTR came, so no
+# ESTABLISHED), and iw_cm's cm_close_handler() BUG()s: the siw guest's
+# kernel dies (Documentation/interop.md).
+if [ "$PAIR_SERVER-$PAIR_CLIENT" = kiwi-kiwi ]; then
+	rtr_none
 else
-	rtr_set write
+	vt_log "rtr-none: skipped, siw as responder crashes in iw_cm when the initiator ends the connection before any RTR"
 fi
-pair_barrier rtr-none 60 || vt_die "the peer did not set its RTR types"
-listener=server
-[ "$initiator" = server ] && listener=client
-expect=$PAIR_EXPECT
-PAIR_EXPECT=refused
-pair_step rtr-none "$listener" 60 \
-	rping -s -v -a "{me}" -p "{port}" -C 1 -- \
-	rping -c -v -a "{peer}" -p "{port}" -C 1
-PAIR_EXPECT=$expect
-rtr_set send,write,read
 
 pair_barrier traffic-done 120
 # The offers changed during the run: only markers and the RTRs sent are
