@@ -489,6 +489,7 @@ void kiwi_sq_complete(struct kiwi_qp *qp, u32 idx, u8 status);
 bool kiwi_sqe_is_read(const struct kiwi_qp *qp, const struct kiwi_sqe *sqe);
 void kiwi_sq_complete_after_gp(struct kiwi_qp *qp, u32 idx);
 void kiwi_sq_fail(struct kiwi_qp *qp, u32 idx, u8 status);
+int kiwi_sq_flush(struct kiwi_qp *qp);
 
 /* qp_llp.c: attach/detach, state changes from the data path */
 bool kiwi_qp_connected(struct kiwi_qp *qp);

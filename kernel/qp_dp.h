@@ -50,9 +50,10 @@ struct socket;
  *         it is answered, not when TCP took it (qp->lock; set when TX takes
  *         the WR)
  * @done: complete; retired in SQ order (qp->lock)
- * @gp_wait: a Local Invalidate executed; done once the RCU grace period
- *           of @gp_cookie elapsed (qp->lock)
- * @gp_cookie: get_state_synchronize_rcu() at the invalidation (qp->lock)
+ * @gp_wait: a Local Invalidate executed or flushed; done once the RCU
+ *           grace period of @gp_cookie elapsed (qp->lock)
+ * @gp_cookie: get_state_synchronize_rcu() at the invalidation or the
+ *             flush, whichever came last (qp->lock)
  * @len: message length (TX)
  */
 struct kiwi_swqe {

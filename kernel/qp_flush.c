@@ -33,32 +33,25 @@ u16 kiwi_sq_wc_opcode(u8 sq_opcode)
 }
 
 /*
- * Flush the elements of one ring. Each element is copied out of the ring
- * before use (a user ring may change under us); only wr_id and, for the
- * SQ, the opcode are used. Stops early if the CQ overruns.
+ * Flush the receive WRs of the RQ. Each element is copied out of the ring
+ * before use (a user ring may change under us); only wr_id is used. Stops
+ * early if the CQ overruns.
  */
-static int kiwi_flush_ring(struct kiwi_qp *qp, struct kiwi_ring *r,
-			   struct kiwi_cq *cq, bool sq)
+static int kiwi_flush_rq(struct kiwi_qp *qp, struct kiwi_cq *cq)
 {
 	struct kiwi_cqe cqe = {
 		.status = IB_WC_WR_FLUSH_ERR,
 		.qp_num = qp->ibqp.qp_num,
 		.opcode = KIWI_WC_RECV,
 	};
+	struct kiwi_ring *r = &qp->rq;
 	u32 n = kiwi_ring_avail(r);
 	int acc = 0, res;
-	struct kiwi_sqe sqe;
 	struct kiwi_rqe rqe;
 
 	while (n--) {
-		if (sq) {
-			memcpy(&sqe, kiwi_ring_elem(r, r->cons), sizeof(sqe));
-			cqe.wr_id = sqe.wr_id;
-			cqe.opcode = kiwi_sq_wc_opcode(sqe.opcode);
-		} else {
-			memcpy(&rqe, kiwi_ring_elem(r, r->cons), sizeof(rqe));
-			cqe.wr_id = rqe.wr_id;
-		}
+		memcpy(&rqe, kiwi_ring_elem(r, r->cons), sizeof(rqe));
+		cqe.wr_id = rqe.wr_id;
 		res = kiwi_cq_push(cq, &cqe, &qp->ibqp);
 		acc = kiwi_push_merge(acc, res);
 		if (res < 0)
@@ -76,6 +69,8 @@ static int kiwi_flush_ring(struct kiwi_qp *qp, struct kiwi_ring *r,
  *
  * The caller passes the results to kiwi_cq_signal() after dropping the QP
  * lock. Receives of a QP with an SRQ stay on the SRQ: they belong to it.
+ * A Local Invalidate, and the send WRs behind it, complete only after an
+ * RCU grace period (kiwi_sq_flush()).
  *
  * User space posts receives without a system call and rings the doorbell
  * only if it finds KIWI_RING_F_ERROR after publishing. So the flag is set
@@ -94,16 +89,9 @@ void kiwi_qp_flush(struct kiwi_qp *qp, int *send_res, int *recv_res)
 	kiwi_ring_set_error(&qp->rq, true);
 	/* Flag before producer loads; pairs with libkiwi's in_error(). */
 	smp_mb();
-	*send_res = kiwi_push_merge(*send_res,
-				    kiwi_flush_ring(qp, &qp->sq,
-						    to_kcq(qp->ibqp.send_cq),
-						    true));
-	/* Started WRs were flushed with the rest: TX starts none again. */
-	qp->tx.next = qp->sq.cons;
+	*send_res = kiwi_push_merge(*send_res, kiwi_sq_flush(qp));
 	if (!qp->rq.ctrl)
 		return;
 	*recv_res = kiwi_push_merge(*recv_res,
-				    kiwi_flush_ring(qp, &qp->rq,
-						    to_kcq(qp->ibqp.recv_cq),
-						    false));
+				    kiwi_flush_rq(qp, to_kcq(qp->ibqp.recv_cq)));
 }

@@ -8,9 +8,11 @@
  *
  * In RTS and CLOSING (SQD) a send WR is written into the SQ ring like a
  * user SQE and the transmit engine (tx.c) is kicked; it copies the WR out
- * of the ring when it starts it. In the error state a send completes at
- * once with IB_WC_WR_FLUSH_ERR (what ib_drain_qp() relies on); in any
- * other state post_send fails with -EINVAL (kiwi_doorbell() for user QPs).
+ * of the ring when it starts it. In the error state a send is flushed
+ * with IB_WC_WR_FLUSH_ERR, at once unless an older Local Invalidate still
+ * waits for its grace period (what ib_drain_qp() relies on: the drain WR
+ * completes after everything posted before it); in any other state
+ * post_send fails with -EINVAL (kiwi_doorbell() for user QPs).
  */
 #include "kiwi.h"
 #include "kiwi_trace.h"
@@ -265,36 +267,6 @@ static int kiwi_post_send_ring(struct kiwi_qp *qp, const struct ib_send_wr *wr,
 	return 0;
 }
 
-/* Kernel QP in the error state: complete each WR with a flush error. */
-static int kiwi_post_send_flush(struct kiwi_qp *qp,
-				const struct ib_send_wr *wr,
-				const struct ib_send_wr **bad_wr, int *res)
-{
-	struct kiwi_cq *cq = to_kcq(qp->ibqp.send_cq);
-	struct kiwi_cqe cqe = {
-		.status = IB_WC_WR_FLUSH_ERR,
-		.qp_num = qp->ibqp.qp_num,
-	};
-	int rv;
-
-	for (; wr; wr = wr->next) {
-		rv = kiwi_send_wr_check(qp, wr);
-		if (rv) {
-			*bad_wr = wr;
-			return rv;
-		}
-		cqe.wr_id = wr->wr_id;
-		cqe.opcode = kiwi_send_wc_opcode(wr->opcode);
-		rv = kiwi_cq_push(cq, &cqe, &qp->ibqp);
-		*res = rv < 0 || *res < 0 ? -ENOSPC : max(*res, rv);
-		if (rv < 0) {
-			*bad_wr = wr;
-			return -ENOMEM;
-		}
-	}
-	return 0;
-}
-
 /*
  * The doorbell of a user QP, by state:
  *  - RTS, SQD: TX looks at the ring (in SQD it starts only what was queued
@@ -345,14 +317,16 @@ static int kiwi_doorbell(struct kiwi_qp *qp)
  * @bad_wr: set to the first failed work request
  *
  * A connected QP (RTS, or SQD while it drains) queues the WRs for the
- * transmit engine. In the error state they complete at once with
- * IB_WC_WR_FLUSH_ERR; a doorbell then flushes what user space produced on
- * both rings. In RESET or INIT post_send fails (a doorbell also drops the
- * new send queue elements). In TERMINATE a kernel post fails; a doorbell
- * succeeds and the WRs are flushed when the QP reaches ERR.
+ * transmit engine. In the error state they are queued and flushed with
+ * IB_WC_WR_FLUSH_ERR, in order behind the WRs still there (a Local
+ * Invalidate waiting for its grace period, kiwi_sq_flush()); a doorbell
+ * then flushes what user space produced on both rings. In RESET or INIT
+ * post_send fails (a doorbell also drops the new send queue elements). In
+ * TERMINATE a kernel post fails; a doorbell succeeds and the WRs are
+ * flushed when the QP reaches ERR.
  *
  * Return: 0, -EINVAL (bad WR, or QP not in a state that takes sends),
- * -ENOMEM (SQ or, in the error state, CQ full).
+ * -ENOMEM (SQ full).
  */
 int kiwi_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		   const struct ib_send_wr **bad_wr)
@@ -372,7 +346,9 @@ int kiwi_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		rv = kiwi_post_send_ring(qp, wr, bad_wr);
 		kick = true;
 	} else if (qp->state == IB_QPS_ERR) {
-		rv = kiwi_post_send_flush(qp, wr, bad_wr, &res);
+		/* Through the SQ: behind a Local Invalidate still waiting. */
+		rv = kiwi_post_send_ring(qp, wr, bad_wr);
+		res = kiwi_sq_flush(qp);
 	} else {
 		*bad_wr = wr;
 		rv = -EINVAL;

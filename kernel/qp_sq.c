@@ -7,8 +7,10 @@
  *   tx.next   the next WR TX starts; WRs in [sq.cons, tx.next) have their
  *             private copy in tx.swq and complete when marked done;
  *   producer  what the poster produced (kernel post_send or user space).
- * WRs complete in SQ order: a Send behind an outstanding Read waits for it.
- * All three move under qp->lock.
+ * WRs complete in SQ order: a Send behind an outstanding Read waits for it,
+ * every WR behind a Local Invalidate for its RCU grace period, in the
+ * error state too (the flush copies the WRs TX never started into tx.swq
+ * and moves tx.next to the producer). All three move under qp->lock.
  */
 #include <linux/memcontrol.h>
 #include <linux/mm.h>
@@ -142,13 +144,28 @@ int kiwi_sq_retire(struct kiwi_qp *qp)
 	return acc;
 }
 
+/*
+ * Under qp->lock: complete @w (unless a flush completed it meanwhile: it
+ * keeps IB_WC_WR_FLUSH_ERR) and retire what can be.
+ */
+static int kiwi_sq_set_done(struct kiwi_qp *qp, struct kiwi_swqe *w,
+			    u8 status)
+{
+	if (!w->done && !w->gp_wait) {
+		w->status = status;
+		w->done = true;
+	}
+	return kiwi_sq_retire(qp);
+}
+
 /**
  * kiwi_sq_complete - mark one started WR done and retire what can be
  * @qp: the QP (qp->lock not held)
  * @idx: SQ index of the WR, in [sq.cons, tx.next)
  * @status: its completion status
  *
- * A WR the QP flushed meanwhile (it left the window) is ignored.
+ * A WR the QP flushed meanwhile keeps its flush status, or was retired
+ * already (it left the window) and is ignored.
  */
 void kiwi_sq_complete(struct kiwi_qp *qp, u32 idx, u8 status)
 {
@@ -156,48 +173,9 @@ void kiwi_sq_complete(struct kiwi_qp *qp, u32 idx, u8 status)
 	int res = 0;
 
 	spin_lock_irqsave(&qp->lock, flags);
-	if (kiwi_sq_started(qp, idx)) {
-		qp->tx.swq[idx & (qp->sq.num - 1)].status = status;
-		qp->tx.swq[idx & (qp->sq.num - 1)].done = true;
-		res = kiwi_sq_retire(qp);
-	}
-	spin_unlock_irqrestore(&qp->lock, flags);
-	kiwi_cq_signal(to_kcq(qp->ibqp.send_cq), res);
-}
-
-/**
- * kiwi_sq_fail - WR @idx failed locally
- * @qp: the QP (qp->lock not held); it goes to error next
- * @idx: SQ index of the WR, in [sq.cons, tx.next)
- * @status: its completion status
- *
- * The WRs before it that are not complete (an outstanding Read, a Send
- * TCP has not taken) are flushed, then @idx completes with @status: in SQ
- * order, and the failed WR keeps its own status (the flush that follows
- * completes only the WRs after it).
- */
-void kiwi_sq_fail(struct kiwi_qp *qp, u32 idx, u8 status)
-{
-	struct kiwi_swqe *w;
-	unsigned long flags;
-	int res = 0;
-	u32 i;
-
-	spin_lock_irqsave(&qp->lock, flags);
-	if (kiwi_sq_started(qp, idx)) {
-		for (i = qp->sq.cons; i != idx; i++) {
-			w = &qp->tx.swq[i & (qp->sq.num - 1)];
-			if (w->done)
-				continue;
-			w->status = IB_WC_WR_FLUSH_ERR;
-			w->gp_wait = false;
-			w->done = true;
-		}
-		w = &qp->tx.swq[idx & (qp->sq.num - 1)];
-		w->status = status;
-		w->done = true;
-		res = kiwi_sq_retire(qp);
-	}
+	if (kiwi_sq_started(qp, idx))
+		res = kiwi_sq_set_done(qp, &qp->tx.swq[idx & (qp->sq.num - 1)],
+				       status);
 	spin_unlock_irqrestore(&qp->lock, flags);
 	kiwi_cq_signal(to_kcq(qp->ibqp.send_cq), res);
 }
@@ -237,6 +215,70 @@ static void kiwi_sq_gp_done(struct rcu_head *head)
 		kiwi_qp_put(qp);
 }
 
+/*
+ * Under qp->lock: Local Invalidate @w is done once a grace period that
+ * starts now is over (kiwi_sq_complete_after_gp()). The pending callback
+ * holds a QP reference: destroy waits for it, one grace period or two.
+ */
+static void kiwi_sq_wait_gp(struct kiwi_qp *qp, struct kiwi_swqe *w)
+{
+	w->gp_cookie = get_state_synchronize_rcu();
+	w->gp_wait = true;
+	if (!qp->tx.gp_armed) {
+		qp->tx.gp_armed = true;
+		kiwi_qp_get(qp);
+		call_rcu(&qp->tx.gp_rcu, kiwi_sq_gp_done);
+	}
+}
+
+/*
+ * Under qp->lock: started WR @w will not run to its end: it completes
+ * with IB_WC_WR_FLUSH_ERR, in SQ order. A Local Invalidate does so only
+ * one grace period from now: TX may have invalidated the MR (or be about
+ * to) while a copy into it, checked before, still runs on another CPU,
+ * and the consumer gives the pages back on the completion, flushed or not.
+ * One waiting for its grace period already keeps waiting for it.
+ */
+static void kiwi_swqe_flush(struct kiwi_qp *qp, struct kiwi_swqe *w)
+{
+	if (w->done || w->gp_wait)
+		return;
+	w->status = IB_WC_WR_FLUSH_ERR;
+	if (w->sqe.opcode == KIWI_WR_LOCAL_INV)
+		kiwi_sq_wait_gp(qp, w);
+	else
+		w->done = true;
+}
+
+/**
+ * kiwi_sq_fail - WR @idx failed locally
+ * @qp: the QP (qp->lock not held); it goes to error next
+ * @idx: SQ index of the WR, in [sq.cons, tx.next)
+ * @status: its completion status
+ *
+ * The WRs before it that are not complete (an outstanding Read, a Send
+ * TCP has not taken) are flushed, then @idx completes with @status: in SQ
+ * order, and the failed WR keeps its own status (the flush that follows
+ * completes only the WRs after it). A Local Invalidate before it still
+ * completes only after its grace period, and so does everything behind it.
+ */
+void kiwi_sq_fail(struct kiwi_qp *qp, u32 idx, u8 status)
+{
+	unsigned long flags;
+	int res = 0;
+	u32 i;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	if (kiwi_sq_started(qp, idx)) {
+		for (i = qp->sq.cons; i != idx; i++)
+			kiwi_swqe_flush(qp, &qp->tx.swq[i & (qp->sq.num - 1)]);
+		res = kiwi_sq_set_done(qp, &qp->tx.swq[idx & (qp->sq.num - 1)],
+				       status);
+	}
+	spin_unlock_irqrestore(&qp->lock, flags);
+	kiwi_cq_signal(to_kcq(qp->ibqp.send_cq), res);
+}
+
 /**
  * kiwi_sq_complete_after_gp - a Local Invalidate was executed
  * @qp: the QP (qp->lock not held)
@@ -244,26 +286,55 @@ static void kiwi_sq_gp_done(struct rcu_head *head)
  *
  * Every copy into or out of registered memory checks the MR's validity
  * and copies inside one RCU read-side section (mem_access.c). The WR
- * completes (successfully) after a grace period, so a consumer that
- * reuses the buffer on the completion finds no copy still running; TX
- * does not wait for it. The pending callback holds a QP reference.
+ * completes after a grace period, so a consumer that reuses the buffer on
+ * the completion finds no copy still running; TX does not wait for it.
+ * Successfully, unless the QP flushed it meanwhile: then it waits for a
+ * grace period from now as well, and completes with the flush status.
  */
 void kiwi_sq_complete_after_gp(struct kiwi_qp *qp, u32 idx)
 {
-	struct kiwi_swqe *w;
 	unsigned long flags;
 
 	spin_lock_irqsave(&qp->lock, flags);
-	if (kiwi_sq_started(qp, idx)) {
-		w = &qp->tx.swq[idx & (qp->sq.num - 1)];
-		w->status = IB_WC_SUCCESS;
-		w->gp_cookie = get_state_synchronize_rcu();
-		w->gp_wait = true;
-		if (!qp->tx.gp_armed) {
-			qp->tx.gp_armed = true;
-			kiwi_qp_get(qp);
-			call_rcu(&qp->tx.gp_rcu, kiwi_sq_gp_done);
-		}
-	}
+	if (kiwi_sq_started(qp, idx))
+		kiwi_sq_wait_gp(qp, &qp->tx.swq[idx & (qp->sq.num - 1)]);
 	spin_unlock_irqrestore(&qp->lock, flags);
+}
+
+/**
+ * kiwi_sq_flush - complete every WR of the SQ with IB_WC_WR_FLUSH_ERR
+ * @qp: a QP in the error state, qp->lock held
+ *
+ * The WRs TX has not started are copied out of the ring as TX would (a
+ * user ring may change under us; only wr_id and the opcode are used) and
+ * join the started ones, which TX starts no more. Each completes
+ * in SQ order (kiwi_swqe_flush()): a Local Invalidate one grace period
+ * later, and every WR behind it after it, those posted later in the error
+ * state too (kiwi_post_send() queues them and flushes again). A user ring
+ * whose producer index went back leaves the started WRs alone.
+ *
+ * Return: the merged kiwi_cq_push() result for kiwi_cq_signal().
+ */
+int kiwi_sq_flush(struct kiwi_qp *qp)
+{
+	u32 end = qp->sq.cons + max(kiwi_sq_produced(qp),
+				    qp->tx.next - qp->sq.cons);
+	struct kiwi_swqe *w;
+	u32 i;
+
+	lockdep_assert_held(&qp->lock);
+	for (i = qp->sq.cons; i != end; i++) {
+		w = &qp->tx.swq[i & (qp->sq.num - 1)];
+		if (!kiwi_sq_started(qp, i)) {
+			memcpy(&w->sqe, kiwi_ring_elem(&qp->sq, i),
+			       sizeof(w->sqe));
+			w->probe = false;
+			w->done = false;
+			w->gp_wait = false;
+			w->len = 0;
+			qp->tx.next = i + 1;
+		}
+		kiwi_swqe_flush(qp, w);
+	}
+	return kiwi_sq_retire(qp);
 }

@@ -29,7 +29,11 @@
  * Then two more connections (IB_POLL_SOFTIRQ), the receiving QP on its RQ
  * and on an SRQ: a receive WR whose SGE names no MR completes with
  * IB_WC_LOC_PROT_ERR when a Send arrives for it, and the receive posted
- * behind it on the RQ is flushed.
+ * behind it on the RQ is flushed. And two (IB_POLL_SOFTIRQ) where the QP
+ * fails right after a Local Invalidate, by ib_modify_qp to the error state
+ * or by the next WR failing locally: the Local Invalidate still completes
+ * (whatever its status) only after an RCU grace period, and every
+ * completion, ib_drain_sq's included, comes in posted order.
  *
  * Loaded by tests/vm/scenarios/64-kernel-verbs.sh: insmod kiwi_kverbs.ko
  * dev=kiwi0 addr=10.77.0.1 port=N. Prints one "ok N - what" or
@@ -159,6 +163,39 @@ struct kv_wr_wait {
 };
 
 /**
+ * struct kv_seq - send WRs whose completions must come in posted order;
+ * the first is a Local Invalidate
+ * @cookie: get_state_synchronize_rcu() taken before it was posted
+ * @gp_over: at its completion, the grace period of @cookie had elapsed
+ * @linv_status: its completion status
+ * @fail_status: the completion status of the second WR
+ * @in_order: every completion came in posted order
+ * @next: place in posted order of the next completion expected
+ */
+struct kv_seq {
+	unsigned long cookie;
+	bool gp_over;
+	int linv_status;
+	int fail_status;
+	bool in_order;
+	u32 next;
+};
+
+/**
+ * struct kv_seq_wr - one WR of a &struct kv_seq
+ * @cqe: its completion handler
+ * @seq: the sequence
+ * @pos: its place in posted order
+ */
+struct kv_seq_wr {
+	struct ib_cqe cqe;
+	struct kv_seq *seq;
+	u32 pos;
+};
+
+#define KV_SEQ_WRS	3
+
+/**
  * struct kv_conn - a loopback connection and its listener
  * @poll: the poll context of both CQs
  * @srq: the active side receives through an SRQ
@@ -169,6 +206,8 @@ struct kv_wr_wait {
  * @bad_recv: the bad receive and the one behind it (kv_test_bad_recv());
  *            here, not on a stack, as they may complete as late as the
  *            QP's destruction
+ * @seq: the WRs of kv_test_linv_fail(); here for the same reason
+ * @seq_wr: their completion handlers
  */
 struct kv_conn {
 	enum ib_poll_context poll;
@@ -178,6 +217,8 @@ struct kv_conn {
 	struct kv_end srv;
 	struct completion srv_ready;
 	struct kv_wr_wait bad_recv[2];
+	struct kv_seq seq;
+	struct kv_seq_wr seq_wr[KV_SEQ_WRS];
 };
 
 static void kv_end_init(struct kv_end *e)
@@ -1121,6 +1162,117 @@ static void kv_test_bad_recv(struct kv_conn *c, const char *pc)
 		 good->status);
 }
 
+/* --- a Local Invalidate when the QP fails --- */
+
+static void kv_seq_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct kv_seq_wr *w = container_of(wc->wr_cqe, struct kv_seq_wr, cqe);
+	struct kv_seq *s = w->seq;
+
+	if (w->pos != s->next)
+		s->in_order = false;
+	s->next++;
+	if (w->pos == 0) {
+		s->gp_over = poll_state_synchronize_rcu(s->cookie);
+		s->linv_status = wc->status;
+	} else if (w->pos == 1) {
+		s->fail_status = wc->status;
+	}
+}
+
+/* Wait until the QP of @e reached the error state by itself. */
+static bool kv_wait_err(struct kv_end *e)
+{
+	unsigned long end = jiffies + KV_TIMEOUT;
+	struct ib_qp_init_attr init;
+	struct ib_qp_attr attr;
+
+	for (;;) {
+		if (ib_query_qp(e->qp, &attr, IB_QP_STATE, &init))
+			return false;
+		if (attr.qp_state == IB_QPS_ERR)
+			return true;
+		if (time_after(jiffies, end))
+			return false;
+		usleep_range(100, 200);
+	}
+}
+
+/*
+ * The client posts a Local Invalidate of a registered MR and a Send in
+ * one post; then the QP fails: @modify moves it to the error state at
+ * once, else the Send names no MR and fails locally (IB_WC_LOC_PROT_ERR)
+ * right after TX executed the Local Invalidate. A Send posted in the
+ * error state and ib_drain_sq's WR follow. The consumer gives the MR's
+ * pages back on the Local Invalidate's completion, flushed or not, so it
+ * must come one RCU grace period after the invalidation; the WRs behind
+ * it complete after it, in posted order.
+ */
+static void kv_test_linv_fail(struct kv_conn *c, const char *pc,
+			      struct kv_frmr *f, bool modify)
+{
+	struct kv_end *e = &c->cli;
+	struct kv_seq *s = &c->seq;
+	u8 p0[KV_MSG] = {}, p1[KV_MSG] = {};
+	struct ib_sge sg0 = {
+		.addr = (u64)(uintptr_t)p0,
+		.length = KV_MSG,
+		.lkey = modify ? e->pd->local_dma_lkey : KV_BAD_LKEY,
+	};
+	struct ib_sge sg1 = { .addr = (u64)(uintptr_t)p1, .length = KV_MSG };
+	struct ib_send_wr send = {
+		.wr_cqe = &c->seq_wr[1].cqe,
+		.opcode = IB_WR_SEND,
+		.send_flags = IB_SEND_SIGNALED | (modify ? IB_SEND_INLINE : 0),
+		.sg_list = &sg0,
+		.num_sge = 1,
+	};
+	struct ib_send_wr linv = {
+		.next = &send,
+		.wr_cqe = &c->seq_wr[0].cqe,
+		.opcode = IB_WR_LOCAL_INV,
+		.send_flags = IB_SEND_SIGNALED,
+	};
+	struct ib_send_wr late = {
+		.wr_cqe = &c->seq_wr[2].cqe,
+		.opcode = IB_WR_SEND,
+		.send_flags = IB_SEND_SIGNALED | IB_SEND_INLINE,
+		.sg_list = &sg1,
+		.num_sge = 1,
+	};
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+	bool ok;
+	int i;
+
+	if (!kv_check(kv_frmr_reg(c, e, f, IB_ACCESS_LOCAL_WRITE |
+				  IB_ACCESS_REMOTE_WRITE),
+		      "%s: MR registered for the Local Invalidate", pc))
+		return;
+	*s = (struct kv_seq){ .linv_status = -1, .fail_status = -1,
+			      .in_order = true };
+	for (i = 0; i < KV_SEQ_WRS; i++)
+		c->seq_wr[i] = (struct kv_seq_wr){ .cqe.done = kv_seq_done,
+						   .seq = s, .pos = i };
+	linv.ex.invalidate_rkey = f->mr->rkey;
+	s->cookie = get_state_synchronize_rcu();
+	ok = !ib_post_send(e->qp, &linv, NULL);
+	if (modify)
+		ok = ok && !ib_modify_qp(e->qp, &attr, IB_QP_STATE);
+	else
+		ok = ok && kv_wait_err(e);
+	ok = ok && !ib_post_send(e->qp, &late, NULL);
+	/* Its WR completes after everything posted before it. */
+	ib_drain_sq(e->qp);
+	kv_check(ok && s->next == KV_SEQ_WRS && s->gp_over,
+		 "%s: Local Invalidate completed (status %d) after an RCU grace period (%s) when the QP failed",
+		 pc, s->linv_status, s->gp_over ? "yes" : "no");
+	kv_check(ok && s->next == KV_SEQ_WRS && s->in_order &&
+		 (modify || s->fail_status == IB_WC_LOC_PROT_ERR),
+		 "%s: %u of %d WRs completed in posted order before ib_drain_sq's (in order: %s, second WR status %d)",
+		 pc, s->next, KV_SEQ_WRS, s->in_order ? "yes" : "no",
+		 s->fail_status);
+}
+
 static const struct {
 	enum ib_poll_context poll;
 	const char *name;
@@ -1194,6 +1346,21 @@ static void kv_run_bad_recv(bool srq, const char *pc, u16 p)
 	kv_close(c);
 }
 
+static void kv_run_linv_fail(bool modify, const char *pc, u16 p)
+{
+	struct kv_conn *c = kv_open(IB_POLL_SOFTIRQ, false, pc, p);
+	struct kv_frmr f = {};
+
+	if (!c)
+		return;
+	if (kv_check(!kv_frmr_alloc(&f, &c->cli), "%s: fast-reg MR allocated",
+		     pc))
+		kv_test_linv_fail(c, pc, &f, modify);
+	rdma_disconnect(c->cli.id);
+	kv_frmr_free(&f, &c->cli);
+	kv_close(c);
+}
+
 static int __init kv_init(void)
 {
 	int i;
@@ -1202,6 +1369,10 @@ static int __init kv_init(void)
 		kv_run(kv_polls[i].poll, kv_polls[i].name, port + i);
 	kv_run_bad_recv(false, "bad receive (RQ)", port + i);
 	kv_run_bad_recv(true, "bad receive (SRQ)", port + i + 1);
+	kv_run_linv_fail(true, "Local Invalidate, then modify to ERR",
+			 port + i + 2);
+	kv_run_linv_fail(false, "Local Invalidate, then a failing WR",
+			 port + i + 3);
 	pr_info("%u passed, %u failed\n", kv_passed, kv_failed);
 	return kv_failed || !kv_passed ? -EIO : 0;
 }

@@ -10,8 +10,10 @@
 # Local Invalidate (also between two Sends in one post: it completes only
 # after an RCU grace period), max_fast_reg_page_list_len; ib_drain_qp/sq/rq
 # with the flushes in order; a receive WR with a bad lkey completes with
-# IB_WC_LOC_PROT_ERR (RQ and SRQ). The module prints one line per check and
-# loads only if all passed.
+# IB_WC_LOC_PROT_ERR (RQ and SRQ); a Local Invalidate whose QP fails right
+# after it (modify to ERR, a failing WR) still completes only after an RCU
+# grace period, everything in posted order. The module prints one line per
+# check and loads only if all passed.
 
 . "$(dirname "$0")/lib/common.bash"
 
@@ -31,9 +33,10 @@ dmesg | tail -n "+$((before + 1))" | grep -E 'kiwi_kverbs: ' | sed 's/^\[[^]]*\]
 sed "s/^/[$VT_NAME] /" "$VT_TMP/kv.out"
 vt_eq "insmod kiwi_kverbs (every check passed)" "$rc" 0
 # Four poll contexts of 28 checks each, two more for the page list limit,
-# four for the bad receive on an RQ, three on an SRQ.
+# four for the bad receive on an RQ, three on an SRQ, six each for the
+# Local Invalidate when the QP fails (modify to ERR, a failing WR).
 summary=$(grep -oE '[0-9]+ passed, [0-9]+ failed' "$VT_TMP/kv.out" | tail -n 1)
-vt_eq "kiwi_kverbs summary" "$summary" "121 passed, 0 failed"
+vt_eq "kiwi_kverbs summary" "$summary" "133 passed, 0 failed"
 [ -d /sys/module/kiwi_kverbs ] && rmmod kiwi_kverbs
 vt_eq "resources after kiwi_kverbs" "$(vt_res kiwi0)" "$base"
 
