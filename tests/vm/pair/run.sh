@@ -33,6 +33,8 @@
 #   --quick         short runs (what make bench and smoke runs use)
 #   --siw-kdir DIR  kernel tree to build siw against (default: from --kbuild,
 #                   else Debian's headers)
+#   --case-timeout SEC  limit per case instead of the mode's (420 s, full
+#                   1800 s): slower kernels (make check-ulp-debug)
 #   --results DIR   lab result folder (default build/vm-results/pair-<time>)
 #   other options go to scripts/lab/run-scenario (--kernel, --kbuild,
 #   --module-dir, --kiwi-ko, -v, --timeout, ...)
@@ -51,6 +53,7 @@ cases=${PAIR_CASES:-}
 cases_dir=$PAIR/cases
 mode=normal
 siw_kdir=
+case_timeout=
 results=
 combos=()
 while [ $# -gt 0 ]; do
@@ -60,6 +63,7 @@ while [ $# -gt 0 ]; do
 	--full) mode=full ;;
 	--quick) mode=quick ;;
 	--siw-kdir) siw_kdir=${2:?}; shift ;;
+	--case-timeout) case_timeout=${2:?}; shift ;;
 	--results) results=${2:?}; shift ;;
 	--kbuild)
 		lab_opts+=("$1" "${2:?}")
@@ -68,7 +72,7 @@ while [ $# -gt 0 ]; do
 		;;
 	-v | --verbose | --print-logs) lab_opts+=("$1") ;;
 	-h | --help)
-		sed -n '3,36s/^# \{0,1\}//p' "$0"
+		sed -n '3,41s/^# \{0,1\}//p' "$0"
 		exit 0
 		;;
 	-*)
@@ -122,8 +126,9 @@ side() {
 	printf '%s|%s|%s\n' "$prov" "$ko" "$opt"
 }
 
-# limit_for MODE: seconds a case may take.
+# limit_for MODE: seconds a case may take (--case-timeout overrides).
 limit_for() {
+	[ -n "$case_timeout" ] && { echo "$case_timeout"; return; }
 	case "$1" in
 	full) echo 1800 ;;
 	*) echo 420 ;;

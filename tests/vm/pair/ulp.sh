@@ -46,7 +46,7 @@ case ${1:-} in
 	. "$env_file"
 	debug=(--kernel "$KIWI_DEBUG_BZIMAGE" --module-dir "$KIWI_DEBUG_MODROOT"
 		--kiwi-ko "$src/kiwi.ko" --siw-kdir "$KIWI_DEBUG_KDIR"
-		--timeout 3600 --boot-timeout 900)
+		--case-timeout 1800 --boot-timeout 900)
 	;;
 esac
 read -r -a combos <<< "${ULP_COMBOS:-siw-kiwi/nvme+nfs+iser kiwi-siw/nvme+nfs+iser kiwi-kiwi/nvme+nfs+iser}"
