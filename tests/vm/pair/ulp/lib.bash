@@ -53,8 +53,7 @@ ulp_run() {
 	if [ "$rc" = 0 ]; then
 		vt_pass "$name ($(($(date +%s) - t0)) s)"
 	else
-		[ "$rc" = 124 ] && rc="$rc, timed out after $limit s"
-		vt_fail "$name: exit $rc: $*"
+		vt_fail "$name: exit $rc$([ "$rc" = 124 ] && echo ", timed out after $limit s"): $*"
 		sed 's/^/    | /' "$VT_TMP/$name.out" | tail -n 30
 	fi
 	return "$rc"
