@@ -18,7 +18,7 @@ KVER = $(shell $(MAKE) -s -C $(KDIR) kernelrelease 2>/dev/null)
 	check-unit check-kunit check-asan check-tsan check-sanitize check-fuzz \
 	check-fuzz-long check-vm check-vm-debug check-debug check-pkg check-pkg-full \
 	check-pair check-pair-full \
-	check-soak soak check-ulp check-ulp-full check-ulp-debug ci-fresh bench bench-sweep bench-ulp demo lint clean help
+	check-soak soak check-ulp check-ulp-full check-ulp-debug check-ulp-removal ci-fresh bench bench-sweep bench-ulp demo lint clean help
 
 all: kernel userlib
 
@@ -45,6 +45,7 @@ help:
 	@echo "make check-ulp  NVMe-oF, NFS/RDMA, iSER over kiwi and siw, device removal (not in make test)"
 	@echo "make check-ulp-full  the same with normal sizes and every removal step (not in CI)"
 	@echo "make check-ulp-debug  check-ulp on the debug kernel's ULP flavour (not in CI)"
+	@echo "make check-ulp-removal  only the device removal cases of check-ulp (kiwi-kiwi, not in make test)"
 	@echo "make bench      benchmarks: wire library, then kiwi/siw/TCP in two guests (~20 min)"
 	@echo "make bench-sweep  two-guest bench plus rxe, 8 B-1 MiB, -q 16, -b (~1 h)"
 	@echo "make bench-ulp  fio over NVMe-oF and NFS: kiwi, siw and the TCP transports"
@@ -161,6 +162,10 @@ check-ulp-full: all
 check-ulp-debug: all
 	bash scripts/deps.sh --ulp
 	bash tests/vm/pair/ulp.sh --debug
+
+check-ulp-removal: all
+	bash scripts/deps.sh --ulp
+	bash tests/vm/pair/ulp.sh --removal
 
 bench: all
 	bash tests/bench/run.sh

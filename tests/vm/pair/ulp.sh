@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# usage: tests/vm/pair/ulp.sh [--full] [run.sh options]
+# usage: tests/vm/pair/ulp.sh [--removal] [--full | --debug] [run.sh options]
 #
 # `make check-ulp` (not in make test: over 40 min under TCG, one combo's
 # three cases take about 13): the kernel's own RDMA users over
@@ -17,9 +17,11 @@
 # of the debug kernel (KIWI_DEBUG_FLAVOUR=ulp scripts/debug-kernel.sh,
 # built first if cold: about 20 minutes), kiwi.ko and siw built against
 # it, any KASAN, lockdep or kmemleak report fails the case; about three
-# times as long as check-ulp. ULP_COMBOS replaces the three combos (e.g.
-# ULP_COMBOS=kiwi-kiwi/nvme); other arguments go to run.sh.
-# Device removal under the ULPs has no test yet (Documentation/ulps.md).
+# times as long as check-ulp. kiwi-kiwi also runs the device removal
+# case (nvme-removal: `rdma link delete`, `modprobe -r kiwi`
+# and the link down under I/O, Documentation/ulps.md); `--removal` (make
+# check-ulp-removal) runs only that. ULP_COMBOS replaces the
+# combos (e.g. ULP_COMBOS=kiwi-kiwi/nvme); other arguments go to run.sh.
 # Ends with 'N passed, N failed'.
 
 set -uo pipefail
@@ -29,6 +31,11 @@ REPO=$(cd "$PAIR/../../.." && pwd)
 BUILD=${KIWI_BUILD:-$REPO/build}
 mode=--quick
 debug=()
+default_combos="siw-kiwi/nvme+nfs+iser kiwi-siw/nvme+nfs+iser kiwi-kiwi/nvme+nfs+iser+nvme-removal"
+if [ "${1:-}" = --removal ]; then
+	default_combos=kiwi-kiwi/nvme-removal
+	shift
+fi
 case ${1:-} in
 --full)
 	mode=
@@ -49,7 +56,7 @@ case ${1:-} in
 		--case-timeout 1800 --boot-timeout 900)
 	;;
 esac
-read -r -a combos <<< "${ULP_COMBOS:-siw-kiwi/nvme+nfs+iser kiwi-siw/nvme+nfs+iser kiwi-kiwi/nvme+nfs+iser}"
+read -r -a combos <<< "${ULP_COMBOS:-$default_combos}"
 # shellcheck disable=SC2086 # $mode is empty or one option
 exec bash "$PAIR/run.sh" $mode --cases-dir "$PAIR/ulp" --mem 2048 \
 	"${debug[@]}" "$@" "${combos[@]}"

@@ -368,3 +368,158 @@ ulp_iser_disk() {
 	[ -n "$d" ] && [ -b "/dev/$d" ] || return 1
 	ULP_DEV=/dev/$d
 }
+
+# --- device removal (nvme-removal.sh, nfs-removal.sh; kiwi on eth0) ---
+
+# How long `rdma link delete` and `modprobe -r kiwi` may take with a ULP
+# attached (they took 0-1 s each under TCG).
+ULP_RM_LIMIT=60
+
+# ulp_rm_timed NAME LIMIT CMD...: an action that must end within LIMIT s.
+ulp_rm_timed() {
+	local name=$1 limit=$2 t0 rc
+	shift 2
+	t0=$(date +%s)
+	timeout -k 10 "$limit" "$@" > "$VT_TMP/$name.out" 2>&1
+	rc=$?
+	if [ "$rc" = 0 ]; then
+		vt_pass "$name: '$*' took $(($(date +%s) - t0)) s"
+	else
+		vt_fail "$name: '$*' exit $rc after $(($(date +%s) - t0)) s: $(head -c 300 "$VT_TMP/$name.out")"
+	fi
+	return "$rc"
+}
+
+# ulp_rm_delete STEP: `rdma link delete` in time, and the device left the
+# RDMA core.
+ulp_rm_delete() {
+	ulp_rm_timed "$1.delete" "$ULP_RM_LIMIT" rdma link delete "$PAIR_DEV"
+	if ulp_wait 30 test ! -e "/sys/class/infiniband/$PAIR_DEV"; then
+		vt_pass "$1: $PAIR_DEV gone"
+	else
+		vt_fail "$1: $PAIR_DEV still registered 30 s later"
+	fi
+}
+
+# ulp_rm_unload STEP: modprobe -r kiwi (no ULP holds it any more), in time.
+ulp_rm_unload() {
+	ulp_rm_timed "$1.unload" "$ULP_RM_LIMIT" modprobe -r kiwi
+	if [ -d /sys/module/kiwi ]; then
+		vt_fail "$1: kiwi still loaded (refcnt $(cat /sys/module/kiwi/refcnt))"
+	else
+		vt_pass "$1: kiwi unloaded"
+	fi
+}
+
+# ulp_rm_dev_add STEP: kiwi loaded and bound to eth0 again.
+ulp_rm_dev_add() {
+	local out
+	[ -d /sys/module/kiwi ] || pair_load_kiwi
+	if ! out=$(timeout 60 rdma link add "$PAIR_DEV" type kiwi netdev eth0 2>&1); then
+		vt_fail "$1: rdma link add $PAIR_DEV again: $out"
+		return 1
+	fi
+	vt_pass "$1: $PAIR_DEV added again"
+}
+
+# ulp_rm_port_state STEP STATE: the port reaches STATE within 10 s.
+ulp_rm_port_state() {
+	if ulp_wait 10 sh -c "rdma link show $PAIR_DEV/1 | grep -q 'state $2 '"; then
+		vt_pass "$1: port $2"
+	else
+		vt_fail "$1: port not $2: $(rdma link show "$PAIR_DEV/1")"
+	fi
+}
+
+# ulp_rm_link_down STEP: eth0 down for 5 s, then up again.
+ulp_rm_link_down() {
+	ip link set eth0 down
+	ulp_rm_port_state "$1" DOWN
+	sleep 5
+	ip link set eth0 up
+	ulp_rm_port_state "$1" ACTIVE
+}
+
+# ulp_rm_qps: how many QPs this guest's device has (kernel ones included).
+ulp_rm_qps() {
+	rdma resource show qp link "$PAIR_DEV/1" 2> /dev/null | grep -c lqpn
+}
+
+# ulp_rm_has_qps STEP: the ULP holds QPs of this guest's device now, so
+# that a later ulp_rm_no_qps has something to see go.
+ulp_rm_has_qps() {
+	local n
+	n=$(ulp_rm_qps)
+	if [ "$n" -gt 0 ]; then
+		vt_pass "$1: the ULP holds $n QPs of $PAIR_DEV"
+	else
+		vt_fail "$1: no QP on $PAIR_DEV although the ULP is connected"
+	fi
+}
+
+# ulp_rm_no_qps STEP: every kernel QP of this guest's device was released.
+ulp_rm_no_qps() {
+	if ulp_wait 60 sh -c "[ \"\$(rdma resource show qp link $PAIR_DEV/1 | grep -c lqpn)\" = 0 ]"; then
+		vt_pass "$1: every QP of $PAIR_DEV released"
+	else
+		vt_fail "$1: QPs left 60 s later: $(rdma resource show qp link "$PAIR_DEV/1" | head -n 5)"
+	fi
+}
+
+# ulp_rm_mark: STEP begins; ulp_rm_dmesg looks at the kernel log from here.
+ulp_rm_mark() {
+	ULP_KMSG0=$(dmesg | wc -l)
+}
+
+# ulp_rm_dmesg STEP PATTERN WHAT: the kernel logged PATTERN (ERE) since
+# ulp_rm_mark.
+ulp_rm_dmesg() {
+	if dmesg | tail -n "+$((ULP_KMSG0 + 1))" | grep -qE "$2"; then
+		vt_pass "$1: $3"
+	else
+		vt_fail "$1: no '$2' in the kernel log ($3)"
+	fi
+}
+
+# ulp_rm_fio_start STEP FILE [FIO-OPTION...]: a verifying fio in the
+# background (ULP_RM_FIO is its pid): 1024 4 KiB random writes at 100 IOPS,
+# QD 8, about 10 s of writing and then 10 s of reading back, so that it is
+# still writing when the device goes.
+ulp_rm_fio_start() {
+	local step=$1 file=$2
+	shift 2
+	fio --name="$step" --filename="$file" --direct=1 --ioengine=libaio \
+		--verify=crc32c --verify_fatal=1 --rw=randwrite --bs=4k \
+		--iodepth=8 --size=4M --rate_iops=100 "$@" \
+		> "$VT_TMP/fio.$step.out" 2>&1 &
+	ULP_RM_FIO=$!
+	sleep 3
+	kill -0 "$ULP_RM_FIO" 2> /dev/null ||
+		vt_fail "$step: fio ended before the device went: $(tail -n 3 "$VT_TMP/fio.$step.out")"
+}
+
+# ulp_rm_fio_end STEP LIMIT: wait (at most LIMIT s) for the background
+# fio; returns its exit status, 124 if it had to be killed.
+ulp_rm_fio_end() {
+	local rc
+	if ! timeout "$2" tail --pid="$ULP_RM_FIO" -f /dev/null; then
+		vt_fail "$1: fio still running $2 s later (I/O hangs)"
+		# Not waited for: a task stuck in the kernel stays so.
+		kill -9 "$ULP_RM_FIO"
+		return 124
+	fi
+	wait "$ULP_RM_FIO"
+	rc=$?
+	[ "$rc" = 0 ] || grep -E 'error|err=|verify|bad' "$VT_TMP/fio.$1.out" | head -n 8 | sed 's/^/    | /'
+	return "$rc"
+}
+
+# ulp_rm_fio_verified STEP LIMIT: the background fio ends within LIMIT s
+# and every block it wrote read back intact.
+ulp_rm_fio_verified() {
+	if ulp_rm_fio_end "$1" "$2"; then
+		vt_pass "$1: fio writes verified across the outage"
+	else
+		vt_fail "$1: fio failed across the outage"
+	fi
+}

@@ -1,0 +1,164 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The RDMA device taken away under NVMe over Fabrics (kiwi-kiwi): nvmet
+# exports a memory-backed null_blk on the server guest, the client guest
+# is connected with nvme-rdma (reconnect_delay 1 s, ctrl_loss_tmo 120 s),
+# and each step below runs while a verifying fio writes (4 KiB random, QD
+# 8, rate-limited so that it is still writing when the device goes). Both
+# sides first count the QPs the queues hold (there must be some), then:
+#  host-link    the host's `rdma link delete`: it must end within
+#               ULP_RM_LIMIT (60 s), nvme-rdma (ib_client remove) deletes
+#               its controller, fio ends with I/O errors in time, the
+#               target releases its queues (no QP left on its kiwi0),
+#               `modprobe -r kiwi` succeeds (refcount zero); then kiwi is
+#               added again, the host connects again and a verifying fio
+#               passes.
+#  target-link  the target's `rdma link delete` and `modprobe -r kiwi`:
+#               nvmet-rdma removes its queues, the host starts error
+#               recovery; kiwi comes back and the nvmet port is linked
+#               again (nvmet-rdma in 6.1 drops a listener whose device
+#               went away and does not listen again by itself); the host
+#               reconnects by itself and the running fio's verify passes.
+#  host-down    the host's net_device down for 5 s: the port goes DOWN
+#               and ACTIVE again; the running fio's verify passes.
+#  host-module  (--full) `modprobe -r kiwi` on the host with the
+#               controller connected: the module unloads once nvme-rdma
+#               let go; connect again, verifying fio passes.
+#  target-down  (--full) the target's net_device down for 5 s, as
+#               host-down.
+# Every removal and every wait is bounded; the lab fails the case on any
+# kernel Oops, BUG, WARNING or KASAN/lockdep/kmemleak report.
+
+. "$KIWI_SRC/tests/vm/pair/lib.bash"
+. "$KIWI_SRC/tests/vm/pair/ulp/lib.bash"
+
+steps="host-link target-link host-down"
+[ "$PAIR_MODE" = full ] && steps="$steps host-module target-down"
+[ "$PAIR_PROV" = kiwi ] || vt_die "nvme-removal runs kiwi on both sides (kiwi-kiwi)"
+
+# --- target (server guest) ---
+
+rm_target_step() {
+	local step=$1
+	ulp_rm_mark
+	ulp_step_barrier "armed-$step" 600
+	ulp_rm_has_qps "$step"
+	ulp_step_barrier "io-$step" 600
+	case "$step" in
+	host-link | host-module)
+		ulp_rm_no_qps "$step"
+		ulp_step_barrier "released-$step"
+		;;
+	target-link)
+		ulp_rm_delete "$step"
+		ulp_rm_dmesg "$step" "nvmet_rdma: Removing queue" "nvmet-rdma removed its queues"
+		ulp_rm_unload "$step"
+		sleep 3
+		ulp_rm_dev_add "$step"
+		ulp_nvmet_port_del rdma
+		ulp_nvmet_port_add rdma
+		vt_pass "$step: nvmet rdma port linked again"
+		;;
+	target-down)
+		ulp_rm_link_down "$step"
+		;;
+	esac
+	ulp_step_barrier "done-$step" 400
+}
+
+rm_target() {
+	local s
+	ulp_null_blk 1
+	ulp_nvmet_export rdma "$ULP_DEV"
+	ulp_step_barrier target-up
+	ulp_step_barrier connected 300
+	for s in $steps; do
+		rm_target_step "$s"
+	done
+	ulp_cleanup
+}
+
+# --- host (client guest) ---
+
+# rm_connect STEP: nvme connect with reconnects allowed for 2 minutes.
+rm_connect() {
+	ulp_nvme_connect rdma --ctrl-loss-tmo=120 --reconnect-delay=1 ||
+		vt_die "$1: nvme connect failed"
+}
+
+rm_host_step() {
+	local step=$1 off=$2 ctrls
+	ulp_rm_mark
+	ulp_rm_fio_start "$step" "$ULP_DEV" --offset="${off}M"
+	ulp_step_barrier "armed-$step"
+	case "$step" in
+	host-link | host-module)
+		ulp_rm_has_qps "$step"
+		if [ "$step" = host-link ]; then
+			ulp_rm_delete "$step"
+		else
+			ulp_rm_unload "$step"
+		fi
+		ulp_wait 60 sh -c "! ls -d /sys/class/nvme/nvme* > /dev/null 2>&1"
+		ctrls=$(ls -d /sys/class/nvme/nvme* 2> /dev/null)
+		if [ -z "$ctrls" ]; then
+			vt_pass "$step: nvme-rdma deleted its controller"
+		else
+			vt_fail "$step: controller still present: $ctrls"
+		fi
+		# The device went away under it: fio must end, with errors.
+		ulp_rm_fio_end "$step" 90
+		case $? in
+		0) vt_fail "$step: fio passed although its controller went away" ;;
+		124) ;;
+		*) vt_pass "$step: fio ended with I/O errors" ;;
+		esac
+		ulp_rm_dmesg "$step" "Removing ctrl: NQN \"$ULP_NQN\"" "nvme-rdma removed the controller"
+		[ "$step" = host-link ] && ulp_rm_unload "$step"
+		ulp_step_barrier "io-$step"
+		ulp_step_barrier "released-$step"
+		ulp_rm_dev_add "$step"
+		rm_connect "$step"
+		ulp_fio "$step.fio" 300 "$ULP_DEV" --rw=randwrite --bs=4k --iodepth=8 \
+			--size=4M --offset="$((off + 8))M"
+		;;
+	target-link)
+		ulp_step_barrier "io-$step"
+		ulp_rm_fio_verified "$step" 300
+		ulp_rm_dmesg "$step" "Successfully reconnected" "the host reconnected by itself"
+		;;
+	host-down)
+		ulp_step_barrier "io-$step"
+		ulp_rm_link_down "$step"
+		ulp_rm_fio_verified "$step" 300
+		;;
+	target-down)
+		ulp_step_barrier "io-$step"
+		ulp_rm_fio_verified "$step" 300
+		;;
+	esac
+	ulp_step_barrier "done-$step"
+}
+
+rm_host() {
+	local s off=0
+	ulp_step_barrier target-up
+	rm_connect setup
+	ulp_step_barrier connected
+	for s in $steps; do
+		rm_host_step "$s" "$off"
+		off=$((off + 32))
+	done
+	ulp_run "nvme disconnect" 60 nvme disconnect -n "$ULP_NQN"
+	ulp_cleanup
+}
+
+pair_up
+if [ "$PAIR_SIDE" = server ]; then
+	rm_target
+else
+	rm_host
+fi
+pair_down
+vt_finish
