@@ -523,3 +523,14 @@ ulp_rm_fio_verified() {
 		vt_fail "$1: fio failed across the outage"
 	fi
 }
+
+# ulp_rm_stuck_tasks: log the kernel stack of every task in D state (what
+# an operation that timed out waits for).
+ulp_rm_stuck_tasks() {
+	local t
+	for t in /proc/[0-9]*; do
+		grep -q '^State:.*D' "$t/status" 2> /dev/null || continue
+		vt_log "stuck: $(cat "$t/comm") (${t#/proc/}):"
+		sed 's/^/    | /' "$t/stack"
+	done
+}

@@ -1,0 +1,118 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The RDMA device taken away under an NFS over RDMA mount (kiwi-kiwi):
+# nfsd exports a tmpfs with its RDMA listener (a wildcard one, port
+# 20049), the client mounts it with NFSv4.2 over RDMA (a hard mount), and
+# each step runs while a verifying fio writes a file on the mount (4 KiB
+# O_DIRECT random writes at 100 IOPS: one RPC each, in flight when the
+# device goes). Both sides first count the QPs the connection holds (there
+# must be some), then:
+#  host-link    the client's `rdma link delete` ends within ULP_RM_LIMIT
+#               (60 s): rpcrdma got DEVICE_REMOVAL ("rpcrdma: removing
+#               device") and let go of its connection; the server releases
+#               its QP (none left on its kiwi0); `modprobe -r kiwi` on the
+#               client succeeds (refcount zero); kiwi is added again and
+#               the mount recovers by itself.
+#  target-link  the server's `rdma link delete` and `modprobe -r kiwi`,
+#               both in time; kiwi is added again, the wildcard listener
+#               follows the new device, the client reconnects by itself.
+# After each step fio must end within its limit and every block it wrote
+# must read back intact (a hard mount: the writes are retried, not lost).
+# The lab fails the case on any kernel Oops, BUG, WARNING, hung task or
+# KASAN/lockdep/kmemleak report.
+
+. "$KIWI_SRC/tests/vm/pair/lib.bash"
+. "$KIWI_SRC/tests/vm/pair/ulp/lib.bash"
+
+steps="host-link target-link"
+[ "$PAIR_PROV" = kiwi ] || vt_die "nfs-removal runs kiwi on both sides (kiwi-kiwi)"
+
+# --- server ---
+
+nr_server_step() {
+	local step=$1
+	ulp_step_barrier "armed-$step" 600
+	ulp_rm_has_qps "$step"
+	ulp_step_barrier "io-$step" 600
+	case "$step" in
+	host-link)
+		ulp_rm_no_qps "$step"
+		ulp_step_barrier "released-$step"
+		;;
+	target-link)
+		ulp_rm_delete "$step"
+		ulp_rm_unload "$step"
+		ulp_rm_dev_add "$step"
+		;;
+	esac
+	ulp_step_barrier "done-$step" 600
+}
+
+nr_server() {
+	local s
+	ulp_nfsd_up
+	ulp_step_barrier target-up
+	for s in $steps; do
+		nr_server_step "$s"
+	done
+	ulp_cleanup
+}
+
+# --- client ---
+
+nr_client_step() {
+	local step=$1
+	ulp_rm_mark
+	ulp_rm_fio_start "$step" "$ULP_MNT/f.$step"
+	ulp_step_barrier "armed-$step"
+	if [ "$step" = host-link ]; then
+		ulp_rm_has_qps "$step"
+		ulp_rm_delete "$step"
+		ulp_rm_dmesg "$step" "rpcrdma: removing device $PAIR_DEV" "rpcrdma got DEVICE_REMOVAL"
+		ulp_rm_unload "$step"
+	fi
+	ulp_step_barrier "io-$step"
+	if [ "$step" = host-link ]; then
+		ulp_step_barrier "released-$step"
+		ulp_rm_dev_add "$step"
+	fi
+	ulp_rm_fio_verified "$step" 240
+	vt_log "$step: $(ulp_rm_qps) QPs of $PAIR_DEV after the outage"
+	ulp_step_barrier "done-$step"
+}
+
+nr_client() {
+	local s
+	ulp_modprobe rpcrdma nfs nfsv4
+	mkdir -p "$ULP_MNT"
+	ulp_step_barrier target-up
+	ulp_run mount 120 mount -t nfs -o "rdma,port=$ULP_NFS_PORT,vers=4.2" \
+		"$(ulp_nfs_src 4.2)" "$ULP_MNT" || vt_die "NFS mount over RDMA failed"
+	ulp_on_exit "timeout 60 umount -f -l $ULP_MNT"
+	# For the report below when umount hangs: rpcrdma's connection events.
+	echo 1 2> /dev/null > /sys/kernel/tracing/events/rpcrdma/enable
+	echo 1 2> /dev/null > /sys/kernel/tracing/events/sunrpc/xprt_disconnect_auto/enable
+	echo 1 2> /dev/null > /sys/kernel/tracing/events/sunrpc/rpc_connect_status/enable
+	for s in $steps; do
+		nr_client_step "$s"
+	done
+	# The umount after target-link hangs (issue 11): say what it waits for.
+	if ! ulp_run umount 120 umount "$ULP_MNT"; then
+		ulp_rm_stuck_tasks
+		vt_log "RPCs in flight, QPs: $(ulp_rm_qps)"
+		cat /sys/kernel/debug/sunrpc/rpc_clnt/*/tasks 2> /dev/null | sed 's/^/    | /'
+		rdma resource show cm_id | sed 's/^/    | /'
+		grep -vE '^#' /sys/kernel/tracing/trace | tail -n 80 | sed 's/^/    | /'
+	fi
+	ulp_cleanup
+}
+
+pair_up
+if [ "$PAIR_SIDE" = server ]; then
+	nr_server
+else
+	nr_client
+fi
+pair_down
+vt_finish
