@@ -255,6 +255,9 @@ static enum kiwi_term_err kiwi_rx_dispatch(struct kiwi_qp *qp)
 	case KIWI_RDMAP_IMM:
 	case KIWI_RDMAP_IMM_SE:
 		return kiwi_rx_imm(qp);
+	case KIWI_RDMAP_ATOMIC_REQ:
+	case KIWI_RDMAP_ATOMIC_RESP:
+		return KIWI_TERM_ERR_RDMAP_OPCODE;
 	default:
 		return kiwi_rx_send(qp);
 	}
