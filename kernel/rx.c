@@ -48,7 +48,7 @@ static void kiwi_rx_fail(struct kiwi_qp *qp, enum kiwi_term_err err,
 }
 
 /* The QP as proto/'s validators see it: PD, QP number, remote rights. */
-static void kiwi_rx_stream(struct kiwi_qp *qp, struct kiwi_ddp_stream *s)
+void kiwi_rx_stream(struct kiwi_qp *qp, struct kiwi_ddp_stream *s)
 {
 	s->pd = (uintptr_t)qp->ibqp.pd;
 	s->qp = qp->ibqp.qp_num;
@@ -57,8 +57,8 @@ static void kiwi_rx_stream(struct kiwi_qp *qp, struct kiwi_ddp_stream *s)
 }
 
 /* Look @stag up for a validator; NULL (no such STag) or a held MR. */
-static struct kiwi_mr *kiwi_rx_lookup(struct kiwi_qp *qp, u32 stag,
-				      struct kiwi_ddp_stag_info *st)
+struct kiwi_mr *kiwi_rx_lookup(struct kiwi_qp *qp, u32 stag,
+			       struct kiwi_ddp_stag_info *st)
 {
 	struct kiwi_mr *mr = kiwi_mr_get(to_kdev(qp->ibqp.device), stag);
 
@@ -256,6 +256,7 @@ static enum kiwi_term_err kiwi_rx_dispatch(struct kiwi_qp *qp)
 	case KIWI_RDMAP_IMM_SE:
 		return kiwi_rx_imm(qp);
 	case KIWI_RDMAP_ATOMIC_REQ:
+		return kiwi_rx_areq(qp);
 	case KIWI_RDMAP_ATOMIC_RESP:
 		return KIWI_TERM_ERR_RDMAP_OPCODE;
 	default:
@@ -350,7 +351,7 @@ static void kiwi_rx_header(struct kiwi_qp *qp, const struct kiwi_mpa_ev *ev)
 	}
 	/* The header event may carry the first payload octets, too. */
 	if (rx->kind != KIWI_RX_RREQ && rx->kind != KIWI_RX_TERM &&
-	    rx->kind != KIWI_RX_IMM)
+	    rx->kind != KIWI_RX_IMM && rx->kind != KIWI_RX_AREQ)
 		kiwi_rx_place(qp, hl, rx->hdr + hl, rx->hdr_len - hl);
 }
 
@@ -436,6 +437,32 @@ static void kiwi_rx_send_done(struct kiwi_qp *qp)
 	kiwi_rx_complete_rqe(qp, &cqe);
 }
 
+/*
+ * A Read or Atomic Request ended: queue its Response for TX (the MR
+ * reference goes with it). More than IRD of them outstanding is the
+ * peer's error (RFC 7306 section 5.2: they share the IRD).
+ */
+static void kiwi_rx_request_done(struct kiwi_qp *qp)
+{
+	struct kiwi_qp_rx *rx = &qp->rx;
+	struct kiwi_irq_ent ent = {
+		.mr = rx->mr,
+		.atomic = rx->kind == KIWI_RX_AREQ,
+	};
+
+	if (ent.atomic)
+		ent.areq = rx->areq;
+	else
+		ent.rreq = rx->rreq;
+	rx->after_write = false;
+	rx->msn_rreq++;
+	if (!kiwi_irq_push(qp, &ent)) {
+		kiwi_qp_stat_inc(&qp->stats, KIWI_STAT_IRD_EXCEEDED);
+		kiwi_rx_fail(qp, KIWI_TERM_ERR_RDMAP_CATA_STREAM, true);
+	}
+	rx->mr = NULL;
+}
+
 /* The first valid FPDU opens a gated responder's transmit side. */
 static void kiwi_rx_first(struct kiwi_qp *qp)
 {
@@ -479,13 +506,8 @@ static void kiwi_rx_end(struct kiwi_qp *qp)
 		kiwi_rx_imm_done(qp);
 		break;
 	case KIWI_RX_RREQ:
-		rx->after_write = false;
-		rx->msn_rreq++;
-		if (!kiwi_irq_push(qp, rx->mr, &rx->rreq)) {
-			kiwi_qp_stat_inc(&qp->stats, KIWI_STAT_IRD_EXCEEDED);
-			kiwi_rx_fail(qp, KIWI_TERM_ERR_RDMAP_CATA_STREAM, true);
-		}
-		rx->mr = NULL;
+	case KIWI_RX_AREQ:
+		kiwi_rx_request_done(qp);
 		break;
 	case KIWI_RX_TERM:
 		rx->msn_term++;
