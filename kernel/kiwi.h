@@ -533,6 +533,10 @@ void kiwi_tx_imm_refused(struct kiwi_qp *qp, const struct kiwi_term *t);
 
 /* tx_atomic.c: RFC 7306 atomics, transmit side */
 bool kiwi_tx_aresp(struct kiwi_qp *qp, const struct kiwi_irq_ent *ent);
+bool kiwi_sqe_is_atomic(const struct kiwi_sqe *sqe);
+u8 kiwi_tx_setup_atomic(struct kiwi_qp *qp, u32 idx, struct kiwi_swqe *w,
+			struct kiwi_tx_msg *m);
+void kiwi_tx_atomic_refused(struct kiwi_qp *qp, const struct kiwi_term *t);
 
 /* rx.c */
 void kiwi_rx_stream(struct kiwi_qp *qp, struct kiwi_ddp_stream *s);
@@ -549,6 +553,8 @@ void kiwi_rx_write_seen(struct kiwi_qp *qp);
 
 /* rx_atomic.c: RFC 7306 atomics, receive side */
 enum kiwi_term_err kiwi_rx_areq(struct kiwi_qp *qp);
+enum kiwi_term_err kiwi_rx_aresp(struct kiwi_qp *qp);
+void kiwi_rx_aresp_done(struct kiwi_qp *qp);
 
 /* rx_ahead.c */
 void kiwi_rx_ahead_init(struct kiwi_qp *qp, struct sock *sk);

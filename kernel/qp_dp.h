@@ -70,21 +70,26 @@ struct kiwi_swqe {
 };
 
 /**
- * struct kiwi_orq_ent - an RDMA Read this QP issued (qp->lock)
- * @idx: SQ index of the Read WR
+ * struct kiwi_orq_ent - an RDMA Read or RFC 7306 atomic this QP issued;
+ * both count against the ORD (qp->lock)
+ * @idx: SQ index of the Read or atomic WR
  * @rtr: the zero-length RTR Read of RFC 6581: no WR
  * @probe: the zero-length Read after Immediate Data WR @idx (tx_imm.c):
  *         its Response shows the peer accepted the Immediate Data
  * @inv: Read with Invalidate: @stag is invalidated when the Read completes
- * @stag: Data Sink STag
- * @to: Data Sink TO
- * @len: Read size
+ * @atomic: an Atomic Request, answered by an Atomic Response (QN 3) whose
+ *          Request Identifier is @idx; the original value goes to the
+ *          8 octets at @stag/@to
+ * @stag: Data Sink STag (a Read) or the result SGE's lkey (an atomic)
+ * @to: Data Sink TO (a Read) or the result SGE's address (an atomic)
+ * @len: Read size (8 for an atomic)
  */
 struct kiwi_orq_ent {
 	u32 idx;
 	bool rtr;
 	bool probe;
 	bool inv;
+	bool atomic;
 	u32 stag;
 	u64 to;
 	u32 len;
@@ -274,6 +279,8 @@ struct kiwi_qp_tx {
  * @KIWI_RX_RTR: the RTR message: consumed without completion
  * @KIWI_RX_IMM: Immediate Data (whole in the header), completes a receive
  * @KIWI_RX_AREQ: an RFC 7306 Atomic Request (whole in the header)
+ * @KIWI_RX_ARESP: an RFC 7306 Atomic Response (whole in the header),
+ *                 completes the oldest outstanding atomic
  */
 enum kiwi_rx_kind {
 	KIWI_RX_DROP,
@@ -285,6 +292,7 @@ enum kiwi_rx_kind {
 	KIWI_RX_RTR,
 	KIWI_RX_IMM,
 	KIWI_RX_AREQ,
+	KIWI_RX_ARESP,
 };
 
 /**
@@ -325,6 +333,7 @@ struct kiwi_rx_ahead {
  * @to: TO of the first payload octet
  * @rreq: the Read Request being received
  * @areq: the Atomic Request being received
+ * @aresp: the Atomic Response being received
  * @have_rqe: @rqe holds the receive WR of message @msn_send
  * @rqe_srq: @rqe was taken off the SRQ (else it is still at rq.cons)
  * @rqe: the receive WR
@@ -333,6 +342,7 @@ struct kiwi_rx_ahead {
  * @msn_send: MSN of the next Send expected on QN 0
  * @msn_rreq: MSN of the next Read or Atomic Request expected on QN 1
  * @msn_term: MSN of the next Terminate expected on QN 2
+ * @msn_aresp: MSN of the next Atomic Response expected on QN 3
  * @send_placed: payload octets of Send @msn_send placed so far (its next
  *               segment's MO)
  * @rresp_placed: payload octets of the oldest outstanding Read's Response
@@ -364,6 +374,7 @@ struct kiwi_qp_rx {
 	u64 to;
 	struct kiwi_rdmap_rreq rreq;
 	struct kiwi_rdmap_areq areq;
+	struct kiwi_rdmap_aresp aresp;
 	bool have_rqe;
 	bool rqe_srq;
 	struct kiwi_rqe rqe;
@@ -372,6 +383,7 @@ struct kiwi_qp_rx {
 	u32 msn_send;
 	u32 msn_rreq;
 	u32 msn_term;
+	u32 msn_aresp;
 	u32 send_placed;
 	u32 rresp_placed;
 	u32 write_len;

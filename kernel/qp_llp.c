@@ -107,6 +107,7 @@ static int kiwi_llp_setup(struct kiwi_qp *qp, struct socket *sock,
 	rx->msn_send = KIWI_DDP_MSN_INIT;
 	rx->msn_rreq = KIWI_DDP_MSN_INIT;
 	rx->msn_term = KIWI_DDP_MSN_INIT;
+	rx->msn_aresp = KIWI_DDP_MSN_INIT;
 	return 0;
 }
 

@@ -108,7 +108,9 @@ static enum kiwi_term_err kiwi_rx_write(struct kiwi_qp *qp)
  * A Read Response answers the oldest outstanding Read: its segments fill
  * that Read's sink in order and the last one completes it exactly
  * (kiwi_rdmap_check_rresp()); then the sink MR is checked like any tagged
- * target.
+ * target. An atomic at the head of the ORQ is answered by an Atomic
+ * Response first (RFC 7306 section 7), so a Read Response then has no
+ * Read to answer.
  */
 static enum kiwi_term_err kiwi_rx_rresp(struct kiwi_qp *qp)
 {
@@ -121,7 +123,8 @@ static enum kiwi_term_err kiwi_rx_rresp(struct kiwi_qp *qp)
 	bool have;
 
 	spin_lock_irqsave(&qp->lock, flags);
-	have = tx->orq_head != tx->orq_tail;
+	have = tx->orq_head != tx->orq_tail &&
+	       !tx->orq[tx->orq_head % tx->ord].atomic;
 	if (have)
 		ent = tx->orq[tx->orq_head % tx->ord];
 	spin_unlock_irqrestore(&qp->lock, flags);
@@ -258,7 +261,7 @@ static enum kiwi_term_err kiwi_rx_dispatch(struct kiwi_qp *qp)
 	case KIWI_RDMAP_ATOMIC_REQ:
 		return kiwi_rx_areq(qp);
 	case KIWI_RDMAP_ATOMIC_RESP:
-		return KIWI_TERM_ERR_RDMAP_OPCODE;
+		return kiwi_rx_aresp(qp);
 	default:
 		return kiwi_rx_send(qp);
 	}
@@ -351,7 +354,8 @@ static void kiwi_rx_header(struct kiwi_qp *qp, const struct kiwi_mpa_ev *ev)
 	}
 	/* The header event may carry the first payload octets, too. */
 	if (rx->kind != KIWI_RX_RREQ && rx->kind != KIWI_RX_TERM &&
-	    rx->kind != KIWI_RX_IMM && rx->kind != KIWI_RX_AREQ)
+	    rx->kind != KIWI_RX_IMM && rx->kind != KIWI_RX_AREQ &&
+	    rx->kind != KIWI_RX_ARESP)
 		kiwi_rx_place(qp, hl, rx->hdr + hl, rx->hdr_len - hl);
 }
 
@@ -508,6 +512,9 @@ static void kiwi_rx_end(struct kiwi_qp *qp)
 	case KIWI_RX_RREQ:
 	case KIWI_RX_AREQ:
 		kiwi_rx_request_done(qp);
+		break;
+	case KIWI_RX_ARESP:
+		kiwi_rx_aresp_done(qp);
 		break;
 	case KIWI_RX_TERM:
 		rx->msn_term++;

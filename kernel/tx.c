@@ -12,7 +12,8 @@
  * atomic when its turn comes), the next SQ WR.
  *
  * A Send or Write completes when the buffer holding its last FPDU was
- * taken by the LLP; a Read when its last Response was placed (rx.c); Local
+ * taken by the LLP; a Read when its last Response was placed (rx.c), an
+ * atomic when its Response arrived (rx_atomic.c); Local
  * Invalidate and fast-register when TX reaches them. Immediate Data WRs
  * are one, two or three messages (tx_imm.c).
  */
@@ -491,7 +492,8 @@ static bool kiwi_tx_fill(struct kiwi_qp *qp)
 
 /*
  * Of the WRs up to the last message framed, which complete when the LLP took
- * the buffer? Sends and Writes. A Read completes when its Response arrived,
+ * the buffer? Sends and Writes. A Read or an atomic completes when its
+ * Response arrived,
  * an Immediate Data probe when its Read was answered, and a local operation
  * (Local Invalidate, fast-register) when tx_wr.c executed it: a Local
  * Invalidate one RCU grace period later (kiwi_sq_complete_after_gp()),
@@ -500,7 +502,8 @@ static bool kiwi_tx_fill(struct kiwi_qp *qp)
 static bool kiwi_tx_done_when_sent(struct kiwi_qp *qp,
 				   const struct kiwi_swqe *w)
 {
-	return !kiwi_sqe_is_read(qp, &w->sqe) && !w->probe &&
+	return !kiwi_sqe_is_read(qp, &w->sqe) &&
+	       !kiwi_sqe_is_atomic(&w->sqe) && !w->probe &&
 	       w->sqe.opcode != KIWI_WR_LOCAL_INV &&
 	       w->sqe.opcode != KIWI_WR_KREG_MR;
 }
