@@ -249,13 +249,12 @@ static void kiwi_tx_msg_end(struct kiwi_qp *qp)
 	struct kiwi_tx_msg *m = &tx->cur;
 
 	kiwi_tx_msg_put(m);
-	if (m->rresp) {
+	if (m->rresp)
 		kiwi_irq_served(qp);
-	} else if (m->then) {
+	else if (m->then)
 		kiwi_tx_imm_next(qp, m);	/* the WR goes on */
-	} else if (m->op != KIWI_RDMAP_TERMINATE && m->idx != U32_MAX) {
+	else if (m->op != KIWI_RDMAP_TERMINATE && m->idx != U32_MAX)
 		tx->framed_to = m->idx + 1;
-	}
 }
 
 /*

@@ -64,8 +64,9 @@ static enum kiwi_term_err kiwi_rdmap_check_op(const struct kiwi_ddp_hdr *h,
  * exactly 8 octets (EXT-10), Atomic Request exactly 52 and Atomic Response
  * exactly 12 octets, in one segment (RDMAP-07): longer is "DDP message too
  * long", shorter or split is RDMAP "unspecified". Reserved RDMAP bits and
- * the Invalidate STag of the other opcodes are ignored (RDMAP-05/06). Buffer, STag and MSN checks follow
- * with kiwi_ddp_check_tagged()/kiwi_ddp_check_untagged().
+ * the Invalidate STag of the other opcodes are ignored (RDMAP-05/06).
+ * Buffer, STag and MSN checks follow with kiwi_ddp_check_tagged()/
+ * kiwi_ddp_check_untagged().
  *
  * Return: KIWI_TERM_ERR_NONE, or the error to report.
  */
