@@ -47,13 +47,22 @@ static void kiwi_rx_fail(struct kiwi_qp *qp, enum kiwi_term_err err,
 		     rx->ulpdu_len);
 }
 
-/* The QP as proto/'s validators see it: PD, QP number, remote rights. */
+/*
+ * The QP as proto/'s validators see it: PD, QP number, remote rights. The
+ * iWARP CM sets a connecting QP's access flags to remote read and write
+ * only (iw_cm_init_qp_attr()); as the IB CM grants remote atomics with
+ * remote reads, a QP that allows remote reads allows RFC 7306 atomics
+ * too. The MR's own IB_ACCESS_REMOTE_ATOMIC is always required.
+ */
 void kiwi_rx_stream(struct kiwi_qp *qp, struct kiwi_ddp_stream *s)
 {
+	int access = READ_ONCE(qp->access);
+
+	if (access & IB_ACCESS_REMOTE_READ)
+		access |= IB_ACCESS_REMOTE_ATOMIC;
 	s->pd = (uintptr_t)qp->ibqp.pd;
 	s->qp = qp->ibqp.qp_num;
-	s->access = kiwi_ddp_acc(READ_ONCE(qp->access)) &
-		    ~KIWI_DDP_ACC_LOCAL_WRITE;
+	s->access = kiwi_ddp_acc(access) & ~KIWI_DDP_ACC_LOCAL_WRITE;
 }
 
 /* Look @stag up for a validator; NULL (no such STag) or a held MR. */
