@@ -502,7 +502,7 @@ void kiwi_qp_drain_llp(struct kiwi_qp *qp);
 void kiwi_qp_fail(struct kiwi_qp *qp, enum kiwi_term_err err,
 		  const u8 *seg, u32 seg_len, u32 ulpdu_len);
 void kiwi_qp_term_received(struct kiwi_qp *qp, const u8 *ulpdu, u32 len,
-			   bool mid_stream);
+			   bool startup_over);
 
 /* tx.c */
 int kiwi_tx_wq_init(void);

@@ -319,6 +319,7 @@ struct kiwi_rx_ahead {
  *          sk_callback_lock (written for writing, read under it)
  * @failed: an error was found: every later octet is dropped
  * @seen_first: a valid FPDU arrived (opens the responder's TX gate)
+ * @initiator: this end sent the MPA Request (set at attach)
  * @expect_rtr: responder in peer-to-peer mode: the first FPDU is the RTR
  * @rtr_types: KIWI_MPA_RTR_* types the responder accepts
  * @mpa: the FPDU decoder
@@ -360,6 +361,7 @@ struct kiwi_qp_rx {
 	bool active;
 	bool failed;
 	bool seen_first;
+	bool initiator;
 	bool expect_rtr;
 	u8 rtr_types;
 	struct kiwi_mpa_rx mpa;

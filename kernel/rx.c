@@ -487,7 +487,13 @@ static void kiwi_rx_first(struct kiwi_qp *qp)
 static void kiwi_rx_end(struct kiwi_qp *qp)
 {
 	struct kiwi_qp_rx *rx = &qp->rx;
-	bool mid_stream = rx->seen_first;
+	/*
+	 * Only an initiator sends RFC 6581's startup Terminates, in place of
+	 * its first FPDU: from a responder, or after a valid FPDU, they are
+	 * siw's swapped layout (its "unexpected opcode" reads as
+	 * "insufficient IRD").
+	 */
+	bool startup_over = rx->seen_first || rx->initiator;
 
 	kiwi_qp_stat_inc(&qp->stats, KIWI_STAT_RX_FPDUS);
 	if (!rx->seen_first)
@@ -528,7 +534,7 @@ static void kiwi_rx_end(struct kiwi_qp *qp)
 	case KIWI_RX_TERM:
 		rx->msn_term++;
 		rx->failed = true;
-		kiwi_qp_term_received(qp, rx->hdr, rx->hdr_len, mid_stream);
+		kiwi_qp_term_received(qp, rx->hdr, rx->hdr_len, startup_over);
 		break;
 	default:
 		kiwi_rx_mr_put(rx);
