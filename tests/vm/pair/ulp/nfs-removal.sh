@@ -56,6 +56,9 @@ nr_server() {
 	for s in $steps; do
 		nr_server_step "$s"
 	done
+	# nfsd stays up until the client unmounted (a hard mount's umount
+	# waits for the server).
+	ulp_step_barrier unmounted 300
 	ulp_cleanup
 }
 
@@ -90,14 +93,14 @@ nr_client() {
 	ulp_run mount 120 mount -t nfs -o "rdma,port=$ULP_NFS_PORT,vers=4.2" \
 		"$(ulp_nfs_src 4.2)" "$ULP_MNT" || vt_die "NFS mount over RDMA failed"
 	ulp_on_exit "timeout 60 umount -f -l $ULP_MNT"
-	# For the report below when umount hangs: rpcrdma's connection events.
+	# For the report below if umount hangs: rpcrdma's connection events.
 	echo 1 2> /dev/null > /sys/kernel/tracing/events/rpcrdma/enable
 	echo 1 2> /dev/null > /sys/kernel/tracing/events/sunrpc/xprt_disconnect_auto/enable
 	echo 1 2> /dev/null > /sys/kernel/tracing/events/sunrpc/rpc_connect_status/enable
 	for s in $steps; do
 		nr_client_step "$s"
 	done
-	# The umount after target-link hangs (issue 11): say what it waits for.
+	# If umount hangs, say what it waits for.
 	if ! ulp_run umount 120 umount "$ULP_MNT"; then
 		ulp_rm_stuck_tasks
 		vt_log "RPCs in flight, QPs: $(ulp_rm_qps)"
@@ -105,6 +108,7 @@ nr_client() {
 		rdma resource show cm_id | sed 's/^/    | /'
 		grep -vE '^#' /sys/kernel/tracing/trace | tail -n 80 | sed 's/^/    | /'
 	fi
+	ulp_step_barrier unmounted
 	ulp_cleanup
 }
 
