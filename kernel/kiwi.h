@@ -535,6 +535,8 @@ void kiwi_tx_imm_refused(struct kiwi_qp *qp, const struct kiwi_term *t);
 void kiwi_rx_release(struct kiwi_qp *qp);
 void kiwi_rx_read(struct kiwi_qp *qp, struct sock *sk);
 void kiwi_rx_fail_mpa(struct kiwi_qp *qp, u8 err);
+void kiwi_rx_segment(struct kiwi_qp *qp, const u8 *ulpdu, u32 len);
+void kiwi_rx_fail_llp(struct kiwi_qp *qp);
 
 /* rx_imm.c: RFC 7306 Immediate Data, receive side */
 enum kiwi_term_err kiwi_rx_imm(struct kiwi_qp *qp);
