@@ -250,10 +250,16 @@ int kiwi_cm_connect(struct iw_cm_id *cm_id, struct iw_cm_conn_param *param)
 	ep->ibdev = cm_id->device;
 	/* Published before the check: a destroy either sees it or we see it. */
 	WRITE_ONCE(ep->qp, qp);
-	rv = kiwi_qp_destroyed(qp) ? -EINVAL :
-	     kiwi_cm_prepare_request(ep, cm_id, param);
+	ep->sctp_llp = kiwi_cm_uses_sctp(cm_id->device);
+	if (kiwi_qp_destroyed(qp))
+		rv = -EINVAL;
+	else if (ep->sctp_llp)
+		rv = kiwi_cm_sctp_prepare(ep, cm_id, param);
+	else
+		rv = kiwi_cm_prepare_request(ep, cm_id, param);
 	if (!rv)
-		rv = kiwi_cm_start_tcp(ep, cm_id);
+		rv = ep->sctp_llp ? kiwi_cm_sctp_start(ep, cm_id) :
+		     kiwi_cm_start_tcp(ep, cm_id);
 	if (rv) {
 		kiwi_ep_get(ep);
 		kiwi_cm_fail(ep, true);

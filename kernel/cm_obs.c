@@ -126,3 +126,28 @@ void kiwi_cm_obs_pdata_refused(struct kiwi_ep *ep, u16 len)
 	}
 	mutex_unlock(&l->lock);
 }
+
+/**
+ * kiwi_cm_obs_child - count an event of a responder child still reading
+ *	its startup, on its listener's device, and log why
+ * @ep: the child, its lock held
+ * @id: the counter
+ * @why: a log line, or NULL
+ */
+void kiwi_cm_obs_child(struct kiwi_ep *ep, enum kiwi_stat_id id,
+		       const char *why)
+{
+	struct kiwi_ep *l = ep->listener;
+	struct ib_device *ibdev;
+
+	if (!l)
+		return;
+	mutex_lock(&l->lock);
+	ibdev = kiwi_ep_ibdev(l);
+	if (ibdev) {
+		kiwi_cm_count(ibdev, id);
+		if (why)
+			ibdev_info_ratelimited(ibdev, "%s\n", why);
+	}
+	mutex_unlock(&l->lock);
+}
