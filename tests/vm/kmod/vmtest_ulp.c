@@ -415,6 +415,30 @@ static void vt_frmr_free(struct vt_env *e, struct ib_mr *mr,
 	ib_dma_unmap_sg(e->dev, sg, 1, DMA_BIDIRECTIONAL);
 }
 
+/* vt_frmr(), then registered with @access by a REG_MR on @qp. */
+static struct ib_mr *vt_frmr_reg(struct vt_env *e, int n,
+				 struct scatterlist *sg, struct ib_qp *qp,
+				 struct ib_cq *cq, int access)
+{
+	struct ib_wc wc;
+	struct ib_mr *mr;
+	int rv;
+
+	mr = vt_frmr(e, n, sg);
+	if (IS_ERR(mr))
+		return mr;
+	rv = vt_reg(qp, cq, mr, access, &wc);
+	if (!rv && wc.status != IB_WC_SUCCESS) {
+		pr_info("vmtest: REG_MR completed with status %d\n", wc.status);
+		rv = -EIO;
+	}
+	if (rv) {
+		vt_frmr_free(e, mr, sg);
+		return ERR_PTR(rv);
+	}
+	return mr;
+}
+
 /*
  * The consumer took @buf back: it writes a canary over it; how many of its
  * octets did something else overwrite within a second?
@@ -449,16 +473,11 @@ static int vt_test_inval(char *res, size_t len)
 	cqp = e->cli[0].id->qp;
 	dst = vt_buf(e, 0);
 	src = vt_buf(e, 1);
-	mr = vt_frmr(e, 0, &sg);
+	mr = vt_frmr_reg(e, 0, &sg, sqp, e->cq[VT_PAIRS],
+			 IB_ACCESS_REMOTE_WRITE);
 	if (IS_ERR(mr)) {
 		rv = scnprintf(res, len, "FAIL frmr: %ld", PTR_ERR(mr));
 		goto out_env;
-	}
-	rv = vt_reg(sqp, e->cq[VT_PAIRS], mr, IB_ACCESS_REMOTE_WRITE, &wc);
-	if (rv || wc.status != IB_WC_SUCCESS) {
-		rv = scnprintf(res, len, "FAIL REG_MR: %d status %d", rv,
-			       wc.status);
-		goto out_mr;
 	}
 	memset(src, 0xa1, VT_INVAL_LEN);
 	d.arg0 = (unsigned long)mr;	/* struct kiwi_mr starts with it */
@@ -489,7 +508,6 @@ static int vt_test_inval(char *res, size_t len)
 			       atomic_read(&vmtest_delays));
 out_delay:
 	vmtest_delay_clear();
-out_mr:
 	vt_frmr_free(e, mr, &sg);
 out_env:
 	vt_env_free(e);
@@ -514,16 +532,14 @@ static int vt_test_regmr(char *res, size_t len)
 		return scnprintf(res, len, "FAIL setup: %ld", PTR_ERR(e));
 	qp = e->cli[0].id->qp;
 	prober = e->cli[1].id->qp;
-	mr = vt_frmr(e, 0, &sg);
+	mr = vt_frmr_reg(e, 0, &sg, qp, e->cq[0], IB_ACCESS_REMOTE_WRITE);
 	if (IS_ERR(mr)) {
 		rv = scnprintf(res, len, "FAIL frmr: %ld", PTR_ERR(mr));
 		goto out_env;
 	}
-	rv = vt_reg(qp, e->cq[0], mr, IB_ACCESS_REMOTE_WRITE, &wc);
-	if (!rv && wc.status == IB_WC_SUCCESS)
-		rv = vt_inv(qp, e->cq[0], mr->rkey, &wc);
+	rv = vt_inv(qp, e->cq[0], mr->rkey, &wc);
 	if (rv || wc.status != IB_WC_SUCCESS) {
-		rv = scnprintf(res, len, "FAIL REG_MR/LOCAL_INV: %d status %d",
+		rv = scnprintf(res, len, "FAIL LOCAL_INV: %d status %d",
 			       rv, wc.status);
 		goto out_mr;
 	}
@@ -592,24 +608,17 @@ static int vt_test_rresp(char *res, size_t len)
 	sqp = e->srv[0].id->qp;
 	cqp = e->cli[0].id->qp;
 	dst = vt_buf(e, 0);
-	sink = vt_frmr(e, 0, &sg_sink);
+	sink = vt_frmr_reg(e, 0, &sg_sink, cqp, e->cq[0],
+			   IB_ACCESS_REMOTE_WRITE);
 	if (IS_ERR(sink)) {
 		rv = scnprintf(res, len, "FAIL frmr: %ld", PTR_ERR(sink));
 		goto out_env;
 	}
-	src = vt_frmr(e, 1, &sg_src);
+	src = vt_frmr_reg(e, 1, &sg_src, sqp, e->cq[VT_PAIRS],
+			  IB_ACCESS_REMOTE_READ);
 	if (IS_ERR(src)) {
 		rv = scnprintf(res, len, "FAIL frmr: %ld", PTR_ERR(src));
 		goto out_sink;
-	}
-	rv = vt_reg(cqp, e->cq[0], sink, IB_ACCESS_REMOTE_WRITE, &wc);
-	if (!rv && wc.status == IB_WC_SUCCESS)
-		rv = vt_reg(sqp, e->cq[VT_PAIRS], src, IB_ACCESS_REMOTE_READ,
-			    &wc);
-	if (rv || wc.status != IB_WC_SUCCESS) {
-		rv = scnprintf(res, len, "FAIL REG_MR: %d status %d", rv,
-			       wc.status);
-		goto out_src;
 	}
 	memset(vt_buf(e, 1), 0xa1, VT_RRESP_LEN);
 	sge = (struct ib_sge){ .addr = sink->iova, .length = VT_RRESP_LEN,
@@ -647,7 +656,6 @@ static int vt_test_rresp(char *res, size_t len)
 			       wc.status, atomic_read(&vmtest_delays));
 out_delay:
 	vmtest_delay_clear();
-out_src:
 	vt_frmr_free(e, src, &sg_src);
 out_sink:
 	vt_frmr_free(e, sink, &sg_sink);
