@@ -211,6 +211,7 @@ int kiwi_cm_accept(struct kiwi_ep *ep, struct iw_cm_id *cm_id,
 		   struct iw_cm_conn_param *param);
 int kiwi_cm_reject(struct kiwi_ep *ep, const void *pdata, u8 pdata_len);
 int kiwi_cm_report_request(struct kiwi_ep *ep, const struct kiwi_mpa_frame *f);
+int kiwi_cm_take_qp(struct kiwi_ep *ep, struct iw_cm_id *cm_id, u32 qpn);
 
 /* cm_sctp.c: DDP over SCTP, startup on the same endpoints */
 int kiwi_cm_sctp_sock_create(int family, struct socket **sockp);
@@ -218,7 +219,6 @@ int kiwi_cm_sctp_settings_ok(struct ib_device *ibdev);
 int kiwi_cm_sctp_ep_init(struct kiwi_ep *ep);
 int kiwi_cm_sctp_prepare(struct kiwi_ep *ep, struct iw_cm_id *cm_id,
 			 const struct iw_cm_conn_param *param);
-int kiwi_cm_sctp_start(struct kiwi_ep *ep, struct iw_cm_id *cm_id);
 void kiwi_cm_sctp_active_work(struct kiwi_ep *ep, unsigned long ev);
 void kiwi_cm_sctp_read_initiate(struct kiwi_ep *ep);
 int kiwi_cm_sctp_accept_locked(struct kiwi_ep *ep, struct iw_cm_id *cm_id,

@@ -291,6 +291,30 @@ static int kiwi_cm_make_reply(struct kiwi_ep *ep, struct kiwi_mpa_frame *rep,
 	return 0;
 }
 
+/**
+ * kiwi_cm_take_qp - a responder's QP for iw_accept
+ * @ep: the child, ep->lock held
+ * @cm_id: the connection's id
+ * @qpn: the QP number iw_accept names
+ *
+ * Once found, the QP reference is the ep's (put with it), even when the
+ * caller does not own the QP.
+ *
+ * Return: 0, -EINVAL (no such QP) or -EACCES.
+ */
+int kiwi_cm_take_qp(struct kiwi_ep *ep, struct iw_cm_id *cm_id, u32 qpn)
+{
+	struct kiwi_qp *qp = kiwi_qp_lookup(to_kdev(cm_id->device), qpn, true);
+
+	if (!qp)
+		return -EINVAL;
+	WRITE_ONCE(ep->qp, qp);
+	if (!kiwi_qp_caller_owns(qp))
+		return -EACCES;
+	ep->ibdev = cm_id->device;
+	return 0;
+}
+
 static int kiwi_cm_accept_locked(struct kiwi_ep *ep, struct iw_cm_id *cm_id,
 				 struct iw_cm_conn_param *param)
 {
@@ -306,13 +330,10 @@ static int kiwi_cm_accept_locked(struct kiwi_ep *ep, struct iw_cm_id *cm_id,
 				param->private_data_len);
 	if (rv)
 		return rv;
-	qp = kiwi_qp_lookup(to_kdev(cm_id->device), param->qpn, true);
-	if (!qp)
-		return -EINVAL;
-	WRITE_ONCE(ep->qp, qp);
-	if (!kiwi_qp_caller_owns(qp))
-		return -EACCES;
-	ep->ibdev = cm_id->device;
+	rv = kiwi_cm_take_qp(ep, cm_id, param->qpn);
+	if (rv)
+		return rv;
+	qp = ep->qp;
 	ep->llp.initiator = false;
 	ep->llp.tx_gated = true;
 	ep->llp.expect_rtr = ep->llp.mpa.p2p;

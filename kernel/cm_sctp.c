@@ -165,32 +165,6 @@ int kiwi_cm_sctp_prepare(struct kiwi_ep *ep, struct iw_cm_id *cm_id,
 	return 0;
 }
 
-/* Under ep->lock: socket, bound to the local address, connect started. */
-int kiwi_cm_sctp_start(struct kiwi_ep *ep, struct iw_cm_id *cm_id)
-{
-	struct sockaddr_storage *laddr = &cm_id->m_local_addr;
-	struct sockaddr_storage *raddr = &cm_id->m_remote_addr;
-	int alen = kiwi_cm_addr_len(raddr);
-	struct socket *sock;
-	int rv;
-
-	if (!alen || laddr->ss_family != raddr->ss_family)
-		return -EAFNOSUPPORT;
-	rv = kiwi_cm_sctp_sock_create(raddr->ss_family, &sock);
-	if (rv)
-		return rv;
-	rv = kernel_bind(sock, (struct sockaddr *)laddr, alen);
-	if (rv) {
-		sock_release(sock);
-		return rv;
-	}
-	kiwi_ep_sock_attach(ep, sock, NULL);
-	rv = kernel_connect(sock, (struct sockaddr *)raddr, alen, O_NONBLOCK);
-	if (rv && rv != -EINPROGRESS)
-		return rv;
-	return 0;
-}
-
 /* Under ep->lock: the association is up: check it, send the Initiate. */
 static void kiwi_cm_sctp_connected(struct kiwi_ep *ep)
 {
@@ -219,7 +193,11 @@ static void kiwi_cm_sctp_connected(struct kiwi_ep *ep)
 	kiwi_ep_set_state(ep, KIWI_EP_WAIT_REP);
 }
 
-/* Under ep->lock: the responder accepted; the QP takes the association. */
+/*
+ * Under ep->lock: the responder accepted; the QP takes the association.
+ * No DDP Segment of ours goes before this, so none can arrive before the
+ * Initiate (SCTP-019).
+ */
 static void kiwi_cm_sctp_accepted(struct kiwi_ep *ep,
 				  const struct kiwi_mpa_frame *f)
 {
@@ -402,13 +380,10 @@ int kiwi_cm_sctp_accept_locked(struct kiwi_ep *ep, struct iw_cm_id *cm_id,
 	if (ep->state != KIWI_EP_RECVD_REQ)
 		return -ECONNRESET;
 	kiwi_ep_disarm_timeout(ep);
-	qp = kiwi_qp_lookup(to_kdev(cm_id->device), param->qpn, true);
-	if (!qp)
-		return -EINVAL;
-	WRITE_ONCE(ep->qp, qp);
-	if (!kiwi_qp_caller_owns(qp))
-		return -EACCES;
-	ep->ibdev = cm_id->device;
+	rv = kiwi_cm_take_qp(ep, cm_id, param->qpn);
+	if (rv)
+		return rv;
+	qp = ep->qp;
 	ep->llp.mpa.ird = min_t(u32, param->ird, KIWI_MAX_IRD);
 	ep->llp.mpa.ord = min_t(u32, param->ord, KIWI_MAX_ORD);
 	ep->llp.initiator = false;
