@@ -4,7 +4,8 @@
  * Documentation/sctp.md), and the chunk I/O the SCTP CM shares.
  *
  * Transmit: the engine stages each DDP segment after KIWI_SCTP_TX_ROOM
- * octets: a length kept for send (never on the wire) and the DDP-SSN.
+ * octets: a length kept for send (never on the wire) and the DDP-SSN,
+ * which counts every chunk of the session without a gap (SCTP-002/008).
  * send() hands every segment to SCTP as one unordered message, PPID 0x10.
  * SCTP never calls sk_write_space: the wait entry on the socket's wait
  * queue resumes a stalled TX when SCTP signals EPOLLOUT.
@@ -12,8 +13,8 @@
  * Receive: SCTP delivers unordered chunks in arrival order; kiwi reads
  * them in a work item (recvmsg cannot run in sk_data_ready's softirq),
  * holds those ahead of the next DDP-SSN (at most KIWI_SCTP_REORDER) and
- * hands the DDP engine segments in DDP-SSN order, so placement and
- * delivery are those of an in-order stream. Only the kernel's socket
+ * hands the DDP engine segments in DDP-SSN order, never by TSN
+ * (SCTP-032), so placement and delivery are those of an in-order stream. Only the kernel's socket
  * interface is used: kiwi.ko needs no symbol of sctp.ko.
  */
 #include <linux/slab.h>
@@ -78,7 +79,8 @@ static int kiwi_sctp_setopt(struct socket *sock, int opt, void *val,
  * @sock: a new one-to-one SCTP socket, before bind
  *
  * The DDP Adaptation Layer Indication goes into our INIT or INIT-ACK;
- * received chunks come with their PPID; no Nagle-like delay (11.2).
+ * received chunks come with their PPID; no Nagle-like delay (11.2,
+ * SCTP-038).
  *
  * Return: 0 or a negative errno.
  */
@@ -121,7 +123,7 @@ void kiwi_sctp_sock_detach(struct kiwi_sctp_conn *sc)
  *
  * RFC 5043 draft 11.1: without the DDP Adaptation Indication in the
  * peer's INIT or INIT-ACK, DDP MUST NOT be performed on the association.
- * Sets sc->mulpdu from the path MTU (section 9).
+ * Sets sc->mulpdu from the path MTU (section 9, SCTP-027).
  *
  * Return: 0, -EPROTO (no or another indication), -ENOTCONN.
  */
@@ -233,7 +235,11 @@ static int kiwi_sctp_recv(struct kiwi_sctp_conn *sc, u32 *ppid, int *flags)
 	return rv;
 }
 
-/* Judge the chunk in sc->rbuf; Return its DDP-SSN, or a negative errno. */
+/*
+ * Judge the chunk in sc->rbuf, before anything is allocated for it
+ * (SCTP-034): an oversize segment is refused (SCTP-030). Return its
+ * DDP-SSN, or a negative errno.
+ */
 static int kiwi_sctp_judge(struct kiwi_sctp_conn *sc, u32 ppid, u32 len)
 {
 	struct kiwi_sctp_ssc ssc;
