@@ -18,6 +18,13 @@
 #    iw_cm cannot carry gets a Session Terminate. The server's counters
 #    sctp_no_adaptation, mpa_bad_frames and sctp_ssc_term_sent must grow,
 #    and a good rping client connects to the same listener afterwards.
+# Checklist items this case drives on the live path: SCTP-001/035 (the
+# indication in INIT/INIT-ACK), SCTP-031 (U=1 on every DATA chunk),
+# SCTP-011 (a Session Terminate at each connection's end: 6 control
+# messages for 2 connections), SCTP-022/036/037 (no or another indication:
+# aborted, no DDP chunk), SCTP-010 (a first chunk that fits no legal
+# pattern: aborted), SCTP-012 (an Initiate the ULP cannot be shown gets a
+# Terminate, never a Reject).
 # Runs only for kiwi-kiwi with llp=sctp on both guests.
 
 . "$KIWI_SRC/tests/vm/pair/lib.bash"
