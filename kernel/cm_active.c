@@ -190,8 +190,11 @@ static int kiwi_cm_prepare_request(struct kiwi_ep *ep, struct iw_cm_id *cm_id,
 	return rv ? -EINVAL : 0;
 }
 
-/* Under ep->lock: socket, bound to the local address, connect started. */
-static int kiwi_cm_start_tcp(struct kiwi_ep *ep, struct iw_cm_id *cm_id)
+/*
+ * Under ep->lock: socket (TCP, or SCTP for ep->sctp_llp), bound to the
+ * local address, connect started.
+ */
+static int kiwi_cm_start(struct kiwi_ep *ep, struct iw_cm_id *cm_id)
 {
 	struct sockaddr_storage *laddr = &cm_id->m_local_addr;
 	struct sockaddr_storage *raddr = &cm_id->m_remote_addr;
@@ -201,7 +204,8 @@ static int kiwi_cm_start_tcp(struct kiwi_ep *ep, struct iw_cm_id *cm_id)
 
 	if (!alen || laddr->ss_family != raddr->ss_family)
 		return -EAFNOSUPPORT;
-	rv = kiwi_cm_sock_create(raddr->ss_family, &sock);
+	rv = ep->sctp_llp ? kiwi_cm_sctp_sock_create(raddr->ss_family, &sock) :
+	     kiwi_cm_sock_create(raddr->ss_family, &sock);
 	if (rv)
 		return rv;
 	rv = kernel_bind(sock, (struct sockaddr *)laddr, alen);
@@ -250,10 +254,15 @@ int kiwi_cm_connect(struct iw_cm_id *cm_id, struct iw_cm_conn_param *param)
 	ep->ibdev = cm_id->device;
 	/* Published before the check: a destroy either sees it or we see it. */
 	WRITE_ONCE(ep->qp, qp);
-	rv = kiwi_qp_destroyed(qp) ? -EINVAL :
-	     kiwi_cm_prepare_request(ep, cm_id, param);
+	ep->sctp_llp = kiwi_cm_uses_sctp(cm_id->device);
+	if (kiwi_qp_destroyed(qp))
+		rv = -EINVAL;
+	else if (ep->sctp_llp)
+		rv = kiwi_cm_sctp_prepare(ep, cm_id, param);
+	else
+		rv = kiwi_cm_prepare_request(ep, cm_id, param);
 	if (!rv)
-		rv = kiwi_cm_start_tcp(ep, cm_id);
+		rv = kiwi_cm_start(ep, cm_id);
 	if (rv) {
 		kiwi_ep_get(ep);
 		kiwi_cm_fail(ep, true);

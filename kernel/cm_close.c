@@ -22,6 +22,7 @@
 
 #include "cm_ep.h"
 #include "llp.h"
+#include "llp_sctp.h"
 
 /**
  * kiwi_cm_attach - hand the established stream to the QP
@@ -36,7 +37,7 @@ int kiwi_cm_attach(struct kiwi_ep *ep)
 {
 	int rv;
 
-	ep->llp.ops = &kiwi_llp_mpa_tcp;
+	ep->llp.ops = ep->sctp_llp ? &kiwi_llp_sctp : &kiwi_llp_mpa_tcp;
 	kiwi_ep_set_cb_qp(ep, ep->qp);
 	rv = kiwi_qp_llp_attach(ep->qp, ep, ep->sock, &ep->llp);
 	if (rv)
@@ -100,7 +101,7 @@ static void kiwi_cm_closing_read(struct kiwi_ep *ep)
 {
 	int err;
 
-	if (kiwi_cm_discard(ep->sock))
+	if (ep->sctp ? kiwi_sctp_discard(ep->sctp) : kiwi_cm_discard(ep->sock))
 		kiwi_ep_queue(ep, KIWI_EV_DATA);
 	if (kiwi_cm_peer_closed(ep->sock, &err))
 		kiwi_cm_closed(ep, false);
@@ -124,6 +125,7 @@ static void kiwi_cm_shutdown(struct kiwi_ep *ep)
 		kiwi_cm_closed(ep, false);
 		return;
 	}
+	kiwi_cm_sctp_end_session(ep);
 	kernel_sock_shutdown(ep->sock, SHUT_WR);
 	timeout = kiwi_cm_mpa_timeout(ep->qp->ibqp.device);
 	kiwi_ep_set_state(ep, KIWI_EP_CLOSING);
@@ -159,7 +161,8 @@ void kiwi_cm_connected_work(struct kiwi_ep *ep, unsigned long ev)
 		kiwi_cm_closed(ep, true);
 		return;
 	}
-	if (kiwi_cm_peer_closed(ep->sock, &err)) {
+	if (kiwi_cm_peer_closed(ep->sock, &err) ||
+	    test_bit(KIWI_EPF_PEER_TERM, &ep->flags)) {
 		kiwi_cm_detach(ep);
 		kiwi_cm_event(ep, ep->cm_id, IW_CM_EVENT_DISCONNECT, 0, NULL);
 		kiwi_cm_closed(ep, false);

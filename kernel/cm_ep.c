@@ -13,6 +13,7 @@
 #include <net/sock.h>
 
 #include "cm_ep.h"
+#include "llp_sctp.h"
 #include "kiwi_trace.h"
 
 static struct workqueue_struct *kiwi_cm_wq;
@@ -52,6 +53,7 @@ static void kiwi_ep_release(struct kref *ref)
 	spin_lock_irqsave(&kiwi_eps_lock, flags);
 	list_del(&ep->all_entry);
 	spin_unlock_irqrestore(&kiwi_eps_lock, flags);
+	kiwi_sctp_conn_free(ep->sctp);
 	mutex_destroy(&ep->lock);
 	kfree(ep);
 	wake_up(&kiwi_eps_wait);
@@ -132,7 +134,10 @@ static void kiwi_ep_work(struct work_struct *work)
 		break;
 	case KIWI_EP_CONNECTING:
 	case KIWI_EP_WAIT_REP:
-		kiwi_cm_active_work(ep, ev);
+		if (ep->sctp_llp)
+			kiwi_cm_sctp_active_work(ep, ev);
+		else
+			kiwi_cm_active_work(ep, ev);
 		break;
 	case KIWI_EP_WAIT_REQ:
 	case KIWI_EP_RECVD_REQ:
@@ -225,6 +230,8 @@ void kiwi_ep_sock_attach(struct kiwi_ep *ep, struct socket *sock,
 	sk->sk_state_change = kiwi_cm_state_change;
 	sk->sk_user_data = ep;
 	write_unlock_bh(&sk->sk_callback_lock);
+	if (ep->sctp)
+		kiwi_sctp_sock_attach(ep->sctp, sock);
 }
 
 /* Under ep->lock: point the callbacks at @qp (NULL: back to the CM). */
@@ -263,6 +270,7 @@ void kiwi_ep_sock_release(struct kiwi_ep *ep, bool abortive)
 	if (!sock)
 		return;
 	kiwi_ep_sock_restore(sock->sk, ep);
+	kiwi_sctp_sock_detach(ep->sctp);
 	ep->cb_qp = NULL;
 	if (abortive)
 		sock_no_linger(sock->sk);

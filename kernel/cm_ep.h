@@ -65,6 +65,7 @@ enum {
 /* Bits of kiwi_ep.flags. */
 enum {
 	KIWI_EPF_IWCM_REF,	/* responder: iw_cm may still accept/reject */
+	KIWI_EPF_PEER_TERM,	/* SCTP: the peer's Session Terminate arrived */
 };
 
 /**
@@ -116,6 +117,9 @@ enum {
  * @rbuf: startup frame being read
  * @rlen: octets in @rbuf
  * @err: initiator: the error to report when the connect fails
+ * @sctp_llp: the endpoint runs DDP over SCTP (a listener: its children)
+ * @sctp: DDP over SCTP: the association's state (llp_sctp.h), freed with
+ *	the ep; NULL on MPA/TCP and for a listener
  */
 struct kiwi_ep {
 	struct kref ref;
@@ -148,6 +152,8 @@ struct kiwi_ep {
 	u8 rbuf[KIWI_MPA_FRAME_MAX];
 	size_t rlen;
 	int err;
+	bool sctp_llp;
+	struct kiwi_sctp_conn *sctp;
 };
 
 /* cm_ep.c: lifetime, callbacks, events */
@@ -174,6 +180,7 @@ unsigned int kiwi_cm_mpa_timeout(struct ib_device *ibdev);
 unsigned int kiwi_cm_drain_timeout(struct ib_device *ibdev);
 bool kiwi_cm_responder_waits(struct ib_device *ibdev);
 bool kiwi_cm_rdmac_graceful(struct ib_device *ibdev);
+bool kiwi_cm_uses_sctp(struct ib_device *ibdev);
 void kiwi_cm_policy(struct kiwi_mpa_policy *pol, struct ib_device *ibdev,
 		    u32 ird, u32 ord);
 
@@ -188,7 +195,7 @@ bool kiwi_cm_peer_closed(struct socket *sock, int *err);
 bool kiwi_cm_discard(struct socket *sock);
 int kiwi_cm_addr_len(const struct sockaddr_storage *ss);
 bool kiwi_cm_net_ok(struct iw_cm_id *cm_id);
-int kiwi_cm_listen_sock(struct iw_cm_id *cm_id, int backlog,
+int kiwi_cm_listen_sock(struct iw_cm_id *cm_id, int backlog, bool sctp,
 			struct socket **sockp);
 
 /* cm_active.c: initiator */
@@ -203,6 +210,22 @@ void kiwi_cm_passive_work(struct kiwi_ep *ep, unsigned long ev);
 int kiwi_cm_accept(struct kiwi_ep *ep, struct iw_cm_id *cm_id,
 		   struct iw_cm_conn_param *param);
 int kiwi_cm_reject(struct kiwi_ep *ep, const void *pdata, u8 pdata_len);
+int kiwi_cm_report_request(struct kiwi_ep *ep, const struct kiwi_mpa_frame *f);
+int kiwi_cm_take_qp(struct kiwi_ep *ep, struct iw_cm_id *cm_id, u32 qpn);
+
+/* cm_sctp.c: DDP over SCTP, startup on the same endpoints */
+int kiwi_cm_sctp_sock_create(int family, struct socket **sockp);
+int kiwi_cm_sctp_settings_ok(struct ib_device *ibdev);
+int kiwi_cm_sctp_ep_init(struct kiwi_ep *ep);
+int kiwi_cm_sctp_prepare(struct kiwi_ep *ep, struct iw_cm_id *cm_id,
+			 const struct iw_cm_conn_param *param);
+void kiwi_cm_sctp_active_work(struct kiwi_ep *ep, unsigned long ev);
+void kiwi_cm_sctp_read_initiate(struct kiwi_ep *ep);
+int kiwi_cm_sctp_accept_locked(struct kiwi_ep *ep, struct iw_cm_id *cm_id,
+			       struct iw_cm_conn_param *param);
+void kiwi_cm_sctp_reject_locked(struct kiwi_ep *ep, const void *pdata,
+				u8 pdata_len);
+void kiwi_cm_sctp_end_session(struct kiwi_ep *ep);
 
 /* cm_obs.c: tracepoints and counters of connection management */
 void kiwi_ep_set_state(struct kiwi_ep *ep, enum kiwi_ep_state state);
@@ -211,6 +234,8 @@ void kiwi_cm_obs_reply(struct kiwi_ep *ep, enum kiwi_mpa_status st);
 void kiwi_cm_obs_request(struct kiwi_ep *ep, enum kiwi_mpa_status st,
 			 const struct kiwi_mpa_params *p);
 void kiwi_cm_obs_pdata_refused(struct kiwi_ep *ep, u16 len);
+void kiwi_cm_obs_child(struct kiwi_ep *ep, enum kiwi_stat_id id,
+		       const char *why);
 void kiwi_cm_obs_urgent(struct kiwi_ep *ep);
 
 /* cm_term.c: an initiator's Terminate when it cannot enter Full Operation */

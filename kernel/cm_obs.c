@@ -163,3 +163,23 @@ void kiwi_cm_obs_urgent(struct kiwi_ep *ep)
 	if (!ep->qp)
 		kiwi_cm_obs_put(ep);
 }
+
+/**
+ * kiwi_cm_obs_child - count an event of a responder child still reading
+ *	its startup, on its listener's device, and log why
+ * @ep: the child, its lock held
+ * @id: the counter
+ * @why: a log line, or NULL
+ */
+void kiwi_cm_obs_child(struct kiwi_ep *ep, enum kiwi_stat_id id,
+		       const char *why)
+{
+	struct ib_device *ibdev = kiwi_cm_obs_get(ep);
+
+	if (!ibdev)
+		return;
+	kiwi_cm_count(ibdev, id);
+	if (why)
+		ibdev_info_ratelimited(ibdev, "%s\n", why);
+	kiwi_cm_obs_put(ep);
+}

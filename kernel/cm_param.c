@@ -23,6 +23,13 @@ bool kiwi_cm_responder_waits(struct ib_device *ibdev)
 			    KIWI_SET_MPA_RESPONDER_WAITS);
 }
 
+/* The llp setting of @ibdev: true when new connections run over SCTP. */
+bool kiwi_cm_uses_sctp(struct ib_device *ibdev)
+{
+	return kiwi_setting(&to_kdev(ibdev)->settings, KIWI_SET_LLP) ==
+	       KIWI_LLP_SCTP;
+}
+
 /**
  * kiwi_cm_rdmac_graceful - the mpa_rdmac setting of @ibdev
  * @ibdev: a kiwi device

@@ -72,12 +72,15 @@ void kiwi_cm_unlisten(struct kiwi_ep *ep)
  */
 int kiwi_cm_listen(struct iw_cm_id *cm_id, int backlog)
 {
+	bool sctp = kiwi_cm_uses_sctp(cm_id->device);
 	struct socket *sock;
 	struct kiwi_ep *ep;
 	int rv;
 
 	backlog = clamp(backlog, 1, KIWI_CM_BACKLOG_MAX);
-	rv = kiwi_cm_listen_sock(cm_id, backlog, &sock);
+	rv = sctp ? kiwi_cm_sctp_settings_ok(cm_id->device) : 0;
+	if (!rv)
+		rv = kiwi_cm_listen_sock(cm_id, backlog, sctp, &sock);
 	if (rv)
 		return rv;
 	ep = kiwi_ep_alloc();
@@ -88,6 +91,7 @@ int kiwi_cm_listen(struct iw_cm_id *cm_id, int backlog)
 	lockdep_set_class(&ep->lock, &kiwi_listener_lock_key);
 	mutex_lock(&ep->lock);
 	ep->backlog = backlog;
+	ep->sctp_llp = sctp;
 	kiwi_ep_set_cm_id(ep, cm_id);
 	kiwi_ep_sock_attach(ep, sock, NULL);
 	kiwi_ep_set_state(ep, KIWI_EP_LISTEN);
@@ -113,11 +117,17 @@ static void kiwi_cm_new_child(struct kiwi_ep *l, struct socket *sock)
 	room = l->nchildren < l->backlog;
 	spin_unlock_bh(&l->child_lock);
 	child = room ? kiwi_ep_alloc() : NULL;
+	if (child && l->sctp_llp && kiwi_cm_sctp_ep_init(child)) {
+		kiwi_ep_put(child);
+		child = NULL;
+	}
 	if (!child) {
 		kiwi_ep_sock_refuse(l, sock);
 		return;
 	}
-	tcp_sock_set_nodelay(sock->sk);
+	child->sctp_llp = l->sctp_llp;
+	if (!child->sctp_llp)
+		tcp_sock_set_nodelay(sock->sk);
 	mutex_lock_nested(&child->lock, SINGLE_DEPTH_NESTING);
 	kiwi_cm_policy(&child->pol, l->cm_id->device, KIWI_MAX_IRD,
 		       KIWI_MAX_ORD);
@@ -159,8 +169,7 @@ void kiwi_cm_listen_work(struct kiwi_ep *ep, unsigned long ev)
  * or its listener is being destroyed, and a child nobody accepts or
  * rejects must not hold a connection until the peer gives up.
  */
-static int kiwi_cm_report_request(struct kiwi_ep *ep,
-				  const struct kiwi_mpa_frame *f)
+int kiwi_cm_report_request(struct kiwi_ep *ep, const struct kiwi_mpa_frame *f)
 {
 	struct kiwi_ep *l = ep->listener;
 	int rv = -ECONNRESET;
@@ -257,7 +266,9 @@ void kiwi_cm_passive_work(struct kiwi_ep *ep, unsigned long ev)
 		kiwi_cm_fail(ep, true);
 		return;
 	}
-	if (ep->state == KIWI_EP_WAIT_REQ)
+	if (ep->state == KIWI_EP_WAIT_REQ && ep->sctp_llp)
+		kiwi_cm_sctp_read_initiate(ep);
+	else if (ep->state == KIWI_EP_WAIT_REQ)
 		kiwi_cm_read_request(ep);
 	else if (kiwi_cm_peer_closed(ep->sock, &err))
 		kiwi_cm_fail(ep, true);
@@ -280,6 +291,30 @@ static int kiwi_cm_make_reply(struct kiwi_ep *ep, struct kiwi_mpa_frame *rep,
 	return 0;
 }
 
+/**
+ * kiwi_cm_take_qp - a responder's QP for iw_accept
+ * @ep: the child, ep->lock held
+ * @cm_id: the connection's id
+ * @qpn: the QP number iw_accept names
+ *
+ * Once found, the QP reference is the ep's (put with it), even when the
+ * caller does not own the QP.
+ *
+ * Return: 0, -EINVAL (no such QP) or -EACCES.
+ */
+int kiwi_cm_take_qp(struct kiwi_ep *ep, struct iw_cm_id *cm_id, u32 qpn)
+{
+	struct kiwi_qp *qp = kiwi_qp_lookup(to_kdev(cm_id->device), qpn, true);
+
+	if (!qp)
+		return -EINVAL;
+	WRITE_ONCE(ep->qp, qp);
+	if (!kiwi_qp_caller_owns(qp))
+		return -EACCES;
+	ep->ibdev = cm_id->device;
+	return 0;
+}
+
 static int kiwi_cm_accept_locked(struct kiwi_ep *ep, struct iw_cm_id *cm_id,
 				 struct iw_cm_conn_param *param)
 {
@@ -295,13 +330,10 @@ static int kiwi_cm_accept_locked(struct kiwi_ep *ep, struct iw_cm_id *cm_id,
 				param->private_data_len);
 	if (rv)
 		return rv;
-	qp = kiwi_qp_lookup(to_kdev(cm_id->device), param->qpn, true);
-	if (!qp)
-		return -EINVAL;
-	WRITE_ONCE(ep->qp, qp);
-	if (!kiwi_qp_caller_owns(qp))
-		return -EACCES;
-	ep->ibdev = cm_id->device;
+	rv = kiwi_cm_take_qp(ep, cm_id, param->qpn);
+	if (rv)
+		return rv;
+	qp = ep->qp;
 	ep->llp.initiator = false;
 	ep->llp.tx_gated = true;
 	ep->llp.expect_rtr = ep->llp.mpa.p2p;
@@ -343,7 +375,10 @@ int kiwi_cm_accept(struct kiwi_ep *ep, struct iw_cm_id *cm_id,
 	if (!test_and_clear_bit(KIWI_EPF_IWCM_REF, &ep->flags))
 		return -EINVAL;
 	mutex_lock(&ep->lock);
-	rv = kiwi_cm_accept_locked(ep, cm_id, param);
+	if (ep->sctp_llp)
+		rv = kiwi_cm_sctp_accept_locked(ep, cm_id, param);
+	else
+		rv = kiwi_cm_accept_locked(ep, cm_id, param);
 	if (rv)
 		kiwi_cm_fail(ep, true);
 	mutex_unlock(&ep->lock);
@@ -366,8 +401,10 @@ int kiwi_cm_reject(struct kiwi_ep *ep, const void *pdata, u8 pdata_len)
 	if (!test_and_clear_bit(KIWI_EPF_IWCM_REF, &ep->flags))
 		return -EINVAL;
 	mutex_lock(&ep->lock);
-	if (ep->state == KIWI_EP_RECVD_REQ &&
-	    !kiwi_cm_make_reply(ep, &rep, pdata, pdata_len)) {
+	if (ep->sctp_llp) {
+		kiwi_cm_sctp_reject_locked(ep, pdata, pdata_len);
+	} else if (ep->state == KIWI_EP_RECVD_REQ &&
+		   !kiwi_cm_make_reply(ep, &rep, pdata, pdata_len)) {
 		rep.reject = true;
 		kiwi_cm_send(ep->sock, &rep);
 	}

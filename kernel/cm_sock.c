@@ -10,6 +10,7 @@
 #include <net/tcp.h>
 
 #include "cm_ep.h"
+#include "llp_sctp.h"
 
 /* A TCP socket in init_net, the namespace of every kiwi netdev. */
 int kiwi_cm_sock_create(int family, struct socket **sockp)
@@ -144,7 +145,7 @@ void kiwi_cm_addrs(struct socket *sock, struct sockaddr_storage *local,
 
 /**
  * kiwi_cm_peer_closed - did the connection end or the peer send its FIN?
- * @sock: the socket
+ * @sock: the socket (SCTP: kiwi_sctp_peer_closed())
  * @err: output: the error to report (the socket's, else -ECONNRESET)
  *
  * Return: true if the peer closed (FIN), reset, or the connection failed.
@@ -154,6 +155,8 @@ bool kiwi_cm_peer_closed(struct socket *sock, int *err)
 	struct sock *sk = sock->sk;
 	bool closed;
 
+	if (sk->sk_protocol == IPPROTO_SCTP)
+		return kiwi_sctp_peer_closed(sock, err);
 	closed = READ_ONCE(sk->sk_state) == TCP_CLOSE ||
 		 (READ_ONCE(sk->sk_shutdown) & RCV_SHUTDOWN) ||
 		 READ_ONCE(sk->sk_err);
@@ -207,8 +210,8 @@ bool kiwi_cm_net_ok(struct iw_cm_id *cm_id)
 	return net_eq(dev_net(kdev->netdev), &init_net);
 }
 
-/* A listening socket on the id's local address. */
-int kiwi_cm_listen_sock(struct iw_cm_id *cm_id, int backlog,
+/* A listening socket (TCP, or SCTP one-to-one) on the id's address. */
+int kiwi_cm_listen_sock(struct iw_cm_id *cm_id, int backlog, bool sctp,
 			struct socket **sockp)
 {
 	struct sockaddr_storage *laddr = &cm_id->m_local_addr;
@@ -220,7 +223,8 @@ int kiwi_cm_listen_sock(struct iw_cm_id *cm_id, int backlog,
 		return -EOPNOTSUPP;
 	if (!alen)
 		return -EAFNOSUPPORT;
-	rv = kiwi_cm_sock_create(laddr->ss_family, &sock);
+	rv = sctp ? kiwi_cm_sctp_sock_create(laddr->ss_family, &sock) :
+	     kiwi_cm_sock_create(laddr->ss_family, &sock);
 	if (rv)
 		return rv;
 	if (laddr->ss_family == AF_INET6 && cm_id->afonly)

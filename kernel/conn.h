@@ -20,6 +20,7 @@
 
 struct kiwi_ep;
 struct kiwi_llp_ops;
+struct kiwi_sctp_conn;
 
 /**
  * struct kiwi_llp_params - what the LLP startup agreed, for the QP engine
@@ -33,6 +34,7 @@ struct kiwi_llp_ops;
  *            zero-length RTR message of type @mpa.rtr (KIWI_MPA_RTR_*)
  * @expect_rtr: responder in peer-to-peer mode: the first FPDU from the
  *              initiator is an RTR message, consumed without a completion
+ * @sctp: DDP over SCTP: the association (llp_sctp.h); NULL on MPA/TCP
  */
 struct kiwi_llp_params {
 	const struct kiwi_llp_ops *ops;
@@ -41,6 +43,7 @@ struct kiwi_llp_params {
 	bool tx_gated;
 	bool send_rtr;
 	bool expect_rtr;
+	struct kiwi_sctp_conn *sctp;
 };
 
 /* --- QP engine, called by the CM --- */

@@ -545,6 +545,8 @@ struct kiwi_mr *kiwi_rx_lookup(struct kiwi_qp *qp, u32 stag,
 void kiwi_rx_release(struct kiwi_qp *qp);
 void kiwi_rx_read(struct kiwi_qp *qp, struct sock *sk);
 void kiwi_rx_fail_mpa(struct kiwi_qp *qp, u8 err);
+void kiwi_rx_segment(struct kiwi_qp *qp, const u8 *ulpdu, u32 len);
+void kiwi_rx_fail_llp(struct kiwi_qp *qp);
 
 /* rx_imm.c: RFC 7306 Immediate Data, receive side */
 enum kiwi_term_err kiwi_rx_imm(struct kiwi_qp *qp);

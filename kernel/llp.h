@@ -52,6 +52,8 @@ struct sock;
  *         (see kiwi_ep_llp_close()). Any context.
  * @drain: a graceful close began: bound it (see kiwi_ep_llp_drain()).
  *         Any context.
+ * @stop: optional: detach, after RX may no longer start: wait for any
+ *        receive work of the LLP's own and let go of @qp. Process context.
  */
 struct kiwi_llp_ops {
 	const char *name;
@@ -64,9 +66,12 @@ struct kiwi_llp_ops {
 	void (*receive)(struct kiwi_qp *qp, struct sock *sk);
 	void (*close)(struct kiwi_ep *ep, bool abortive);
 	void (*drain)(struct kiwi_ep *ep);
+	void (*stop)(struct kiwi_qp *qp);
 };
 
 /* MPA (RFC 5044) over kernel TCP. */
 extern const struct kiwi_llp_ops kiwi_llp_mpa_tcp;
+/* DDP over SCTP (RFC 5043 draft), llp_sctp.c. */
+extern const struct kiwi_llp_ops kiwi_llp_sctp;
 
 #endif /* KIWI_LLP_H */

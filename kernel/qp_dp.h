@@ -27,6 +27,7 @@
 #include "proto/term.h"
 
 struct kiwi_ep;
+struct kiwi_sctp_conn;
 struct kiwi_mr;
 struct socket;
 
@@ -186,6 +187,8 @@ struct kiwi_tx_msg {
  * @plan: FPDU plan of the segment being framed (TX)
  * @pieces: plan entries (TX)
  * @mulpdu: negotiated MULPDU (TX)
+ * @sctp: DDP over SCTP: the association's state (llp_sctp.h), owned by
+ *	  the CM's endpoint; NULL on MPA/TCP (set at attach)
  * @buf: framed FPDUs, KIWI_TX_BUF_LEN octets (TX; freed at detach)
  * @len: octets framed in @buf (TX)
  * @sent: octets of @buf TCP took (TX)
@@ -239,6 +242,7 @@ struct kiwi_qp_tx {
 	struct kiwi_mpa_plan plan;
 	struct kiwi_mpa_piece pieces[KIWI_MPA_PLAN_PIECES(1)];
 	u32 mulpdu;
+	struct kiwi_sctp_conn *sctp;
 	u8 *buf;
 	u32 len;
 	u32 sent;

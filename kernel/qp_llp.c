@@ -204,6 +204,8 @@ void kiwi_qp_llp_detach(struct kiwi_qp *qp)
 	write_lock_bh(&sock->sk->sk_callback_lock);
 	WRITE_ONCE(qp->rx.active, false);
 	write_unlock_bh(&sock->sk->sk_callback_lock);
+	if (tx->llp->stop)
+		tx->llp->stop(qp);
 	/* No TX after this: a later run finds no socket. */
 	cancel_work_sync(&tx->work);
 	mutex_lock(&tx->run_lock);	/* a doorbell's run may still hold it */

@@ -688,6 +688,43 @@ void kiwi_rx_read(struct kiwi_qp *qp, struct sock *sk)
 	kiwi_rx_urgent(qp, sk);
 }
 
+/**
+ * kiwi_rx_segment - deliver one whole DDP segment (message-based LLPs)
+ * @qp: an attached QP, in RX
+ * @ulpdu: the DDP segment, headers first
+ * @len: its length (the LLP checked it against the MULPDU)
+ *
+ * The segment goes through the same header, placement and end steps as
+ * an FPDU the MPA decoder found: llp_sctp.c hands over segments in
+ * DDP-SSN order. Nothing is done once the stream has failed.
+ */
+void kiwi_rx_segment(struct kiwi_qp *qp, const u8 *ulpdu, u32 len)
+{
+	struct kiwi_mpa_ev ev = {
+		.type = KIWI_MPA_EV_HEADER,
+		.ulpdu_len = len,
+		.len = min_t(u32, len, KIWI_MPA_RX_HDR_MAX),
+		.data = ulpdu,
+	};
+	struct kiwi_qp_rx *rx = &qp->rx;
+
+	if (rx->failed)
+		return;
+	kiwi_qp_stat_add(&qp->stats, KIWI_STAT_RX_OCTETS, len);
+	kiwi_rx_header(qp, &ev);
+	if (!rx->failed && len > ev.len)
+		kiwi_rx_place(qp, ev.len, ulpdu + ev.len, len - ev.len);
+	if (!rx->failed)
+		kiwi_rx_end(qp);
+}
+
+/* The LLP found the stream broken (bad chunk): a DDP catastrophic error. */
+void kiwi_rx_fail_llp(struct kiwi_qp *qp)
+{
+	if (!qp->rx.failed)
+		kiwi_rx_fail(qp, KIWI_TERM_ERR_DDP_CATASTROPHIC, false);
+}
+
 /* RX stopped for good (detach): drop references, flush a held SRQ WR. */
 void kiwi_rx_release(struct kiwi_qp *qp)
 {

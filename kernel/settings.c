@@ -33,6 +33,7 @@ enum kiwi_setting_kind {
 	KIWI_KIND_UINT,		/* an integer in [min, max] */
 	KIWI_KIND_BOOL,		/* Y/N (kstrtobool: also 1/0, on/off) */
 	KIWI_KIND_RTR,		/* a non-empty list of RTR message types */
+	KIWI_KIND_LLP,		/* a lower layer's name: tcp or sctp */
 };
 
 /**
@@ -63,6 +64,13 @@ static const struct kiwi_setting_desc kiwi_setting_descs[KIWI_SET_NUM] = {
 	[KIWI_SET_MPA_RESPONDER_WAITS] = { "mpa_responder_waits",
 					   KIWI_KIND_BOOL },
 	[KIWI_SET_MPA_RDMAC] = { "mpa_rdmac", KIWI_KIND_BOOL },
+	[KIWI_SET_LLP] = { "llp", KIWI_KIND_LLP },
+};
+
+/* Names of enum kiwi_llp_kind, indexed by value. */
+static const char *const kiwi_llp_names[] = {
+	[KIWI_LLP_TCP] = "tcp",
+	[KIWI_LLP_SCTP] = "sctp",
 };
 
 /* RTR message types by name, in the order they are printed. */
@@ -86,6 +94,7 @@ static u32 kiwi_defaults[KIWI_SET_NUM] = {
 	[KIWI_SET_MPA_RTR] = KIWI_MPA_RTR_ALL,
 	[KIWI_SET_MPA_RESPONDER_WAITS] = true,
 	[KIWI_SET_MPA_RDMAC] = false,
+	[KIWI_SET_LLP] = KIWI_LLP_TCP,
 };
 
 /* One RTR type name of @len octets at @s; 0 if unknown. */
@@ -127,6 +136,24 @@ static int kiwi_parse_rtr(const char *buf, u32 *out)
 	return 0;
 }
 
+/* "tcp" or "sctp", with an optional newline. */
+static int kiwi_parse_llp(const char *buf, u32 *out)
+{
+	size_t len = strcspn(buf, "\n");
+	u32 i;
+
+	if (buf[len] && strcmp(buf + len, "\n"))
+		return -EINVAL;
+	for (i = 0; i < ARRAY_SIZE(kiwi_llp_names); i++) {
+		if (strlen(kiwi_llp_names[i]) == len &&
+		    !strncmp(buf, kiwi_llp_names[i], len)) {
+			*out = i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
 static int kiwi_setting_parse(const struct kiwi_setting_desc *d,
 			      const char *buf, u32 *out)
 {
@@ -144,6 +171,8 @@ static int kiwi_setting_parse(const struct kiwi_setting_desc *d,
 			return -EINVAL;
 		*out = b;
 		return 0;
+	case KIWI_KIND_LLP:
+		return kiwi_parse_llp(buf, out);
 	default:
 		return kiwi_parse_rtr(buf, out);
 	}
@@ -161,6 +190,8 @@ static int kiwi_setting_format(const struct kiwi_setting_desc *d, u32 v,
 		return sysfs_emit(buf, "%u\n", v);
 	case KIWI_KIND_BOOL:
 		return sysfs_emit(buf, "%c\n", v ? 'Y' : 'N');
+	case KIWI_KIND_LLP:
+		return sysfs_emit(buf, "%s\n", kiwi_llp_names[v]);
 	default:
 		for (i = 0; i < ARRAY_SIZE(kiwi_rtr_names); i++)
 			if (v & kiwi_rtr_names[i].bit)
@@ -185,6 +216,10 @@ static void kiwi_setting_refused(const struct ib_device *ibdev,
 		break;
 	case KIWI_KIND_BOOL:
 		ibdev_notice_ratelimited(ibdev, "%s: refused '%.*s': expected Y or N\n",
+					 d->name, len, buf);
+		break;
+	case KIWI_KIND_LLP:
+		ibdev_notice_ratelimited(ibdev, "%s: refused '%.*s': expected tcp or sctp\n",
 					 d->name, len, buf);
 		break;
 	default:
@@ -265,6 +300,10 @@ KIWI_PARAM(mpa_rdmac, KIWI_SET_MPA_RDMAC);
 __MODULE_PARM_TYPE(mpa_rdmac, "bool");
 MODULE_PARM_DESC(mpa_rdmac,
 		 "Default for new devices: answer RDMAC (MPA revision 0) peers as RFC 5044 C.2.1/C.2.2 describe, a revision 1 Reply and a graceful close (default N: reset at once); version 0 DDP/RDMAP is not implemented");
+KIWI_PARAM(llp, KIWI_SET_LLP);
+__MODULE_PARM_TYPE(llp, "string");
+MODULE_PARM_DESC(llp,
+		 "Default for new devices: the lower layer of new connections, tcp (MPA over TCP, default) or sctp (DDP over SCTP, RFC 5043 draft; needs sctp.ko, kiwi only)");
 
 /**
  * kiwi_settings_init - a new device's settings: the current defaults
@@ -341,6 +380,7 @@ KIWI_SETTING_ATTR(mpa_p2p, KIWI_SET_MPA_P2P);
 KIWI_SETTING_ATTR(mpa_rtr, KIWI_SET_MPA_RTR);
 KIWI_SETTING_ATTR(mpa_responder_waits, KIWI_SET_MPA_RESPONDER_WAITS);
 KIWI_SETTING_ATTR(mpa_rdmac, KIWI_SET_MPA_RDMAC);
+KIWI_SETTING_ATTR(llp, KIWI_SET_LLP);
 
 /* libkiwi's match_device reads this (KIWI_SYSFS_ABI_FILE). */
 static ssize_t abi_version_show(struct device *dev,
@@ -361,6 +401,7 @@ static struct attribute *kiwi_settings_attrs[] = {
 	&kiwi_attr_mpa_rtr.attr.attr,
 	&kiwi_attr_mpa_responder_waits.attr.attr,
 	&kiwi_attr_mpa_rdmac.attr.attr,
+	&kiwi_attr_llp.attr.attr,
 	NULL,
 };
 

@@ -29,6 +29,8 @@
  * @KIWI_SET_MPA_RDMAC: answer an RDMAC (MPA revision 0) peer as RFC 5044
  *	Appendix C.2.1/C.2.2 describe: a responder sends a revision 1 Reply,
  *	then both close gracefully (off: the connection is reset at once)
+ * @KIWI_SET_LLP: the lower layer new connections use, enum kiwi_llp_kind
+ *	(MPA over TCP, or DDP over SCTP: Documentation/sctp.md)
  * @KIWI_SET_NUM: number of settings
  */
 enum kiwi_setting_id {
@@ -41,7 +43,18 @@ enum kiwi_setting_id {
 	KIWI_SET_MPA_RTR,
 	KIWI_SET_MPA_RESPONDER_WAITS,
 	KIWI_SET_MPA_RDMAC,
+	KIWI_SET_LLP,
 	KIWI_SET_NUM,
+};
+
+/**
+ * enum kiwi_llp_kind - values of the llp setting
+ * @KIWI_LLP_TCP: RDMAP/DDP over MPA over TCP (RFC 5044), the default
+ * @KIWI_LLP_SCTP: RDMAP/DDP over SCTP (RFC 5043 draft)
+ */
+enum kiwi_llp_kind {
+	KIWI_LLP_TCP,
+	KIWI_LLP_SCTP,
 };
 
 /**

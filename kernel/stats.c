@@ -52,6 +52,8 @@ static const struct rdma_stat_desc kiwi_stat_descs[KIWI_STAT_NUM] = {
 	[KIWI_STAT_MPA_REJ_RCVD].name = "mpa_rej_rcvd",
 	[KIWI_STAT_MPA_BAD_FRAMES].name = "mpa_bad_frames",
 	[KIWI_STAT_MPA_IRD_REFUSED].name = "mpa_ird_refused",
+	[KIWI_STAT_SCTP_NO_ADAPT].name = "sctp_no_adaptation",
+	[KIWI_STAT_SCTP_SSC_TERM_SENT].name = "sctp_ssc_term_sent",
 };
 
 /**

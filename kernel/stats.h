@@ -58,6 +58,10 @@
  *	not negotiable (RFC 5044 7.1, RFC 6581)
  * @KIWI_STAT_MPA_IRD_REFUSED: of those, Replies refused for IRD (the
  *	responder's ORD above the IRD a kiwi QP can serve, RFC 6581 9.1)
+ * @KIWI_STAT_SCTP_NO_ADAPT: SCTP associations aborted because the peer
+ *	did not indicate the DDP adaptation layer (RFC 5043 draft 11.1)
+ * @KIWI_STAT_SCTP_SSC_TERM_SENT: Session Terminates sent to refuse an
+ *	Initiate (limit, private data iw_cm cannot carry) or to end a session
  * @KIWI_STAT_NUM: number of counters
  */
 enum kiwi_stat_id {
@@ -93,6 +97,8 @@ enum kiwi_stat_id {
 	KIWI_STAT_MPA_REJ_RCVD,
 	KIWI_STAT_MPA_BAD_FRAMES,
 	KIWI_STAT_MPA_IRD_REFUSED,
+	KIWI_STAT_SCTP_NO_ADAPT,
+	KIWI_STAT_SCTP_SSC_TERM_SENT,
 	KIWI_STAT_NUM,
 };
 

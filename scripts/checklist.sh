@@ -13,8 +13,8 @@
 # kernel). Unit tests and fuzzers of kernel/proto/ (tests/unit/,
 # tests/fuzz/) exercise library code in user space: an item they alone
 # name is listed as "library only". An item no test names is listed with
-# the kernel files whose comments name it (not tested), as SCTP (not
-# built), or as not covered.
+# the kernel files whose comments name it (not tested), or as not
+# covered.
 # --check: fail if the committed table differs from a fresh one, or if a
 # test names an item the digests do not have (ctest runs this).
 
@@ -94,11 +94,9 @@ def where(i):
         return "library", "library only: " + files(library, i)
     if i in code:
         return "code", "not tested; kernel: " + files(code, i)
-    if i.startswith("SCTP-"):
-        return "sctp", "SCTP (RFC 5043) not built: -EOPNOTSUPP"
     return "open", "not covered yet"
 
-rows, count = [], {"live": 0, "library": 0, "code": 0, "sctp": 0, "open": 0}
+rows, count = [], {"live": 0, "library": 0, "code": 0, "open": 0}
 order = lambda i: (i.split("-")[0], int(i.split("-")[1]))
 for i in sorted(items, key=order):
     kind, w = where(i)
@@ -118,9 +116,9 @@ print("the debug kernel). Unit tests and fuzzers of `kernel/proto/` run that cod
 print("in user space: an item only they name is \"library only\".")
 print()
 print("%d items: %d credited to live-path tests, %d library only, %d named only in"
-      " kernel code (not tested), %d SCTP (not built), %d not covered yet." %
+      " kernel code (not tested), %d not covered yet." %
       (len(items), count["live"], count["library"], count["code"],
-       count["sctp"], count["open"]))
+       count["open"]))
 print()
 print("Level as in the digests: M must, S should, N negative (must not).")
 print()

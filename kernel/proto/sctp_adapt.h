@@ -12,9 +12,8 @@
  *   PPID 0x11, Session Control:  DDP-SSN (2) | Function Code (2) |
  *                                Private Data (0..512; none in Terminate)
  *
- * Not yet used by kiwi.ko: kiwi has no SCTP LLP (Documentation/sctp.md).
- * This file is compiled into the user-space wire library and unit-tested
- * there only.
+ * Compiled into kiwi.ko (cm_sctp.c, llp_sctp.c: Documentation/sctp.md)
+ * and into the user-space wire library, where it is unit-tested.
  *
  * Pure code: no kernel objects, no locks, no allocation.
  */

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 // DDP over SCTP adaptation wire rules (draft-ietf-rddp-sctp, seeds-digest
 // section 3): Session Control messages, DDP Segment chunks, MULPDU from the
-// path MTU and the DDP-SSN window. The wire library only: kiwi.ko has no
-// SCTP LLP yet, so the items named here are "library only".
+// path MTU and the DDP-SSN window, in user space: kiwi.ko runs the same
+// code (cm_sctp.c, llp_sctp.c), live-tested by tests/vm/pair/cases/sctp.sh.
 #include <gtest/gtest.h>
 
 #include <cerrno>

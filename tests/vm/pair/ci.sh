@@ -11,6 +11,10 @@
 #    and by the server only (its rping runs both ways, so markers flow on
 #    the initiator's side on one connection and the responder's on the
 #    other); tests/vm/pair/mpa-wire-check.py checks every marker captured;
+#  - DDP over SCTP kiwi<->kiwi (llp=sctp): rping (verified data both ways)
+#    and the sctp case (tshark on the association and its PPIDs, a hostile
+#    raw SCTP peer); the rdma_cm tools, integrity and perftest over SCTP in
+#    --full (CI time);
 #  - kiwi<->siw:p2p in both roles: integrity with a siw server, perftest
 #    with a kiwi server; every RFC 6581 RTR type in both roles (rtr, also
 #    kiwi<->kiwi). For the cases whose server sends first
@@ -41,7 +45,7 @@ mode=--quick
 [ "${1:-}" = --full ] && mode=--full
 
 runs=(
-	"kiwi-kiwi/rdmacm+perftest+integrity+tshark+rping+rtr+atomics kiwi:mpa_markers=Y-kiwi:mpa_markers=Y/tshark kiwi:mpa_markers=Y-kiwi/tshark siw:p2p-kiwi/integrity kiwi-siw:p2p/perftest+rtr kiwi-siw/integrity siw-kiwi/rping kiwi:mpa_crc_off=Y-siw/rping siw:rev1-kiwi/rping"
+	"kiwi-kiwi/rdmacm+perftest+integrity+tshark+rping+rtr+atomics kiwi:llp=sctp-kiwi:llp=sctp/rping+sctp kiwi:mpa_markers=Y-kiwi:mpa_markers=Y/tshark kiwi:mpa_markers=Y-kiwi/tshark siw:p2p-kiwi/integrity kiwi-siw:p2p/perftest+rtr kiwi-siw/integrity siw-kiwi/rping kiwi:mpa_crc_off=Y-siw/rping siw:rev1-kiwi/rping"
 )
 if [ "$mode" = --full ]; then
 	runs=(
@@ -49,6 +53,7 @@ if [ "$mode" = --full ]; then
 		"--cases rping+integrity+perftest siw-kiwi kiwi:mpa_crc_off=Y-siw:p2p siw:crc-kiwi:mpa_crc_off=Y siw:rev1-kiwi kiwi:mpa_rev=1+mpa_responder_waits=N-kiwi:mpa_rev=1 siw:p2p-kiwi:mpa_p2p=N kiwi-siw/rping+integrity kiwi-siw:rev1/rping+integrity"
 		"--cases rping kiwi:mpa_markers=Y-siw!refused siw-kiwi:mpa_markers=Y!refused"
 		"--cases rping+integrity kiwi:mpa_markers=Y-kiwi:mpa_markers=Y"
+		"--cases rping+rdmacm+perftest+integrity+sctp kiwi:llp=sctp-kiwi:llp=sctp"
 	)
 fi
 

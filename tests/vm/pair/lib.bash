@@ -152,16 +152,20 @@ pair_down() {
 
 # pair_wait_listen PORT PID SECONDS: wait until an rdma_cm listener on PORT
 # exists (rdma resource show cm_id) and, for an iWARP provider, its TCP
-# socket listens, or PID exits, or the time runs out. rdma_cm shows a
-# wildcard listener before it has listened on each device: a client that
-# connects in between is refused (and perftest then crashes).
+# socket listens (SCTP for a kiwi device whose llp setting is sctp), or PID
+# exits, or the time runs out. rdma_cm shows a wildcard listener before it
+# has listened on each device: a client that connects in between is
+# refused (and perftest then crashes).
 pair_wait_listen() {
-	local port=$1 pid=$2 i limit=$(($3 * 5)) tcp=0
+	local port=$1 pid=$2 i limit=$(($3 * 5)) tcp=0 proto=-t
 	case "$PAIR_PROV" in kiwi | siw) tcp=1 ;; esac
+	[ "$PAIR_PROV" = kiwi ] &&
+		[ "$(cat "/sys/class/infiniband/$PAIR_DEV/kiwi/llp" 2>/dev/null)" = sctp ] &&
+		proto=-S
 	for ((i = 0; i < limit; i++)); do
 		if rdma resource show cm_id 2>/dev/null |
 			grep -E "state LISTEN" | grep -qE "src-addr [^ ]*:$port( |$)" &&
-			{ [ "$tcp" = 0 ] || [ -n "$(ss -Hltn "sport = :$port")" ]; }; then
+			{ [ "$tcp" = 0 ] || [ -n "$(ss -Hln "$proto" "sport = :$port")" ]; }; then
 			return 0
 		fi
 		kill -0 "$pid" 2>/dev/null || return 1
@@ -312,12 +316,13 @@ pair_both() {
 	pair_step "$name.c2s" client "$limit" "$@"
 }
 
-# pair_capture_start FILE / pair_capture_stop: tcpdump of eth0's TCP
-# traffic (whole frames) into FILE, for tests/vm/pair/tshark-check.sh.
+# pair_capture_start FILE [FILTER] / pair_capture_stop: tcpdump of eth0's
+# TCP traffic (or what FILTER selects, e.g. sctp; whole frames) into FILE,
+# for tests/vm/pair/tshark-check.sh.
 # Under TCG tcpdump falls behind bursts: a 128 MiB capture buffer keeps the
 # kernel from dropping frames (a capture with gaps cannot be judged).
 pair_capture_start() {
-	tcpdump -i eth0 -s 0 -B 131072 -U -w "$1" tcp > "$VT_TMP/tcpdump.log" 2>&1 &
+	tcpdump -i eth0 -s 0 -B 131072 -U -w "$1" "${2:-tcp}" > "$VT_TMP/tcpdump.log" 2>&1 &
 	PAIR_TCPDUMP=$!
 	PAIR_PCAP=$1
 	local i

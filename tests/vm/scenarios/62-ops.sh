@@ -42,14 +42,14 @@ vt_link_add kiwi0 eth0 || vt_die "no kiwi0"
 # --- 1. settings --------------------------------------------------------------
 
 for kv in mpa_timeout=10 drain_timeout=3 mpa_rev=2 mpa_crc_off=N mpa_markers=N mpa_p2p=Y \
-	mpa_rtr=send,write,read mpa_responder_waits=Y mpa_rdmac=N abi_version=3; do
+	mpa_rtr=send,write,read mpa_responder_waits=Y mpa_rdmac=N llp=tcp abi_version=3; do
 	vt_eq "kiwi0 ${kv%%=*} default" "$(cat "$S0/${kv%%=*}")" "${kv#*=}"
 done
 
 # modinfo describes every setting with its default.
 parm=$(modinfo -F parm kiwi)
 for n in mpa_timeout drain_timeout mpa_rev mpa_crc_off mpa_markers mpa_p2p \
-	mpa_rtr mpa_responder_waits mpa_rdmac; do
+	mpa_rtr mpa_responder_waits mpa_rdmac llp; do
 	vt_check "modinfo: $n, a default for new devices, with its default" \
 		grep -q "^$n:Default for new devices: .*default" <<<"$parm"
 done
@@ -84,6 +84,8 @@ refuse drain_timeout 0
 refuse drain_timeout 61
 refuse mpa_markers maybe
 refuse mpa_rdmac permissive
+refuse llp udp
+refuse llp "tcp,sctp"
 refuse mpa_rtr ""
 refuse mpa_rtr fax
 refuse mpa_rtr "write,"

@@ -1,0 +1,553 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * kiwi: DDP over SCTP as the LLP under DDP (llp.h; RFC 5043 draft,
+ * Documentation/sctp.md), and the chunk I/O the SCTP CM shares.
+ *
+ * Transmit: the engine stages each DDP segment after KIWI_SCTP_TX_ROOM
+ * octets: a length kept for send (never on the wire) and the DDP-SSN,
+ * which counts every chunk of the session without a gap (SCTP-002/008).
+ * send() hands every segment to SCTP as one unordered message, PPID 0x10.
+ * SCTP never calls sk_write_space: the wait entry on the socket's wait
+ * queue resumes a stalled TX when SCTP signals EPOLLOUT.
+ *
+ * Receive: SCTP delivers unordered chunks in arrival order; kiwi reads
+ * them in a work item (recvmsg cannot run in sk_data_ready's softirq),
+ * holds those ahead of the next DDP-SSN (at most KIWI_SCTP_REORDER) and
+ * hands the DDP engine segments in DDP-SSN order, never by TSN
+ * (SCTP-032), so placement and delivery are those of an in-order stream. Only the kernel's socket
+ * interface is used: kiwi.ko needs no symbol of sctp.ko.
+ */
+#include <linux/slab.h>
+#include <linux/socket.h>
+#include <linux/sctp.h>
+#include <net/sctp/sctp.h>
+#include <net/sock.h>
+
+#include "kiwi.h"
+#include "conn.h"
+#include "llp.h"
+#include "llp_sctp.h"
+
+/* Transmit buffer room before a segment: length (host order), DDP-SSN. */
+#define KIWI_SCTP_TX_LEN	4
+#define KIWI_SCTP_TX_ROOM	(KIWI_SCTP_TX_LEN + KIWI_SCTP_SSN_LEN)
+/* Chunks RX handles per run before it yields the worker. */
+#define KIWI_SCTP_RX_BUDGET	64
+
+static void kiwi_sctp_rx_work(struct work_struct *work);
+static int kiwi_sctp_wake(struct wait_queue_entry *wait, unsigned int mode,
+			  int sync, void *key);
+
+struct kiwi_sctp_conn *kiwi_sctp_conn_alloc(void)
+{
+	struct kiwi_sctp_conn *sc = kzalloc(sizeof(*sc), GFP_KERNEL);
+
+	if (!sc)
+		return NULL;
+	sc->rbuf = kmalloc(KIWI_SCTP_RBUF_LEN, GFP_KERNEL);
+	if (!sc->rbuf) {
+		kfree(sc);
+		return NULL;
+	}
+	INIT_WORK(&sc->rx_work, kiwi_sctp_rx_work);
+	init_waitqueue_func_entry(&sc->wait, kiwi_sctp_wake);
+	return sc;
+}
+
+/* The endpoint's last reference: no socket, no QP any more. */
+void kiwi_sctp_conn_free(struct kiwi_sctp_conn *sc)
+{
+	u32 i;
+
+	if (!sc)
+		return;
+	for (i = 0; i < KIWI_SCTP_REORDER; i++)
+		kfree(sc->slot[i]);
+	kfree(sc->rbuf);
+	kfree(sc);
+}
+
+static int kiwi_sctp_setopt(struct socket *sock, int opt, void *val,
+			    unsigned int len)
+{
+	return sock->ops->setsockopt(sock, SOL_SCTP, opt, KERNEL_SOCKPTR(val),
+				     len);
+}
+
+/**
+ * kiwi_sctp_sock_prepare - options of every kiwi SCTP socket
+ * @sock: a new one-to-one SCTP socket, before bind
+ *
+ * The DDP Adaptation Layer Indication goes into our INIT or INIT-ACK;
+ * received chunks come with their PPID; no Nagle-like delay (11.2,
+ * SCTP-038).
+ *
+ * Return: 0 or a negative errno.
+ */
+int kiwi_sctp_sock_prepare(struct socket *sock)
+{
+	struct sctp_setadaptation ad = {
+		.ssb_adaptation_ind = KIWI_SCTP_ADAPT_DDP,
+	};
+	int on = 1;
+	int rv;
+
+	sock_set_reuseaddr(sock->sk);
+	rv = kiwi_sctp_setopt(sock, SCTP_ADAPTATION_LAYER, &ad, sizeof(ad));
+	if (!rv)
+		rv = kiwi_sctp_setopt(sock, SCTP_RECVRCVINFO, &on, sizeof(on));
+	if (!rv)
+		rv = kiwi_sctp_setopt(sock, SCTP_NODELAY, &on, sizeof(on));
+	return rv;
+}
+
+/* @sc takes @sock: its wait entry joins the socket's wait queue. */
+void kiwi_sctp_sock_attach(struct kiwi_sctp_conn *sc, struct socket *sock)
+{
+	sc->sock = sock;
+	add_wait_queue(sk_sleep(sock->sk), &sc->wait);
+}
+
+/* Before the socket is released: no QP is attached any more. */
+void kiwi_sctp_sock_detach(struct kiwi_sctp_conn *sc)
+{
+	if (!sc || !sc->sock)
+		return;
+	remove_wait_queue(sk_sleep(sc->sock->sk), &sc->wait);
+	sc->sock = NULL;
+}
+
+/**
+ * kiwi_sctp_peer_check - the association is up: may DDP run on it?
+ * @sc: its state; sc->sock established
+ *
+ * RFC 5043 draft 11.1: without the DDP Adaptation Indication in the
+ * peer's INIT or INIT-ACK, DDP MUST NOT be performed on the association.
+ * Sets sc->mulpdu from the path MTU (section 9, SCTP-027).
+ *
+ * Return: 0, -EPROTO (no or another indication), -ENOTCONN.
+ */
+int kiwi_sctp_peer_check(struct kiwi_sctp_conn *sc)
+{
+	struct sock *sk = sc->sock->sk;
+	struct sctp_association *asoc;
+	int rv = -ENOTCONN;
+
+	lock_sock(sk);
+	asoc = list_first_entry_or_null(&sctp_sk(sk)->ep->asocs,
+					struct sctp_association, asocs);
+	if (asoc) {
+		rv = asoc->peer.adaptation_ind == KIWI_SCTP_ADAPT_DDP ?
+		     0 : -EPROTO;
+		sc->mulpdu = kiwi_sctp_mulpdu(asoc->pathmtu,
+					      sk->sk_family == AF_INET6);
+	}
+	release_sock(sk);
+	return rv;
+}
+
+/* One unordered message of @len octets with @ppid, without blocking. */
+static int kiwi_sctp_sendmsg(struct socket *sock, void *buf, u32 len,
+			     u32 ppid)
+{
+	union {
+		struct cmsghdr hdr;
+		u8 space[CMSG_SPACE(sizeof(struct sctp_sndinfo))];
+	} cbuf = {};
+	struct msghdr msg = {
+		.msg_control = &cbuf,
+		.msg_controllen = sizeof(cbuf),
+		.msg_flags = MSG_DONTWAIT | MSG_NOSIGNAL,
+	};
+	struct kvec kv = { .iov_base = buf, .iov_len = len };
+	struct sctp_sndinfo *si;
+
+	cbuf.hdr.cmsg_level = IPPROTO_SCTP;
+	cbuf.hdr.cmsg_type = SCTP_SNDINFO;
+	cbuf.hdr.cmsg_len = CMSG_LEN(sizeof(*si));
+	si = CMSG_DATA(&cbuf.hdr);
+	si->snd_flags = SCTP_UNORDERED;
+	/* The uapi field is a plain __u32 that holds network order. */
+	si->snd_ppid = (__force u32)cpu_to_be32(ppid);
+	return kernel_sendmsg(sock, &msg, &kv, 1, len);
+}
+
+/**
+ * kiwi_sctp_send_ssc - send a Session Control message (PPID 0x11)
+ * @sc: the association
+ * @ssn: its DDP-SSN
+ * @fn: enum kiwi_sctp_ssc_fn
+ * @pd: Private Data (none for a Terminate)
+ * @pd_len: its length, at most 512
+ *
+ * Return: 0 or a negative errno.
+ */
+int kiwi_sctp_send_ssc(struct kiwi_sctp_conn *sc, u16 ssn, u16 fn,
+		       const void *pd, u32 pd_len)
+{
+	u8 *buf = kmalloc(KIWI_SCTP_SSC_MAX, GFP_KERNEL);
+	int len, rv;
+
+	if (!buf)
+		return -ENOMEM;
+	len = kiwi_sctp_ssc_encode(buf, KIWI_SCTP_SSC_MAX, ssn, fn, pd,
+				   pd_len);
+	rv = len;
+	if (len > 0) {
+		rv = kiwi_sctp_sendmsg(sc->sock, buf, len, KIWI_SCTP_PPID_SSC);
+		if (rv >= 0)
+			rv = rv == len ? 0 : -EIO;
+	}
+	kfree(buf);
+	return rv;
+}
+
+/*
+ * Read one message into sc->rbuf. Return its length (0: the peer shut
+ * the association down), or a negative errno (-EAGAIN: nothing queued).
+ */
+static int kiwi_sctp_recv(struct kiwi_sctp_conn *sc, u32 *ppid, int *flags)
+{
+	union {
+		struct cmsghdr hdr;
+		u8 space[CMSG_SPACE(sizeof(struct sctp_rcvinfo))];
+	} cbuf = {};
+	struct msghdr msg = {
+		.msg_control = &cbuf,
+		.msg_controllen = sizeof(cbuf),
+	};
+	struct kvec kv = { .iov_base = sc->rbuf, .iov_len = KIWI_SCTP_RBUF_LEN };
+	struct sctp_rcvinfo *ri;
+	int rv;
+
+	rv = kernel_recvmsg(sc->sock, &msg, &kv, 1, kv.iov_len, MSG_DONTWAIT);
+	if (rv < 0)
+		return rv;
+	*flags = msg.msg_flags;
+	*ppid = 0;
+	/* put_cmsg() advanced msg_control: what it wrote starts at cbuf. */
+	if (sizeof(cbuf) - msg.msg_controllen >= CMSG_LEN(sizeof(*ri)) &&
+	    cbuf.hdr.cmsg_level == IPPROTO_SCTP &&
+	    cbuf.hdr.cmsg_type == SCTP_RCVINFO) {
+		ri = CMSG_DATA(&cbuf.hdr);
+		*ppid = be32_to_cpu((__force __be32)ri->rcv_ppid);
+	}
+	return rv;
+}
+
+/*
+ * Judge the chunk in sc->rbuf, before anything is allocated for it
+ * (SCTP-034): an oversize segment is refused (SCTP-030). Return its
+ * DDP-SSN, or a negative errno.
+ */
+static int kiwi_sctp_judge(struct kiwi_sctp_conn *sc, u32 ppid, u32 len)
+{
+	struct kiwi_sctp_ssc ssc;
+	u16 ssn;
+
+	if (ppid == KIWI_SCTP_PPID_DDP_SEG) {
+		if (kiwi_sctp_seg_decode(sc->rbuf, len, sc->mulpdu, &ssn))
+			return -EMSGSIZE;
+	} else if (ppid == KIWI_SCTP_PPID_SSC) {
+		if (kiwi_sctp_ssc_decode(&ssc, sc->rbuf, len))
+			return -EPROTO;
+		ssn = ssc.ssn;
+	} else {
+		return -EPROTO;
+	}
+	if (!kiwi_sctp_ssn_valid(sc->rx_next, ssn, KIWI_SCTP_REORDER))
+		return -EPROTO;
+	return ssn;
+}
+
+/* Keep the chunk in sc->rbuf, DDP-SSN @ssn, until its turn. */
+static int kiwi_sctp_hold(struct kiwi_sctp_conn *sc, u16 ssn, u32 ppid,
+			  u32 len)
+{
+	u32 i = ssn % KIWI_SCTP_REORDER;
+	struct kiwi_sctp_chunk *c;
+
+	if (sc->slot[i])
+		return -EPROTO;		/* a duplicate DDP-SSN */
+	c = kmalloc(struct_size(c, data, len), GFP_KERNEL);
+	if (!c)
+		return -ENOMEM;
+	c->ppid = ppid;
+	c->len = len;
+	memcpy(c->data, sc->rbuf, len);
+	sc->slot[i] = c;
+	return 0;
+}
+
+/**
+ * kiwi_sctp_next - the chunk of DDP-SSN sc->rx_next, once it is here
+ * @sc: the association (its reader: the CM before attach, RX after)
+ * @m: output, valid until kiwi_sctp_consumed()
+ *
+ * Reads the socket until that chunk arrived, holding those ahead of it.
+ * A chunk without a whole DDP header, larger than the MULPDU (draft
+ * section 9), with an unknown PPID or function code, a DDP-SSN outside
+ * the window (section 10) or one already held ends the stream.
+ *
+ * Return: 1 with @m set; 0 if it has not arrived; -ECONNRESET if the
+ * association was shut down or is gone; another negative errno for a
+ * chunk that ends the stream.
+ */
+int kiwi_sctp_next(struct kiwi_sctp_conn *sc, struct kiwi_sctp_msg *m)
+{
+	struct kiwi_sctp_chunk *c;
+	int rv, ssn, flags;
+	u32 ppid;
+
+	for (;;) {
+		c = sc->slot[sc->rx_next % KIWI_SCTP_REORDER];
+		if (c) {
+			m->ppid = c->ppid;
+			m->data = c->data;
+			m->len = c->len;
+			break;
+		}
+		rv = kiwi_sctp_recv(sc, &ppid, &flags);
+		if (rv == -EAGAIN)
+			return 0;
+		if (rv <= 0)
+			return -ECONNRESET;	/* shut down, aborted or failed */
+		if (flags & MSG_NOTIFICATION)
+			continue;	/* none subscribed; ignore */
+		if (!(flags & MSG_EOR))
+			return -EMSGSIZE;	/* larger than any valid chunk */
+		ssn = kiwi_sctp_judge(sc, ppid, rv);
+		if (ssn < 0)
+			return ssn;
+		if (ssn == sc->rx_next) {
+			m->ppid = ppid;
+			m->data = sc->rbuf;
+			m->len = rv;
+			break;
+		}
+		rv = kiwi_sctp_hold(sc, ssn, ppid, rv);
+		if (rv)
+			return rv;
+	}
+	m->ssn = sc->rx_next;
+	return 1;
+}
+
+/* The chunk kiwi_sctp_next() returned is done with. */
+void kiwi_sctp_consumed(struct kiwi_sctp_conn *sc)
+{
+	u32 i = sc->rx_next % KIWI_SCTP_REORDER;
+
+	kfree(sc->slot[i]);
+	sc->slot[i] = NULL;
+	sc->rx_next++;
+}
+
+/**
+ * kiwi_sctp_discard - read and drop what the peer still sends (closing)
+ * @sc: the association; no QP reads it any more
+ *
+ * Return: true if messages may remain queued (read again later).
+ */
+bool kiwi_sctp_discard(struct kiwi_sctp_conn *sc)
+{
+	int i, flags;
+	u32 ppid;
+
+	for (i = 0; i < KIWI_SCTP_RX_BUDGET; i++)
+		if (kiwi_sctp_recv(sc, &ppid, &flags) <= 0)
+			return false;
+	return true;
+}
+
+/**
+ * kiwi_sctp_peer_closed - has the association ended, or failed to start?
+ * @sock: a one-to-one SCTP socket after connect() or accept()
+ * @err: output: the error to report (the socket's, else -ECONNRESET)
+ *
+ * A one-to-one socket stays in CLOSED while its association starts and
+ * keeps its state when the association ends, so the association itself
+ * is looked at: none any more, a socket error, or the peer's SHUTDOWN
+ * once every message received before it was read. Process context.
+ *
+ * Return: true if the association is over.
+ */
+bool kiwi_sctp_peer_closed(struct socket *sock, int *err)
+{
+	struct sock *sk = sock->sk;
+	bool closed;
+
+	lock_sock(sk);
+	closed = list_empty(&sctp_sk(sk)->ep->asocs) || sk->sk_err ||
+		 ((sk->sk_shutdown & RCV_SHUTDOWN) &&
+		  skb_queue_empty(&sk->sk_receive_queue));
+	release_sock(sk);
+	*err = sock_error(sk);
+	if (!*err)
+		*err = -ECONNRESET;
+	return closed;
+}
+
+/* --- the LLP: llp.h --- */
+
+static int kiwi_llp_sctp_setup(struct kiwi_qp *qp, struct socket *sock,
+			       const struct kiwi_llp_params *p)
+{
+	struct kiwi_sctp_conn *sc = p->sctp;
+	wait_queue_head_t *wq = sk_sleep(sock->sk);
+	unsigned long flags;
+
+	if (!sc || sc->sock != sock)
+		return -EINVAL;
+	qp->tx.sctp = sc;
+	qp->tx.mulpdu = sc->mulpdu;
+	spin_lock_irqsave(&wq->lock, flags);
+	sc->qp = qp;
+	spin_unlock_irqrestore(&wq->lock, flags);
+	return 0;
+}
+
+static u32 kiwi_llp_sctp_wire_len(const struct kiwi_qp_tx *tx, u32 ulpdu_len)
+{
+	return KIWI_SCTP_TX_ROOM + ulpdu_len;
+}
+
+/* The DDP-SSN goes in front; the length stays for send(). */
+static int kiwi_llp_sctp_frame(struct kiwi_qp_tx *tx, u32 ulpdu_len)
+{
+	u8 *base = tx->buf + tx->len;
+	u32 mlen = KIWI_SCTP_SSN_LEN + ulpdu_len;
+
+	memcpy(base, &mlen, KIWI_SCTP_TX_LEN);
+	put_unaligned_be16(tx->sctp->tx_ssn++, base + KIWI_SCTP_TX_LEN);
+	tx->len += KIWI_SCTP_TX_LEN + mlen;
+	return 0;
+}
+
+/* Each framed segment is one SCTP message; SCTP takes whole ones only. */
+static int kiwi_llp_sctp_send(struct kiwi_qp_tx *tx, struct socket *sock,
+			      bool more)
+{
+	u32 pos = tx->sent, mlen;
+	int rv = 0;
+
+	while (pos < tx->len) {
+		memcpy(&mlen, tx->buf + pos, KIWI_SCTP_TX_LEN);
+		rv = kiwi_sctp_sendmsg(sock, tx->buf + pos + KIWI_SCTP_TX_LEN,
+				       mlen, KIWI_SCTP_PPID_DDP_SEG);
+		if (rv < 0)
+			break;
+		if (rv != mlen) {
+			rv = -EIO;
+			break;
+		}
+		pos += KIWI_SCTP_TX_LEN + mlen;
+	}
+	if (pos > tx->sent)
+		return pos - tx->sent;
+	return rv;
+}
+
+/*
+ * SCTP wakes its socket's wait queue, never sk_write_space, when send
+ * space returns: a stalled TX runs again. Runs under the wait queue's
+ * lock, which also orders it against setup and stop.
+ */
+static int kiwi_sctp_wake(struct wait_queue_entry *wait, unsigned int mode,
+			  int sync, void *key)
+{
+	struct kiwi_sctp_conn *sc = container_of(wait, struct kiwi_sctp_conn,
+						 wait);
+	struct kiwi_qp *qp = sc->qp;
+
+	if (qp && (key_to_poll(key) & EPOLLOUT) &&
+	    READ_ONCE(qp->tx.stalled)) {
+		kiwi_qp_stat_inc(&qp->stats, KIWI_STAT_TX_WAKEUPS);
+		kiwi_tx_kick(qp);
+	}
+	return 0;
+}
+
+/* A chunk in DDP-SSN order: a segment for DDP, or the peer's Terminate. */
+static void kiwi_sctp_rx_msg(struct kiwi_qp *qp, struct kiwi_sctp_conn *sc,
+			     const struct kiwi_sctp_msg *m)
+{
+	if (sc->peer_term)
+		return;		/* nothing follows a Terminate */
+	if (m->ppid == KIWI_SCTP_PPID_DDP_SEG) {
+		kiwi_rx_segment(qp, m->data + KIWI_SCTP_SSN_LEN,
+				m->len - KIWI_SCTP_SSN_LEN);
+		return;
+	}
+	/* Only a Terminate may follow the startup (draft section 6). */
+	if (get_unaligned_be16(m->data + KIWI_SCTP_SSN_LEN) !=
+	    KIWI_SCTP_SSC_TERMINATE) {
+		kiwi_rx_fail_llp(qp);
+		return;
+	}
+	sc->peer_term = true;
+	kiwi_ep_sctp_peer_term(qp->tx.ep);
+}
+
+static void kiwi_sctp_rx_work(struct work_struct *work)
+{
+	struct kiwi_sctp_conn *sc = container_of(work, struct kiwi_sctp_conn,
+						 rx_work);
+	struct kiwi_qp *qp = sc->qp;
+	struct kiwi_sctp_msg m;
+	int n, rv;
+
+	if (!qp || !READ_ONCE(qp->rx.active))
+		return;
+	for (n = 0; n < KIWI_SCTP_RX_BUDGET; n++) {
+		rv = kiwi_sctp_next(sc, &m);
+		if (rv == 0)
+			return;
+		if (rv == -ECONNRESET) {
+			/* All read: the CM may end the connection now. */
+			kiwi_ep_sctp_rx_ended(qp->tx.ep);
+			return;
+		}
+		if (rv < 0) {
+			ibdev_info_ratelimited(qp->ibqp.device,
+					       "QP %u: SCTP chunk refused (%d)\n",
+					       qp->ibqp.qp_num, rv);
+			kiwi_rx_fail_llp(qp);
+			return;
+		}
+		kiwi_sctp_rx_msg(qp, sc, &m);
+		kiwi_sctp_consumed(sc);
+	}
+	queue_work(system_wq, &sc->rx_work);
+}
+
+/* sk_data_ready, forwarded: the work reads (recvmsg may sleep). */
+static void kiwi_llp_sctp_receive(struct kiwi_qp *qp, struct sock *sk)
+{
+	queue_work(system_wq, &qp->tx.sctp->rx_work);
+}
+
+static void kiwi_llp_sctp_stop(struct kiwi_qp *qp)
+{
+	struct kiwi_sctp_conn *sc = qp->tx.sctp;
+	wait_queue_head_t *wq = sk_sleep(sc->sock->sk);
+	unsigned long flags;
+
+	cancel_work_sync(&sc->rx_work);
+	spin_lock_irqsave(&wq->lock, flags);
+	sc->qp = NULL;
+	spin_unlock_irqrestore(&wq->lock, flags);
+}
+
+const struct kiwi_llp_ops kiwi_llp_sctp = {
+	.name = "sctp",
+	.setup = kiwi_llp_sctp_setup,
+	.seg_room = KIWI_SCTP_TX_ROOM,
+	.seg_wire_len = kiwi_llp_sctp_wire_len,
+	.seg_frame = kiwi_llp_sctp_frame,
+	.send = kiwi_llp_sctp_send,
+	.receive = kiwi_llp_sctp_receive,
+	.close = kiwi_ep_llp_close,
+	.drain = kiwi_ep_llp_drain,
+	.stop = kiwi_llp_sctp_stop,
+};
