@@ -20,9 +20,9 @@
 # times as long as check-ulp. kiwi-kiwi also runs nvme-removal
 # (`rdma link delete`, `modprobe -r kiwi` and the link down under I/O,
 # Documentation/ulps.md); `--removal` (make check-ulp-removal, about 7 min)
-# runs nvme-removal and nfs-removal, which does not pass yet (its umount
-# after the server's removal hangs). ULP_COMBOS replaces the combos (e.g.
-# ULP_COMBOS=kiwi-kiwi/nvme); other arguments go to run.sh.
+# runs nvme-removal and nfs-removal (not yet part of check-ulp).
+# ULP_COMBOS replaces the combos (e.g. ULP_COMBOS=kiwi-kiwi/nvme); other
+# arguments go to run.sh.
 # Ends with 'N passed, N failed'.
 
 set -uo pipefail
