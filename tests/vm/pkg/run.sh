@@ -80,6 +80,25 @@ step build bash "$REPO/scripts/build-deb.sh" "$DEBS" || { summary; exit; }
 
 kernel=$(find /boot -maxdepth 1 -name 'vmlinuz-*' | sort -V | tail -n 1)
 kver=${kernel#/boot/vmlinuz-}
+
+# second_kernel: the newest kernel release of kver's flavour (amd64) other
+# than kver whose headers apt can install and are not installed yet (with
+# them installed, the packages' postinst would build for it already).
+second_kernel() {
+	local v
+
+	apt-cache pkgnames linux-headers- |
+		sed -n "s/^linux-headers-\([0-9][0-9.]*-[0-9][0-9]*-${kver##*-}\)\$/\1/p" |
+		sort -V -r | while read -r v; do
+			[ "$v" != "$kver" ] || continue
+			dpkg-query -W -f '${Status}' "linux-headers-$v" 2>/dev/null |
+				grep -q ' installed$' && continue
+			apt-cache show "linux-headers-$v" > /dev/null 2>&1 || continue
+			echo "$v"
+			break
+		done
+}
+kver2=$(second_kernel)
 work=$(mktemp -d /tmp/kiwi-pkg.XXXXXX)
 root=$work/root
 upper=$work/upper
@@ -114,7 +133,7 @@ make_root() {
 in_root() {
 	chroot "$root" env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
 		HOME=/root TERM=dumb LANG=C.UTF-8 KIWI_SRC="$REPO" KIWI_BUILD="$REPO/build" \
-		PKG_DEBS="$DEBS" PKG_KVER="$kver" bash "$1" < /dev/null
+		PKG_DEBS="$DEBS" PKG_KVER="$kver" PKG_KVER2="$kver2" bash "$1" < /dev/null
 }
 
 # upper_clean: after the purge, the upper layer holds what the root gained
@@ -125,7 +144,7 @@ upper_clean() {
 	local records left lines
 
 	records="^(var/lib/(dpkg|apt)/|var/cache/(apt|debconf|ldconfig|man)/|etc/ld\.so\.cache$"
-	records+="|usr/lib/modules/$kver/modules\.|var/lib/dkms/mok\.(key|pub)$)"
+	records+="|usr/lib/modules/($kver|$kver2)/modules\.|var/lib/dkms/mok\.(key|pub)$)"
 	left=$(cd "$upper" && {
 		find . \( -path ./tmp -o -path ./var/log \) -prune -o \
 			\( -iname '*kiwi*' -o ! -type d \) -print | sed 's|^\./||' |
@@ -149,6 +168,12 @@ if ! make_root; then
 	exit
 fi
 echo "check-pkg: throwaway root $root for kernel $kver"
+if [ -n "$kver2" ]; then
+	echo "check-pkg: second kernel $kver2 (apt install linux-headers-$kver2 after the packages)"
+else
+	echo "SKIP new-kernel: apt knows no linux-headers-*-${kver##*-} but $kver's" \
+		"or installed ones: the headers hook is only run by hand for $kver"
+fi
 if step install in_root "$PKG/install.sh"; then
 	step guest "$LAB" --root "$root" "$@" "$PKG/use.sh"
 else
