@@ -211,6 +211,7 @@ void kiwi_cm_obs_reply(struct kiwi_ep *ep, enum kiwi_mpa_status st);
 void kiwi_cm_obs_request(struct kiwi_ep *ep, enum kiwi_mpa_status st,
 			 const struct kiwi_mpa_params *p);
 void kiwi_cm_obs_pdata_refused(struct kiwi_ep *ep, u16 len);
+void kiwi_cm_obs_urgent(struct kiwi_ep *ep);
 
 /* cm_term.c: an initiator's Terminate when it cannot enter Full Operation */
 int kiwi_cm_send_mpa_term(struct kiwi_ep *ep, u8 ecode);

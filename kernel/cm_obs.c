@@ -75,32 +75,50 @@ void kiwi_cm_obs_reply(struct kiwi_ep *ep, enum kiwi_mpa_status st)
 	}
 }
 
+/*
+ * Under the child's lock: the device of the listener that took @ep, with
+ * the listener's lock held (kiwi_cm_obs_put() drops it), or NULL with
+ * nothing held once the listener stopped listening. The listener's lock
+ * nests inside the child's (as when the Request is reported).
+ */
+static struct ib_device *kiwi_cm_obs_get(struct kiwi_ep *ep)
+{
+	struct kiwi_ep *l = ep->listener;
+	struct ib_device *ibdev;
+
+	if (!l)
+		return NULL;
+	mutex_lock(&l->lock);
+	ibdev = kiwi_ep_ibdev(l);
+	if (!ibdev)
+		mutex_unlock(&l->lock);
+	return ibdev;
+}
+
+static void kiwi_cm_obs_put(struct kiwi_ep *ep)
+{
+	mutex_unlock(&ep->listener->lock);
+}
+
 /**
  * kiwi_cm_obs_request - a responder judged a whole Request
  * @ep: a child still reading its Request, its lock held
  * @st: the parse or negotiation status
  * @p: with KIWI_MPA_ST_OK, what the Reply would agree to
  *
- * The listener's lock nests inside the child's (as when the Request is
- * reported); a listener that stopped listening counts nothing.
+ * A listener that stopped listening counts nothing.
  */
 void kiwi_cm_obs_request(struct kiwi_ep *ep, enum kiwi_mpa_status st,
 			 const struct kiwi_mpa_params *p)
 {
-	struct kiwi_ep *l = ep->listener;
-	struct ib_device *ibdev;
+	struct ib_device *ibdev = kiwi_cm_obs_get(ep);
 
-	if (!l)
+	if (!ibdev)
 		return;
-	mutex_lock(&l->lock);
-	ibdev = kiwi_ep_ibdev(l);
-	if (ibdev) {
-		trace_kiwi_mpa_nego(ibdev, ep, false, st, p);
-		kiwi_cm_count(ibdev, st == KIWI_MPA_ST_OK ?
-				     KIWI_STAT_MPA_REQ_RCVD :
-				     KIWI_STAT_MPA_BAD_FRAMES);
-	}
-	mutex_unlock(&l->lock);
+	trace_kiwi_mpa_nego(ibdev, ep, false, st, p);
+	kiwi_cm_count(ibdev, st == KIWI_MPA_ST_OK ? KIWI_STAT_MPA_REQ_RCVD :
+						    KIWI_STAT_MPA_BAD_FRAMES);
+	kiwi_cm_obs_put(ep);
 }
 
 /**
@@ -111,18 +129,37 @@ void kiwi_cm_obs_request(struct kiwi_ep *ep, enum kiwi_mpa_status st,
  */
 void kiwi_cm_obs_pdata_refused(struct kiwi_ep *ep, u16 len)
 {
-	struct kiwi_ep *l = ep->listener;
+	struct ib_device *ibdev = kiwi_cm_obs_get(ep);
+
+	if (!ibdev)
+		return;
+	kiwi_cm_count(ibdev, KIWI_STAT_MPA_REJ_SENT);
+	ibdev_info_ratelimited(ibdev,
+			       "MPA Request with %u octets of private data rejected: iw_cm delivers at most %u\n",
+			       len, KIWI_CM_PD_MAX);
+	kiwi_cm_obs_put(ep);
+}
+
+/**
+ * kiwi_cm_obs_urgent - TCP urgent data arrived during MPA startup: count
+ *	a bad startup frame and say why the connection ends
+ * @ep: the endpoint, its lock held (an initiator holds its QP; a
+ *	responder's child reaches its device through the listener)
+ */
+void kiwi_cm_obs_urgent(struct kiwi_ep *ep)
+{
 	struct ib_device *ibdev;
 
-	if (!l)
-		return;
-	mutex_lock(&l->lock);
-	ibdev = kiwi_ep_ibdev(l);
-	if (ibdev) {
-		kiwi_cm_count(ibdev, KIWI_STAT_MPA_REJ_SENT);
-		ibdev_info_ratelimited(ibdev,
-				       "MPA Request with %u octets of private data rejected: iw_cm delivers at most %u\n",
-				       len, KIWI_CM_PD_MAX);
+	if (ep->qp) {
+		ibdev = ep->qp->ibqp.device;
+	} else {
+		ibdev = kiwi_cm_obs_get(ep);
+		if (!ibdev)
+			return;
 	}
-	mutex_unlock(&l->lock);
+	kiwi_cm_count(ibdev, KIWI_STAT_MPA_BAD_FRAMES);
+	ibdev_info_ratelimited(ibdev,
+			       "TCP urgent data from the peer during MPA startup: connection closed\n");
+	if (!ep->qp)
+		kiwi_cm_obs_put(ep);
 }

@@ -63,6 +63,29 @@ int kiwi_cm_send(struct socket *sock, const struct kiwi_mpa_frame *f)
 	return rv;
 }
 
+/*
+ * Read what @kv asks for at most, without blocking. TCP urgent data (a
+ * peer's MSG_OOB) has no place in an MPA stream: read on, recvmsg() would
+ * drop the urgent octet and misframe what follows. So it fails the read
+ * with -EPROTO and the connection ends at once rather than at the MPA
+ * timeout, as the data path ends the stream (kiwi_rx_urgent()).
+ */
+static int kiwi_cm_recv(struct socket *sock, struct kvec *kv)
+{
+	struct msghdr msg = { .msg_flags = MSG_DONTWAIT };
+	struct tcp_sock *tp = tcp_sk(sock->sk);
+	u32 seq = READ_ONCE(tp->copied_seq);
+	int rv;
+
+	if (READ_ONCE(tp->urg_data))
+		return -EPROTO;
+	rv = kernel_recvmsg(sock, &msg, kv, 1, kv->iov_len, MSG_DONTWAIT);
+	/* recvmsg() steps over an urgent octet it reaches first. */
+	if (rv > 0 && READ_ONCE(tp->copied_seq) - seq != rv)
+		return -EPROTO;
+	return rv;
+}
+
 /**
  * kiwi_cm_read_frame - read a startup frame, exactly, without blocking
  * @ep: the endpoint, ep->lock held; the frame so far is in ep->rbuf
@@ -72,7 +95,7 @@ int kiwi_cm_send(struct socket *sock, const struct kiwi_mpa_frame *f)
  *
  * Reads the 20-octet header first and then exactly PD_Length octets, so
  * octets after the frame (the first FPDU) stay on the socket for the QP
- * engine.
+ * engine. TCP urgent data fails the read with -EPROTO.
  *
  * Return: the parse status; KIWI_MPA_ST_NEED_MORE with *@err 0 means wait
  * for more data.
@@ -80,7 +103,6 @@ int kiwi_cm_send(struct socket *sock, const struct kiwi_mpa_frame *f)
 enum kiwi_mpa_status kiwi_cm_read_frame(struct kiwi_ep *ep, bool want_reply,
 					struct kiwi_mpa_frame *f, int *err)
 {
-	struct msghdr msg = { .msg_flags = MSG_DONTWAIT };
 	enum kiwi_mpa_status st;
 	struct kvec kv;
 	size_t need;
@@ -96,10 +118,11 @@ enum kiwi_mpa_status kiwi_cm_read_frame(struct kiwi_ep *ep, bool want_reply,
 			return KIWI_MPA_ST_BAD_PDLEN;
 		kv.iov_base = ep->rbuf + ep->rlen;
 		kv.iov_len = need - ep->rlen;
-		rv = kernel_recvmsg(ep->sock, &msg, &kv, 1, kv.iov_len,
-				    MSG_DONTWAIT);
+		rv = kiwi_cm_recv(ep->sock, &kv);
 		if (rv == -EAGAIN)
 			return st;
+		if (rv == -EPROTO)
+			kiwi_cm_obs_urgent(ep);
 		if (rv <= 0) {
 			*err = rv ? rv : -ECONNRESET;
 			return st;

@@ -155,7 +155,10 @@ static enum kiwi_term_err kiwi_rx_send(struct kiwi_qp *qp)
 	q.has_buf = rx->have_rqe;
 	q.buf_len = min_t(u64, rx->rqe_len, U32_MAX);
 	rx->kind = KIWI_RX_SEND;
-	return kiwi_ddp_check_untagged(&rx->h, rx->plen, &q);
+	err = kiwi_ddp_check_untagged(&rx->h, rx->plen, &q);
+	if (err == KIWI_TERM_ERR_DDP_U_TOO_LONG)
+		kiwi_rx_fail_rqe(qp, IB_WC_LOC_LEN_ERR);
+	return err;
 }
 
 /* A Read Request: checked whole here, queued for TX at its end. */

@@ -123,7 +123,7 @@ enum kiwi_term_err kiwi_rx_take_rqe(struct kiwi_qp *qp)
 {
 	struct kiwi_qp_rx *rx = &qp->rx;
 	u32 max_sge = qp->max_recv_sge;
-	struct kiwi_cqe cqe = { .opcode = KIWI_WC_RECV };
+	u8 status;
 
 	if (rx->have_rqe)
 		return KIWI_TERM_ERR_NONE;
@@ -134,11 +134,27 @@ enum kiwi_term_err kiwi_rx_take_rqe(struct kiwi_qp *qp)
 	rx->rqe_srq = qp->ibqp.srq && rx->have_rqe;
 	if (!rx->have_rqe)
 		return KIWI_TERM_ERR_NONE;
-	cqe.status = kiwi_rx_rqe_check(qp, max_sge);
-	if (cqe.status == IB_WC_SUCCESS)
+	status = kiwi_rx_rqe_check(qp, max_sge);
+	if (status == IB_WC_SUCCESS)
 		return KIWI_TERM_ERR_NONE;
-	kiwi_rx_complete_rqe(qp, &cqe);
+	kiwi_rx_fail_rqe(qp, status);
 	return KIWI_TERM_ERR_RDMAP_CATASTROPHIC;
+}
+
+/**
+ * kiwi_rx_fail_rqe - complete the held receive WR with an error of its own
+ * @qp: the QP
+ * @status: IB_WC_LOC_PROT_ERR (bad SGEs), IB_WC_LOC_LEN_ERR (the Send is
+ *	longer than the WR), ...
+ *
+ * The consumer learns which WR failed and why, as on siw and rxe; the
+ * caller then fails the QP, which flushes the WRs behind it.
+ */
+void kiwi_rx_fail_rqe(struct kiwi_qp *qp, u8 status)
+{
+	struct kiwi_cqe cqe = { .status = status, .opcode = KIWI_WC_RECV };
+
+	kiwi_rx_complete_rqe(qp, &cqe);
 }
 
 /* Copy @len octets to message offset @off of the held receive WR. */

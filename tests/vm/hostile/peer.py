@@ -829,6 +829,23 @@ def c_silent(info, res, a):
     expect_mpa_close(c, res, a.mpa_timeout + 5)
 
 
+# TCP urgent data has no place in an MPA stream (as llp-tcp-urgent in Full
+# Operation): a Request whose last octet is urgent must not wait out the
+# MPA timeout one octet short.
+@case("mpa-request-urgent", "a valid Request sent as TCP urgent data "
+      "(MSG_OOB: its last octet is urgent): close well before the MPA "
+      "timeout")
+def c_request_urgent(info, res, a):
+    c = Conn(info)
+    c.sock.sendall(mpa_frame(REQ_KEY, rev=2, crc=1,
+                             enhanced=enhanced_field(8, 8)), socket.MSG_OOB)
+    res.seen("sent a rev 2 Request with MSG_OOB")
+    took = expect_mpa_close(c, res, a.mpa_timeout + 5)
+    if took is not None and took > a.mpa_timeout - 1:
+        res.fail("the close took %.1f s, as long as the MPA timeout (%d s): "
+                 "the urgent data went unnoticed" % (took, a.mpa_timeout))
+
+
 # MPA-075, SEC-13: the timeout covers the whole startup frame.
 @case("mpa-slowloris", "a valid Request at one octet per second: close at "
       "the MPA timeout, before it completes")
