@@ -6,7 +6,8 @@
 # `apt install` of the packages (DKMS builds kiwi.ko natively for PKG_KVER,
 # the kernel the guest boots), kiwi(7), then `apt install` of a second
 # kernel's headers (PKG_KVER2), whose dpkg hook must make DKMS build
-# kiwi.ko for that kernel too. Without PKG_KVER2 (apt knows no other
+# kiwi.ko for that kernel too; with PKG_KVER2_IMAGE=1 its image as well,
+# for a guest to boot. Without PKG_KVER2 (apt knows no other
 # kernel) the hook is only run by hand for PKG_KVER.
 
 . "$KIWI_SRC/tests/vm/scenarios/lib/common.bash"
@@ -17,6 +18,7 @@ pkg_install
 pkg_man
 if [ -n "$PKG_KVER2" ]; then
 	pkg_new_kernel
+	[ "${PKG_KVER2_IMAGE:-0}" = 0 ] || pkg_new_kernel_image
 else
 	vt_log "no second kernel: the headers hook runs by hand for $PKG_KVER"
 	pkg_kernel_hook

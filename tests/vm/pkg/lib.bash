@@ -10,7 +10,8 @@
 #
 # Environment: PKG_DEBS (the folder of make deb), PKG_KVER (the kernel
 # the module is built for), PKG_KVER2 (optional: a second kernel whose
-# headers apt installs after the packages, make check-pkg).
+# headers, and with PKG_KVER2_IMAGE=1 image, apt installs after the
+# packages, make check-pkg).
 
 : "${PKG_DEBS:?}" "${PKG_KVER:?}"
 PKG_KVER2=${PKG_KVER2:-}
@@ -112,22 +113,41 @@ pkg_kernel_hook() {
 pkg_new_kernel() {
 	local t0=$SECONDS k=$PKG_KVER2
 
+	: > "$PKG_KVER2_PKGS"
 	vt_eq "no kiwi.ko for $k before its headers" "$(pkg_kiwi_ko "$k")" ""
 	vt_eq "dkms status before linux-headers-$k: no build for $k" \
 		"$(dkms status kiwi | grep -c ", $k,")" 0
-	dpkg-query -W -f '${Package}\n' | sort > "$VT_TMP/before.pkgs"
-	if ! apt-get install -y "linux-headers-$k" > "$VT_TMP/kernel2.log" 2>&1; then
-		tail -n 30 "$VT_TMP/kernel2.log"
-		vt_die "apt install linux-headers-$k failed (Debian's mirror unreachable, or" \
-			"the package gone from it?), so the kernel hook is not tested"
-	fi
-	dpkg-query -W -f '${Package}\n' | sort | comm -13 "$VT_TMP/before.pkgs" - \
-		> "$PKG_KVER2_PKGS"
-	vt_pass "apt install linux-headers-$k ($(paste -sd' ' "$PKG_KVER2_PKGS")) in" \
-		"$((SECONDS - t0)) s"
+	pkg_kernel_apt "linux-headers-$k"
 	grep -iE 'dkms|kiwi|sign|building' "$VT_TMP/kernel2.log" | sed 's/^/    /' | head -n 20
 	pkg_check_installed "built by linux-headers-$k's hook" "$k"
 	pkg_check_installed "and still" "$PKG_KVER"
+}
+
+# pkg_new_kernel_image: PKG_KVER2's image too, for a guest to boot it
+# (INITRD=No: the lab makes its own initramfs). DKMS's kernel hook finds
+# kiwi.ko built for it already; it must stay the one the headers hook built.
+pkg_new_kernel_image() {
+	INITRD=No pkg_kernel_apt --no-install-recommends "linux-image-$PKG_KVER2"
+	vt_check "/boot/vmlinuz-$PKG_KVER2 installed" test -r "/boot/vmlinuz-$PKG_KVER2"
+	pkg_check_installed "with linux-image-$PKG_KVER2" "$PKG_KVER2"
+}
+
+# pkg_kernel_apt [APT-OPTION...] PACKAGE: `apt install` PACKAGE of PKG_KVER2,
+# fatal with the reason if it fails; what it added goes to PKG_KVER2_PKGS
+# for the purge.
+pkg_kernel_apt() {
+	local t0=$SECONDS
+
+	dpkg-query -W -f '${Package}\n' | sort > "$VT_TMP/before.pkgs"
+	if ! apt-get install -y "$@" > "$VT_TMP/kernel2.log" 2>&1; then
+		tail -n 30 "$VT_TMP/kernel2.log"
+		vt_die "apt install ${*: -1} failed (Debian's mirror unreachable, or the" \
+			"package gone from it?), so the new kernel is not tested"
+	fi
+	dpkg-query -W -f '${Package}\n' | sort | comm -13 "$VT_TMP/before.pkgs" - \
+		> "$VT_TMP/added.pkgs"
+	cat "$VT_TMP/added.pkgs" >> "$PKG_KVER2_PKGS"
+	vt_pass "apt install ${*: -1} ($(paste -sd' ' "$VT_TMP/added.pkgs")) in $((SECONDS - t0)) s"
 }
 
 # pkg_new_kernel_purge: remove what pkg_new_kernel installed, so that the
