@@ -25,8 +25,8 @@
 #            then the second kernel's packages go; the overlay's upper
 #            layer must hold nothing of kiwi and nothing outside the
 #            package managers' own records
-# --boot-new-kernel (make check-pkg-full; about 70 s more) also installs the
-# second kernel's image (10 s) and boots a second guest on it, step
+# --boot-new-kernel (make check-pkg-full; about 55 s more) also installs the
+# second kernel's image (9 s) and boots a second guest on it (45 s), step
 # guest-new-kernel: the kiwi.ko its headers hook built loads and serves
 # rping and perftest.
 # DKMS compiles on the host: one build of kiwi.ko takes 640 s in a TCG
