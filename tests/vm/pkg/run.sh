@@ -95,14 +95,15 @@ step build bash "$REPO/scripts/build-deb.sh" "$DEBS" || { summary; exit; }
 kernel=$(find /boot -maxdepth 1 -name 'vmlinuz-*' | sort -V | tail -n 1)
 kver=${kernel#/boot/vmlinuz-}
 
-# second_kernel: the newest kernel release of kver's flavour (amd64) other
-# than kver whose headers apt can install and are not installed yet (with
-# them installed, the packages' postinst would build for it already).
+# second_kernel: the newest kernel release of kver's flavour (amd64,
+# cloud-amd64, rt-amd64...) other than kver whose headers apt can install
+# and are not installed yet (with them installed, the packages' postinst
+# would build for it already).
 second_kernel() {
 	local v
 
 	apt-cache pkgnames linux-headers- |
-		sed -n "s/^linux-headers-\([0-9][0-9.]*-[0-9][0-9]*-${kver##*-}\)\$/\1/p" |
+		sed -n "s/^linux-headers-\([0-9][0-9.]*-[0-9][0-9]*-${kver#*-*-}\)\$/\1/p" |
 		sort -V -r | while read -r v; do
 			[ "$v" != "$kver" ] || continue
 			dpkg-query -W -f '${Status}' "linux-headers-$v" 2>/dev/null |
@@ -197,7 +198,7 @@ echo "check-pkg: throwaway root $root for kernel $kver"
 if [ -n "$kver2" ]; then
 	echo "check-pkg: second kernel $kver2 (apt install linux-headers-$kver2 after the packages)"
 else
-	echo "SKIP new-kernel: apt knows no linux-headers-*-${kver##*-} but $kver's" \
+	echo "SKIP new-kernel: apt knows no linux-headers-*-${kver#*-*-} but $kver's" \
 		"or installed ones: the headers hook is only run by hand for $kver"
 fi
 if step install in_root "$PKG/install.sh"; then
