@@ -176,12 +176,14 @@ enum kiwi_mem_status kiwi_mr_check(const struct kiwi_mr *mr, u32 stag,
 int kiwi_mr_page(const struct kiwi_mr *mr, u64 addr, u32 len,
 		 struct page **page, u32 *offset, u32 *chunk);
 
-/* The KIWI_DDP_ACC_* bits of IB_ACCESS_* remote and local write rights. */
+/* The KIWI_DDP_ACC_* bits of IB_ACCESS_* remote rights and local write. */
 static inline u32 kiwi_ddp_acc(int access)
 {
 	return (access & IB_ACCESS_LOCAL_WRITE ? KIWI_DDP_ACC_LOCAL_WRITE : 0) |
 	       (access & IB_ACCESS_REMOTE_WRITE ? KIWI_DDP_ACC_REMOTE_WRITE : 0) |
-	       (access & IB_ACCESS_REMOTE_READ ? KIWI_DDP_ACC_REMOTE_READ : 0);
+	       (access & IB_ACCESS_REMOTE_READ ? KIWI_DDP_ACC_REMOTE_READ : 0) |
+	       (access & IB_ACCESS_REMOTE_ATOMIC ? KIWI_DDP_ACC_REMOTE_ATOMIC :
+						   0);
 }
 
 /* @mr (from kiwi_mr_get of @stag) as proto/'s validators see it. */
@@ -192,6 +194,8 @@ void kiwi_mr_stag_info(const struct kiwi_mr *mr, u32 stag,
 int kiwi_mr_write(const struct kiwi_mr *mr, u64 addr, const void *src,
 		  u32 len);
 int kiwi_mr_read(const struct kiwi_mr *mr, u64 addr, void *dst, u32 len);
+int kiwi_mr_atomic(const struct kiwi_mr *mr, const struct kiwi_rdmap_areq *r,
+		   u64 *orig);
 
 /*
  * Invalidate @stag (Local Invalidate WR, or a remote Send with Invalidate

@@ -46,7 +46,13 @@ static int kiwi_query_device(struct ib_device *ibdev,
 	attr->max_qp_rd_atom = KIWI_MAX_IRD;
 	attr->max_qp_init_rd_atom = KIWI_MAX_ORD;
 	attr->max_res_rd_atom = KIWI_MAX_QP * KIWI_MAX_IRD;
-	attr->atomic_cap = IB_ATOMIC_NONE;
+	/*
+	 * RFC 7306 atomics run as a compare-and-exchange on the target's
+	 * page (kiwi_mr_atomic()): atomic against the host's CPUs too. The
+	 * masked forms are on the wire but not behind a verb (no libibverbs
+	 * verb has masks; the kernel's masked WRs are refused).
+	 */
+	attr->atomic_cap = IB_ATOMIC_GLOB;
 	attr->max_srq = KIWI_MAX_SRQ;
 	attr->max_srq_wr = KIWI_MAX_SRQ_WR;
 	attr->max_srq_sge = KIWI_MAX_SGE;

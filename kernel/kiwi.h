@@ -502,7 +502,7 @@ void kiwi_qp_drain_llp(struct kiwi_qp *qp);
 void kiwi_qp_fail(struct kiwi_qp *qp, enum kiwi_term_err err,
 		  const u8 *seg, u32 seg_len, u32 ulpdu_len);
 void kiwi_qp_term_received(struct kiwi_qp *qp, const u8 *ulpdu, u32 len,
-			   bool mid_stream);
+			   bool startup_over);
 
 /* tx.c */
 int kiwi_tx_wq_init(void);
@@ -512,8 +512,8 @@ int kiwi_tx_attach(struct kiwi_qp *qp, u32 ord, u32 ird);
 void kiwi_tx_release(struct kiwi_qp *qp);
 void kiwi_tx_kick(struct kiwi_qp *qp);
 void kiwi_tx_kick_now(struct kiwi_qp *qp);
-bool kiwi_irq_push(struct kiwi_qp *qp, struct kiwi_mr *mr,
-		   const struct kiwi_rdmap_rreq *rreq);
+bool kiwi_irq_push(struct kiwi_qp *qp, const struct kiwi_irq_ent *ent);
+void kiwi_irq_served(struct kiwi_qp *qp);
 int kiwi_tx_msg_begin(struct kiwi_tx_msg *m, struct kiwi_qp_tx *tx,
 		      u8 op, u32 len, u64 to);
 void kiwi_tx_rreq(struct kiwi_tx_msg *m, struct kiwi_qp_tx *tx,
@@ -531,7 +531,17 @@ void kiwi_tx_imm_next(struct kiwi_qp *qp, struct kiwi_tx_msg *m);
 void kiwi_tx_imm_confirmed(struct kiwi_qp *qp);
 void kiwi_tx_imm_refused(struct kiwi_qp *qp, const struct kiwi_term *t);
 
+/* tx_atomic.c: RFC 7306 atomics, transmit side */
+bool kiwi_tx_aresp(struct kiwi_qp *qp, const struct kiwi_irq_ent *ent);
+bool kiwi_sqe_is_atomic(const struct kiwi_sqe *sqe);
+u8 kiwi_tx_setup_atomic(struct kiwi_qp *qp, u32 idx, struct kiwi_swqe *w,
+			struct kiwi_tx_msg *m);
+void kiwi_tx_atomic_refused(struct kiwi_qp *qp, const struct kiwi_term *t);
+
 /* rx.c */
+void kiwi_rx_stream(struct kiwi_qp *qp, struct kiwi_ddp_stream *s);
+struct kiwi_mr *kiwi_rx_lookup(struct kiwi_qp *qp, u32 stag,
+			       struct kiwi_ddp_stag_info *st);
 void kiwi_rx_release(struct kiwi_qp *qp);
 void kiwi_rx_read(struct kiwi_qp *qp, struct sock *sk);
 void kiwi_rx_fail_mpa(struct kiwi_qp *qp, u8 err);
@@ -540,6 +550,11 @@ void kiwi_rx_fail_mpa(struct kiwi_qp *qp, u8 err);
 enum kiwi_term_err kiwi_rx_imm(struct kiwi_qp *qp);
 void kiwi_rx_imm_done(struct kiwi_qp *qp);
 void kiwi_rx_write_seen(struct kiwi_qp *qp);
+
+/* rx_atomic.c: RFC 7306 atomics, receive side */
+enum kiwi_term_err kiwi_rx_areq(struct kiwi_qp *qp);
+enum kiwi_term_err kiwi_rx_aresp(struct kiwi_qp *qp);
+void kiwi_rx_aresp_done(struct kiwi_qp *qp);
 
 /* rx_ahead.c */
 void kiwi_rx_ahead_init(struct kiwi_qp *qp, struct sock *sk);

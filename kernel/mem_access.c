@@ -20,20 +20,20 @@
 #include "conn.h"
 
 #define KIWI_MR_ACCESS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |	\
-			IB_ACCESS_REMOTE_READ)
+			IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC)
 
 /**
  * kiwi_mr_access_ok - validate the access flags of a registration
  * @access: IB_ACCESS_* flags; optional (hint) flags are ignored
  *
  * Return: 0, -EOPNOTSUPP for unsupported rights, -EINVAL for remote write
- * without local write (the verbs rule).
+ * or remote atomic without local write (the verbs rule).
  */
 int kiwi_mr_access_ok(int access)
 {
 	if (access & ~(KIWI_MR_ACCESS | IB_ACCESS_OPTIONAL))
 		return -EOPNOTSUPP;
-	if ((access & IB_ACCESS_REMOTE_WRITE) &&
+	if ((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
 	    !(access & IB_ACCESS_LOCAL_WRITE))
 		return -EINVAL;
 	return 0;
@@ -287,6 +287,55 @@ int kiwi_mr_write(const struct kiwi_mr *mr, u64 addr, const void *src,
 int kiwi_mr_read(const struct kiwi_mr *mr, u64 addr, void *dst, u32 len)
 {
 	return kiwi_mr_copy(mr, addr, dst, len, false);
+}
+
+/**
+ * kiwi_mr_atomic - execute an RFC 7306 atomic on registered memory
+ * @mr: an MR the caller holds and checked for the request
+ *      (kiwi_rdmap_check_areq(): remote atomic right, aligned, in bounds)
+ * @r: the request
+ * @orig: out: the target's value before the operation
+ *
+ * Any context. The read-modify-write is a compare-and-exchange loop on the
+ * kernel mapping of the target page, so it is atomic against every other
+ * atomic on the host, the CPU's own (IB_ATOMIC_GLOB) included: an aligned
+ * 8-octet target never crosses a page. A failed CmpSwap only reads. A
+ * registration whose iova and address differ in their low bits may map an
+ * aligned TO to an unaligned address: that is refused like a vanished MR.
+ *
+ * Return: 0, or -EFAULT (MR invalidated meanwhile, out of range, no
+ * remote atomic right, or an unaligned mapping).
+ */
+int kiwi_mr_atomic(const struct kiwi_mr *mr, const struct kiwi_rdmap_areq *r,
+		   u64 *orig)
+{
+	struct page *page;
+	u64 *word, old, val;
+	bool stored = false;
+	u32 off, n;
+	int rv;
+
+	if (!(READ_ONCE(mr->access) & IB_ACCESS_REMOTE_ATOMIC))
+		return -EFAULT;
+	rcu_read_lock();
+	rv = kiwi_mr_page(mr, r->to, sizeof(u64), &page, &off, &n);
+	if (!rv && (n != sizeof(u64) || !IS_ALIGNED(off, sizeof(u64))))
+		rv = -EFAULT;
+	if (!rv) {
+		word = kmap_local_page(page) + off;
+		old = READ_ONCE(*word);
+		do {
+			stored = kiwi_rdmap_atomic_apply(r, old, &val);
+			if (!stored)
+				break;
+		} while (!try_cmpxchg64(word, &old, val));
+		kunmap_local(word);
+		if (stored)
+			flush_dcache_page(page);
+		*orig = old;
+	}
+	rcu_read_unlock();
+	return rv;
 }
 
 /*

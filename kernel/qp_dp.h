@@ -70,40 +70,54 @@ struct kiwi_swqe {
 };
 
 /**
- * struct kiwi_orq_ent - an RDMA Read this QP issued (qp->lock)
- * @idx: SQ index of the Read WR
+ * struct kiwi_orq_ent - an RDMA Read or RFC 7306 atomic this QP issued;
+ * both count against the ORD (qp->lock)
+ * @idx: SQ index of the Read or atomic WR
  * @rtr: the zero-length RTR Read of RFC 6581: no WR
  * @probe: the zero-length Read after Immediate Data WR @idx (tx_imm.c):
  *         its Response shows the peer accepted the Immediate Data
  * @inv: Read with Invalidate: @stag is invalidated when the Read completes
- * @stag: Data Sink STag
- * @to: Data Sink TO
- * @len: Read size
+ * @atomic: an Atomic Request, answered by an Atomic Response (QN 3) whose
+ *          Request Identifier is @idx; the original value goes to the
+ *          8 octets at @stag/@to
+ * @stag: Data Sink STag (a Read) or the result SGE's lkey (an atomic)
+ * @to: Data Sink TO (a Read) or the result SGE's address (an atomic)
+ * @len: Read size (8 for an atomic)
  */
 struct kiwi_orq_ent {
 	u32 idx;
 	bool rtr;
 	bool probe;
 	bool inv;
+	bool atomic;
 	u32 stag;
 	u64 to;
 	u32 len;
 };
 
 /**
- * struct kiwi_irq_ent - an inbound RDMA Read Request to serve
- * @mr: the checked Data Source (reference held), NULL for size 0
- * @rreq: the request
+ * struct kiwi_irq_ent - an inbound RDMA Read or RFC 7306 Atomic Request
+ * to serve; both share QN 1 and the IRD (RFC 7306 section 5.2)
+ * @mr: the checked Data Source or atomic target (reference held), NULL
+ *      for a Read of size 0
+ * @atomic: an Atomic Request (@areq), else a Read Request (@rreq)
+ * @rreq: the Read Request
+ * @areq: the Atomic Request
  */
 struct kiwi_irq_ent {
 	struct kiwi_mr *mr;
-	struct kiwi_rdmap_rreq rreq;
+	bool atomic;
+	union {
+		struct kiwi_rdmap_rreq rreq;
+		struct kiwi_rdmap_areq areq;
+	};
 };
 
 /**
  * struct kiwi_tx_msg - the message TX is segmenting (TX)
  * @active: a message is in progress
- * @rresp: it is a Read Response (else an SQE or RTR)
+ * @rresp: it answers an inbound request: a Read Response or an Atomic
+ *         Response (else an SQE or RTR)
  * @idx: SQ index of the WR
  * @op: RDMAP opcode
  * @stag: Data Sink STag (tagged) or the STag to invalidate
@@ -120,6 +134,7 @@ struct kiwi_irq_ent {
  * @then: KIWI_TX_THEN_* messages of the same WR still to send after this
  *        one (tx_imm.c)
  * @imm: the Immediate Data message's 8 octets
+ * @atomic: the Atomic Request or Atomic Response header octets
  */
 struct kiwi_tx_msg {
 	bool active;
@@ -139,6 +154,7 @@ struct kiwi_tx_msg {
 	u64 src_to;
 	u8 then;
 	u8 imm[KIWI_RDMAP_IMM_LEN];
+	u8 atomic[KIWI_RDMAP_AREQ_LEN];
 };
 
 /* kiwi_tx_msg.then: what follows the message, in this order */
@@ -178,7 +194,8 @@ struct kiwi_tx_msg {
  *	doorbell reads it without the lock, see kiwi_tx_kick_now())
  * @cur: message in progress (TX)
  * @msn_send: next MSN on QN 0 (TX)
- * @msn_rreq: next MSN on QN 1 (TX)
+ * @msn_rreq: next MSN on QN 1 (TX): Read and Atomic Requests
+ * @msn_aresp: next MSN on QN 3 (TX): Atomic Responses
  * @term_sent: the Terminate was framed: nothing more is sent (TX)
  * @closed: TX asked the CM to close the stream (TX)
  * @term_pending: a Terminate waits in @term (qp->lock)
@@ -200,8 +217,8 @@ struct kiwi_tx_msg {
  * @orq_head: oldest outstanding Read (qp->lock)
  * @orq_tail: next free ORQ entry (qp->lock)
  * @ord: ORD in force (qp->lock)
- * @irq: inbound Read Requests, @ird entries (qp->lock)
- * @irq_head: next Read Response to send (qp->lock)
+ * @irq: inbound Read and Atomic Requests, @ird entries (qp->lock)
+ * @irq_head: next Read or Atomic Response to send (qp->lock)
  * @irq_tail: next free IRQ entry (qp->lock)
  * @ird: IRD in force (qp->lock)
  */
@@ -229,6 +246,7 @@ struct kiwi_qp_tx {
 	struct kiwi_tx_msg cur;
 	u32 msn_send;
 	u32 msn_rreq;
+	u32 msn_aresp;
 	bool term_sent;
 	bool closed;
 	bool term_pending;
@@ -260,6 +278,9 @@ struct kiwi_qp_tx {
  * @KIWI_RX_TERM: a Terminate (whole in the header)
  * @KIWI_RX_RTR: the RTR message: consumed without completion
  * @KIWI_RX_IMM: Immediate Data (whole in the header), completes a receive
+ * @KIWI_RX_AREQ: an RFC 7306 Atomic Request (whole in the header)
+ * @KIWI_RX_ARESP: an RFC 7306 Atomic Response (whole in the header),
+ *                 completes the oldest outstanding atomic
  */
 enum kiwi_rx_kind {
 	KIWI_RX_DROP,
@@ -270,6 +291,8 @@ enum kiwi_rx_kind {
 	KIWI_RX_TERM,
 	KIWI_RX_RTR,
 	KIWI_RX_IMM,
+	KIWI_RX_AREQ,
+	KIWI_RX_ARESP,
 };
 
 /**
@@ -296,6 +319,7 @@ struct kiwi_rx_ahead {
  *          sk_callback_lock (written for writing, read under it)
  * @failed: an error was found: every later octet is dropped
  * @seen_first: a valid FPDU arrived (opens the responder's TX gate)
+ * @initiator: this end sent the MPA Request (set at attach)
  * @expect_rtr: responder in peer-to-peer mode: the first FPDU is the RTR
  * @rtr_types: KIWI_MPA_RTR_* types the responder accepts
  * @mpa: the FPDU decoder
@@ -309,14 +333,17 @@ struct kiwi_rx_ahead {
  * @mr: tagged target (reference held for the FPDU)
  * @to: TO of the first payload octet
  * @rreq: the Read Request being received
+ * @areq: the Atomic Request being received
+ * @aresp: the Atomic Response being received
  * @have_rqe: @rqe holds the receive WR of message @msn_send
  * @rqe_srq: @rqe was taken off the SRQ (else it is still at rq.cons)
  * @rqe: the receive WR
  * @rqe_len: its total length
  * @rqe_mr: references on its SGEs' MRs
  * @msn_send: MSN of the next Send expected on QN 0
- * @msn_rreq: MSN of the next Read Request expected on QN 1
+ * @msn_rreq: MSN of the next Read or Atomic Request expected on QN 1
  * @msn_term: MSN of the next Terminate expected on QN 2
+ * @msn_aresp: MSN of the next Atomic Response expected on QN 3
  * @send_placed: payload octets of Send @msn_send placed so far (its next
  *               segment's MO)
  * @rresp_placed: payload octets of the oldest outstanding Read's Response
@@ -326,14 +353,15 @@ struct kiwi_rx_ahead {
  * @write_open: a Write's L = 1 segment has not arrived yet
  * @after_write: the peer's last message from its send queue was a whole
  *               RDMA Write: Immediate Data now completes as Write with
- *               Immediate (RFC 7306 section 6); a Send, Read Request or
- *               Immediate Data clears it, Read Responses do not
+ *               Immediate (RFC 7306 section 6); a Send, Read or Atomic
+ *               Request or Immediate Data clears it, Responses do not
  * @imm: the value of the Immediate Data being received
  */
 struct kiwi_qp_rx {
 	bool active;
 	bool failed;
 	bool seen_first;
+	bool initiator;
 	bool expect_rtr;
 	u8 rtr_types;
 	struct kiwi_mpa_rx mpa;
@@ -347,6 +375,8 @@ struct kiwi_qp_rx {
 	struct kiwi_mr *mr;
 	u64 to;
 	struct kiwi_rdmap_rreq rreq;
+	struct kiwi_rdmap_areq areq;
+	struct kiwi_rdmap_aresp aresp;
 	bool have_rqe;
 	bool rqe_srq;
 	struct kiwi_rqe rqe;
@@ -355,6 +385,7 @@ struct kiwi_qp_rx {
 	u32 msn_send;
 	u32 msn_rreq;
 	u32 msn_term;
+	u32 msn_aresp;
 	u32 send_placed;
 	u32 rresp_placed;
 	u32 write_len;

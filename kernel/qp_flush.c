@@ -23,6 +23,10 @@ u16 kiwi_sq_wc_opcode(u8 sq_opcode)
 	case KIWI_WR_RDMA_READ:
 	case KIWI_WR_KREAD_INV:
 		return KIWI_WC_RDMA_READ;
+	case KIWI_WR_ATOMIC_CMP_AND_SWP:
+		return KIWI_WC_COMP_SWAP;
+	case KIWI_WR_ATOMIC_FETCH_AND_ADD:
+		return KIWI_WC_FETCH_ADD;
 	case KIWI_WR_LOCAL_INV:
 		return KIWI_WC_LOCAL_INV;
 	case KIWI_WR_KREG_MR:

@@ -103,10 +103,12 @@ static int kiwi_llp_setup(struct kiwi_qp *qp, struct socket *sock,
 	tx->held = !p->initiator;
 	tx->rtr = p->send_rtr ? p->mpa.rtr : 0;
 	rx->expect_rtr = p->expect_rtr;
+	rx->initiator = p->initiator;
 	rx->rtr_types = p->mpa.rtr;
 	rx->msn_send = KIWI_DDP_MSN_INIT;
 	rx->msn_rreq = KIWI_DDP_MSN_INIT;
 	rx->msn_term = KIWI_DDP_MSN_INIT;
+	rx->msn_aresp = KIWI_DDP_MSN_INIT;
 	return 0;
 }
 

@@ -57,6 +57,10 @@ static int kiwi_send_wc_opcode(enum ib_wr_opcode op)
 	case IB_WR_RDMA_READ:
 	case IB_WR_RDMA_READ_WITH_INV:
 		return IB_WC_RDMA_READ;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+		return IB_WC_COMP_SWAP;
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		return IB_WC_FETCH_ADD;
 	case IB_WR_LOCAL_INV:
 		return IB_WC_LOCAL_INV;
 	case IB_WR_REG_MR:
@@ -64,6 +68,12 @@ static int kiwi_send_wc_opcode(enum ib_wr_opcode op)
 	default:
 		return -EINVAL;
 	}
+}
+
+static bool kiwi_wr_is_atomic(enum ib_wr_opcode op)
+{
+	return op == IB_WR_ATOMIC_CMP_AND_SWP ||
+	       op == IB_WR_ATOMIC_FETCH_AND_ADD;
 }
 
 /*
@@ -88,8 +98,15 @@ static int kiwi_send_wr_check(struct kiwi_qp *qp, const struct ib_send_wr *wr)
 	u32 len = 0;
 	int i;
 
+	if (wr->opcode == IB_WR_MASKED_ATOMIC_CMP_AND_SWP ||
+	    wr->opcode == IB_WR_MASKED_ATOMIC_FETCH_AND_ADD)
+		return -EOPNOTSUPP;
 	if (kiwi_send_wc_opcode(wr->opcode) < 0 || wr->num_sge < 0)
 		return -EINVAL;
+	/* The 8-octet original value lands in one local SGE. */
+	if (kiwi_wr_is_atomic(wr->opcode))
+		return wr->num_sge == 1 && wr->sg_list[0].length == 8 &&
+		       !(wr->send_flags & IB_SEND_INLINE) ? 0 : -EINVAL;
 	if (wr->num_sge <= qp->max_send_sge && kiwi_send_imm_has_payload(wr))
 		return -EOPNOTSUPP;
 	if (wr->opcode == IB_WR_REG_MR || wr->opcode == IB_WR_LOCAL_INV)
@@ -137,6 +154,10 @@ static u8 kiwi_sqe_opcode(enum ib_wr_opcode op)
 		return KIWI_WR_LOCAL_INV;
 	case IB_WR_REG_MR:
 		return KIWI_WR_KREG_MR;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+		return KIWI_WR_ATOMIC_CMP_AND_SWP;
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		return KIWI_WR_ATOMIC_FETCH_AND_ADD;
 	default:
 		return KIWI_WR_SEND;
 	}
@@ -173,11 +194,22 @@ static void kiwi_sqe_inline(struct kiwi_sqe *sqe, const struct ib_send_wr *wr)
 
 /*
  * The remote half of an RDMA WR, the STag of an invalidating one, the
- * immediate value of one with immediate data.
+ * immediate value of one with immediate data, the operands of an atomic
+ * (the plain verbs forms: CmpSwap masks all-ones, FetchAdd mask 0).
  */
 static void kiwi_sqe_remote(struct kiwi_sqe *sqe, const struct ib_send_wr *wr)
 {
 	switch (wr->opcode) {
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+		sqe->atomic.swap = atomic_wr(wr)->swap;
+		sqe->atomic.swap_mask = ~0ULL;
+		sqe->atomic.compare_add_mask = ~0ULL;
+		fallthrough;
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		sqe->atomic.compare_add = atomic_wr(wr)->compare_add;
+		sqe->inv_or_rkey = atomic_wr(wr)->rkey;
+		sqe->remote_addr = atomic_wr(wr)->remote_addr;
+		break;
 	case IB_WR_RDMA_WRITE_WITH_IMM:
 		sqe->imm_data = wr->ex.imm_data;
 		fallthrough;

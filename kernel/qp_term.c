@@ -87,15 +87,18 @@ void kiwi_qp_fail(struct kiwi_qp *qp, enum kiwi_term_err err,
  * @qp: the QP
  * @ulpdu: the Terminate ULPDU (DDP header on)
  * @len: its length
- * @mid_stream: the peer sent a valid FPDU before it (to tell siw's layout
+ * @startup_over: the peer can no longer send RFC 6581's startup errors
+ *                (to tell siw's layout from them, kiwi_term_siw_swapped())
  *              from RFC 6581's startup errors, kiwi_term_siw_swapped())
  *
  * If it refuses RFC 7306 Immediate Data, the Immediate Data WR waiting for
- * confirmation completes with IB_WC_REM_OP_ERR (tx_imm.c); every other
- * WR not complete is flushed.
+ * confirmation completes with IB_WC_REM_OP_ERR (tx_imm.c); if it answers
+ * an Atomic Request, the oldest outstanding atomic completes with the
+ * error the Terminate stands for (tx_atomic.c); every other WR not
+ * complete is flushed.
  */
 void kiwi_qp_term_received(struct kiwi_qp *qp, const u8 *ulpdu, u32 len,
-			   bool mid_stream)
+			   bool startup_over)
 {
 	const u8 *body = ulpdu + KIWI_DDP_UNTAGGED_HDR_LEN;
 	u32 blen = len - KIWI_DDP_UNTAGGED_HDR_LEN;
@@ -103,7 +106,7 @@ void kiwi_qp_term_received(struct kiwi_qp *qp, const u8 *ulpdu, u32 len,
 	unsigned int flags = 0;
 	int err;
 
-	if (kiwi_term_siw_swapped(body, blen, mid_stream))
+	if (kiwi_term_siw_swapped(body, blen, startup_over))
 		flags |= KIWI_TERM_DEC_SIW_SWAPPED;
 	if (kiwi_term_decode(&t, body, blen, flags) < 0)
 		t.etype = KIWI_TERM_ET_RDMAP_LOCAL_CATA;
@@ -114,6 +117,7 @@ void kiwi_qp_term_received(struct kiwi_qp *qp, const u8 *ulpdu, u32 len,
 			       qp->ibqp.qp_num, t.layer, t.etype, t.ecode,
 			       err > 0 ? kiwi_term_err_name(err) : "unknown");
 	kiwi_tx_imm_refused(qp, &t);
+	kiwi_tx_atomic_refused(qp, &t);
 	kiwi_qp_event(qp, IB_EVENT_QP_FATAL);
 	kiwi_qp_to_error(qp);
 	kiwi_qp_close_llp(qp, false);

@@ -47,18 +47,27 @@ static void kiwi_rx_fail(struct kiwi_qp *qp, enum kiwi_term_err err,
 		     rx->ulpdu_len);
 }
 
-/* The QP as proto/'s validators see it: PD, QP number, remote rights. */
-static void kiwi_rx_stream(struct kiwi_qp *qp, struct kiwi_ddp_stream *s)
+/*
+ * The QP as proto/'s validators see it: PD, QP number, remote rights. The
+ * iWARP CM sets a connecting QP's access flags to remote read and write
+ * only (iw_cm_init_qp_attr()); as the IB CM grants remote atomics with
+ * remote reads, a QP that allows remote reads allows RFC 7306 atomics
+ * too. The MR's own IB_ACCESS_REMOTE_ATOMIC is always required.
+ */
+void kiwi_rx_stream(struct kiwi_qp *qp, struct kiwi_ddp_stream *s)
 {
+	int access = READ_ONCE(qp->access);
+
+	if (access & IB_ACCESS_REMOTE_READ)
+		access |= IB_ACCESS_REMOTE_ATOMIC;
 	s->pd = (uintptr_t)qp->ibqp.pd;
 	s->qp = qp->ibqp.qp_num;
-	s->access = kiwi_ddp_acc(READ_ONCE(qp->access)) &
-		    ~KIWI_DDP_ACC_LOCAL_WRITE;
+	s->access = kiwi_ddp_acc(access) & ~KIWI_DDP_ACC_LOCAL_WRITE;
 }
 
 /* Look @stag up for a validator; NULL (no such STag) or a held MR. */
-static struct kiwi_mr *kiwi_rx_lookup(struct kiwi_qp *qp, u32 stag,
-				      struct kiwi_ddp_stag_info *st)
+struct kiwi_mr *kiwi_rx_lookup(struct kiwi_qp *qp, u32 stag,
+			       struct kiwi_ddp_stag_info *st)
 {
 	struct kiwi_mr *mr = kiwi_mr_get(to_kdev(qp->ibqp.device), stag);
 
@@ -108,7 +117,9 @@ static enum kiwi_term_err kiwi_rx_write(struct kiwi_qp *qp)
  * A Read Response answers the oldest outstanding Read: its segments fill
  * that Read's sink in order and the last one completes it exactly
  * (kiwi_rdmap_check_rresp()); then the sink MR is checked like any tagged
- * target.
+ * target. An atomic at the head of the ORQ is answered by an Atomic
+ * Response first (RFC 7306 section 7), so a Read Response then has no
+ * Read to answer.
  */
 static enum kiwi_term_err kiwi_rx_rresp(struct kiwi_qp *qp)
 {
@@ -121,7 +132,8 @@ static enum kiwi_term_err kiwi_rx_rresp(struct kiwi_qp *qp)
 	bool have;
 
 	spin_lock_irqsave(&qp->lock, flags);
-	have = tx->orq_head != tx->orq_tail;
+	have = tx->orq_head != tx->orq_tail &&
+	       !tx->orq[tx->orq_head % tx->ord].atomic;
 	if (have)
 		ent = tx->orq[tx->orq_head % tx->ord];
 	spin_unlock_irqrestore(&qp->lock, flags);
@@ -258,6 +270,10 @@ static enum kiwi_term_err kiwi_rx_dispatch(struct kiwi_qp *qp)
 	case KIWI_RDMAP_IMM:
 	case KIWI_RDMAP_IMM_SE:
 		return kiwi_rx_imm(qp);
+	case KIWI_RDMAP_ATOMIC_REQ:
+		return kiwi_rx_areq(qp);
+	case KIWI_RDMAP_ATOMIC_RESP:
+		return kiwi_rx_aresp(qp);
 	default:
 		return kiwi_rx_send(qp);
 	}
@@ -350,7 +366,8 @@ static void kiwi_rx_header(struct kiwi_qp *qp, const struct kiwi_mpa_ev *ev)
 	}
 	/* The header event may carry the first payload octets, too. */
 	if (rx->kind != KIWI_RX_RREQ && rx->kind != KIWI_RX_TERM &&
-	    rx->kind != KIWI_RX_IMM)
+	    rx->kind != KIWI_RX_IMM && rx->kind != KIWI_RX_AREQ &&
+	    rx->kind != KIWI_RX_ARESP)
 		kiwi_rx_place(qp, hl, rx->hdr + hl, rx->hdr_len - hl);
 }
 
@@ -436,6 +453,32 @@ static void kiwi_rx_send_done(struct kiwi_qp *qp)
 	kiwi_rx_complete_rqe(qp, &cqe);
 }
 
+/*
+ * A Read or Atomic Request ended: queue its Response for TX (the MR
+ * reference goes with it). More than IRD of them outstanding is the
+ * peer's error (RFC 7306 section 5.2: they share the IRD).
+ */
+static void kiwi_rx_request_done(struct kiwi_qp *qp)
+{
+	struct kiwi_qp_rx *rx = &qp->rx;
+	struct kiwi_irq_ent ent = {
+		.mr = rx->mr,
+		.atomic = rx->kind == KIWI_RX_AREQ,
+	};
+
+	if (ent.atomic)
+		ent.areq = rx->areq;
+	else
+		ent.rreq = rx->rreq;
+	rx->after_write = false;
+	rx->msn_rreq++;
+	if (!kiwi_irq_push(qp, &ent)) {
+		kiwi_qp_stat_inc(&qp->stats, KIWI_STAT_IRD_EXCEEDED);
+		kiwi_rx_fail(qp, KIWI_TERM_ERR_RDMAP_CATA_STREAM, true);
+	}
+	rx->mr = NULL;
+}
+
 /* The first valid FPDU opens a gated responder's transmit side. */
 static void kiwi_rx_first(struct kiwi_qp *qp)
 {
@@ -447,7 +490,13 @@ static void kiwi_rx_first(struct kiwi_qp *qp)
 static void kiwi_rx_end(struct kiwi_qp *qp)
 {
 	struct kiwi_qp_rx *rx = &qp->rx;
-	bool mid_stream = rx->seen_first;
+	/*
+	 * Only an initiator sends RFC 6581's startup Terminates, in place of
+	 * its first FPDU: from a responder, or after a valid FPDU, they are
+	 * siw's swapped layout (its "unexpected opcode" reads as
+	 * "insufficient IRD").
+	 */
+	bool startup_over = rx->seen_first || rx->initiator;
 
 	kiwi_qp_stat_inc(&qp->stats, KIWI_STAT_RX_FPDUS);
 	if (!rx->seen_first)
@@ -479,18 +528,16 @@ static void kiwi_rx_end(struct kiwi_qp *qp)
 		kiwi_rx_imm_done(qp);
 		break;
 	case KIWI_RX_RREQ:
-		rx->after_write = false;
-		rx->msn_rreq++;
-		if (!kiwi_irq_push(qp, rx->mr, &rx->rreq)) {
-			kiwi_qp_stat_inc(&qp->stats, KIWI_STAT_IRD_EXCEEDED);
-			kiwi_rx_fail(qp, KIWI_TERM_ERR_RDMAP_CATA_STREAM, true);
-		}
-		rx->mr = NULL;
+	case KIWI_RX_AREQ:
+		kiwi_rx_request_done(qp);
+		break;
+	case KIWI_RX_ARESP:
+		kiwi_rx_aresp_done(qp);
 		break;
 	case KIWI_RX_TERM:
 		rx->msn_term++;
 		rx->failed = true;
-		kiwi_qp_term_received(qp, rx->hdr, rx->hdr_len, mid_stream);
+		kiwi_qp_term_received(qp, rx->hdr, rx->hdr_len, startup_over);
 		break;
 	default:
 		kiwi_rx_mr_put(rx);

@@ -7,11 +7,13 @@
  * (llp.h; MPA/TCP: FPDU header, CRC and markers by proto/mpa) and hands the
  * buffer to the LLP's non-blocking send. On -EAGAIN it stops;
  * kiwi_qp_tx_space() queues it again. Per message boundary the next
- * message is, in this order: the Terminate, the RTR message, the oldest
- * inbound Read's Response, the next SQ WR.
+ * message is, in this order: the Terminate, the RTR message, the Response
+ * to the oldest inbound Read or Atomic Request (tx_atomic.c executes the
+ * atomic when its turn comes), the next SQ WR.
  *
  * A Send or Write completes when the buffer holding its last FPDU was
- * taken by the LLP; a Read when its last Response was placed (rx.c); Local
+ * taken by the LLP; a Read when its last Response was placed (rx.c), an
+ * atomic when its Response arrived (rx_atomic.c); Local
  * Invalidate and fast-register when TX reaches them. Immediate Data WRs
  * are one, two or three messages (tx_imm.c).
  */
@@ -98,6 +100,7 @@ int kiwi_tx_attach(struct kiwi_qp *qp, u32 ord, u32 ird)
 	tx->stalled = false;
 	tx->msn_send = KIWI_DDP_MSN_INIT;
 	tx->msn_rreq = KIWI_DDP_MSN_INIT;
+	tx->msn_aresp = KIWI_DDP_MSN_INIT;
 	tx->term_sent = false;
 	tx->closed = false;
 	tx->close_req = false;
@@ -152,15 +155,17 @@ void kiwi_tx_release(struct kiwi_qp *qp)
 }
 
 /**
- * kiwi_irq_push - queue the Response to an inbound Read Request (RX)
+ * kiwi_irq_push - queue the Response to an inbound Read or Atomic Request
+ * (RX)
  * @qp: the QP
- * @mr: the checked Data Source, its reference passes to TX (NULL if size 0)
- * @rreq: the request
+ * @ent: the request; the reference on its MR passes to TX
  *
- * Return: false if IRD Reads are already queued (the caller drops @mr).
+ * Reads and atomics share the IRD (RFC 7306 section 5.2).
+ *
+ * Return: false if IRD requests are already queued (the caller drops the
+ * MR).
  */
-bool kiwi_irq_push(struct kiwi_qp *qp, struct kiwi_mr *mr,
-		   const struct kiwi_rdmap_rreq *rreq)
+bool kiwi_irq_push(struct kiwi_qp *qp, const struct kiwi_irq_ent *ent)
 {
 	struct kiwi_qp_tx *tx = &qp->tx;
 	unsigned long flags;
@@ -169,8 +174,7 @@ bool kiwi_irq_push(struct kiwi_qp *qp, struct kiwi_mr *mr,
 	spin_lock_irqsave(&qp->lock, flags);
 	ok = tx->irq_tail - tx->irq_head < tx->ird;
 	if (ok) {
-		tx->irq[tx->irq_tail % tx->ird].mr = mr;
-		tx->irq[tx->irq_tail % tx->ird].rreq = *rreq;
+		tx->irq[tx->irq_tail % tx->ird] = *ent;
 		tx->irq_tail++;
 	}
 	spin_unlock_irqrestore(&qp->lock, flags);
@@ -229,22 +233,28 @@ static int kiwi_tx_payload(struct kiwi_tx_msg *m, u8 *dst, u32 off, u32 len)
 
 /* --- messages --- */
 
+/* The oldest inbound Read or Atomic Request was answered (TX). */
+void kiwi_irq_served(struct kiwi_qp *qp)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	qp->tx.irq_head++;
+	spin_unlock_irqrestore(&qp->lock, flags);
+}
+
 static void kiwi_tx_msg_end(struct kiwi_qp *qp)
 {
 	struct kiwi_qp_tx *tx = &qp->tx;
 	struct kiwi_tx_msg *m = &tx->cur;
-	unsigned long flags;
 
 	kiwi_tx_msg_put(m);
-	if (m->rresp) {
-		spin_lock_irqsave(&qp->lock, flags);
-		tx->irq_head++;
-		spin_unlock_irqrestore(&qp->lock, flags);
-	} else if (m->then) {
+	if (m->rresp)
+		kiwi_irq_served(qp);
+	else if (m->then)
 		kiwi_tx_imm_next(qp, m);	/* the WR goes on */
-	} else if (m->op != KIWI_RDMAP_TERMINATE && m->idx != U32_MAX) {
+	else if (m->op != KIWI_RDMAP_TERMINATE && m->idx != U32_MAX)
 		tx->framed_to = m->idx + 1;
-	}
 }
 
 /*
@@ -320,7 +330,7 @@ int kiwi_tx_msg_begin(struct kiwi_tx_msg *m, struct kiwi_qp_tx *tx,
 				 len, to, tx->mulpdu);
 }
 
-/* The Response to the oldest inbound Read, if one waits. */
+/* The Response to the oldest inbound Read or Atomic, if one waits. */
 static bool kiwi_tx_start_rresp(struct kiwi_qp *qp)
 {
 	struct kiwi_qp_tx *tx = &qp->tx;
@@ -338,6 +348,8 @@ static bool kiwi_tx_start_rresp(struct kiwi_qp *qp)
 	spin_unlock_irqrestore(&qp->lock, flags);
 	if (!have)
 		return false;
+	if (ent.atomic)
+		return kiwi_tx_aresp(qp, &ent);
 	kiwi_qp_stat_inc(&qp->stats, KIWI_STAT_RREQ_SERVED);
 	memset(m, 0, sizeof(*m));
 	m->rresp = true;
@@ -479,7 +491,8 @@ static bool kiwi_tx_fill(struct kiwi_qp *qp)
 
 /*
  * Of the WRs up to the last message framed, which complete when the LLP took
- * the buffer? Sends and Writes. A Read completes when its Response arrived,
+ * the buffer? Sends and Writes. A Read or an atomic completes when its
+ * Response arrived,
  * an Immediate Data probe when its Read was answered, and a local operation
  * (Local Invalidate, fast-register) when tx_wr.c executed it: a Local
  * Invalidate one RCU grace period later (kiwi_sq_complete_after_gp()),
@@ -488,7 +501,8 @@ static bool kiwi_tx_fill(struct kiwi_qp *qp)
 static bool kiwi_tx_done_when_sent(struct kiwi_qp *qp,
 				   const struct kiwi_swqe *w)
 {
-	return !kiwi_sqe_is_read(qp, &w->sqe) && !w->probe &&
+	return !kiwi_sqe_is_read(qp, &w->sqe) &&
+	       !kiwi_sqe_is_atomic(&w->sqe) && !w->probe &&
 	       w->sqe.opcode != KIWI_WR_LOCAL_INV &&
 	       w->sqe.opcode != KIWI_WR_KREG_MR;
 }

@@ -16,8 +16,9 @@
 
 /*
  * Under qp->lock: copy the next WR into the shadow and start it. A Read
- * (and Immediate Data while the peer's support is unknown, tx_imm.c)
- * waits while ORD Reads are outstanding; a fenced WR while any Read is.
+ * or an atomic (and Immediate Data while the peer's support is unknown,
+ * tx_imm.c) waits while ORD Reads and atomics are outstanding; a fenced WR
+ * while any is.
  * In SQD only the WRs queued before the graceful close began start.
  */
 static bool kiwi_tx_take(struct kiwi_qp *qp, u32 *idx)
@@ -43,6 +44,17 @@ static bool kiwi_tx_take(struct kiwi_qp *qp, u32 *idx)
 			.stag = w->sqe.sge[0].lkey,
 			.to = w->sqe.sge[0].addr,
 			.len = w->sqe.sge[0].length,
+		};
+		tx->orq_tail++;
+	} else if (kiwi_sqe_is_atomic(&w->sqe)) {
+		if (reads >= tx->ord)
+			return false;
+		tx->orq[tx->orq_tail % tx->ord] = (struct kiwi_orq_ent){
+			.idx = tx->next,
+			.atomic = true,
+			.stag = w->sqe.atomic.result.lkey,
+			.to = w->sqe.atomic.result.addr,
+			.len = sizeof(u64),
 		};
 		tx->orq_tail++;
 	}
@@ -226,6 +238,10 @@ static bool kiwi_tx_setup(struct kiwi_qp *qp, u32 idx)
 	case KIWI_WR_KREAD_INV:
 		st = kiwi_sqe_is_read(qp, &w->sqe) ?
 		     kiwi_tx_setup_read(qp, w, m) : IB_WC_LOC_QP_OP_ERR;
+		break;
+	case KIWI_WR_ATOMIC_CMP_AND_SWP:
+	case KIWI_WR_ATOMIC_FETCH_AND_ADD:
+		st = kiwi_tx_setup_atomic(qp, idx, w, m);
 		break;
 	case KIWI_WR_LOCAL_INV:
 	case KIWI_WR_KREG_MR:

@@ -139,6 +139,7 @@ u32 kiwi_ddp_seg_count(bool tagged, u32 msg_len, u32 mulpdu);
 #define KIWI_DDP_ACC_REMOTE_WRITE	0x2	/* RDMA Write target */
 #define KIWI_DDP_ACC_REMOTE_READ	0x4	/* RDMA Read source */
 #define KIWI_DDP_ACC_REMOTE_INV		0x8	/* peer may invalidate it */
+#define KIWI_DDP_ACC_REMOTE_ATOMIC	0x10	/* RFC 7306 atomic target */
 
 /* struct kiwi_ddp_stag_info.qp of an STag usable from any stream of its PD. */
 #define KIWI_DDP_ANY_QP		0xffffffffU
@@ -148,7 +149,7 @@ u32 kiwi_ddp_seg_count(bool tagged, u32 msg_len, u32 mulpdu);
  * @pd: identity of the QP's protection domain (the caller's choice of
  *	value: an id or an address; only compared for equality).
  * @qp: QP (stream) id; never KIWI_DDP_ANY_QP.
- * @access: KIWI_DDP_ACC_REMOTE_WRITE / KIWI_DDP_ACC_REMOTE_READ: the
+ * @access: KIWI_DDP_ACC_REMOTE_WRITE / _READ / _ATOMIC: the
  *	remote operations the QP's consumer allows on this stream (its
  *	qp_access_flags). Local write is a right of STags only.
  *

@@ -32,12 +32,12 @@ static const struct kiwi_rdmap_op_info kiwi_rdmap_ops[KIWI_RDMAP_OPS] = {
 				   KIWI_RDMAP_IMM_LEN),
 	[KIWI_RDMAP_IMM_SE] = KIWI_OP(true, false, KIWI_RDMAP_QN_SEND,
 				      false, KIWI_RDMAP_IMM_LEN),
-	/* RFC 7306 atomics: decoded for naming and length, rejected. */
-	[KIWI_RDMAP_ATOMIC_REQ] = KIWI_OP(false, false, KIWI_RDMAP_QN_READ_REQ,
-					  false, 52),
-	[KIWI_RDMAP_ATOMIC_RESP] = KIWI_OP(false, false,
+	/* RFC 7306 atomics: requests share QN 1 with Read Requests. */
+	[KIWI_RDMAP_ATOMIC_REQ] = KIWI_OP(true, false, KIWI_RDMAP_QN_READ_REQ,
+					  false, KIWI_RDMAP_AREQ_LEN),
+	[KIWI_RDMAP_ATOMIC_RESP] = KIWI_OP(true, false,
 					   KIWI_RDMAP_QN_ATOMIC_RESP, false,
-					   12),
+					   KIWI_RDMAP_ARESP_LEN),
 };
 
 static const char *const kiwi_rdmap_names[KIWI_RDMAP_OPS] = {
@@ -73,8 +73,9 @@ const struct kiwi_rdmap_op_info *kiwi_rdmap_op_lookup(u8 op)
  * @op: opcode.
  *
  * Return: 14 for Write and Read Response, 18 for the Sends, 46 for a Read
- * Request, 22 (the minimum) for a Terminate, 26 for Immediate Data, the
- * RFC 7306 sizes for the atomics (0xa, 0xb), 0 for unassigned opcodes.
+ * Request, 22 (the minimum) for a Terminate, 26 for Immediate Data, 70
+ * for an Atomic Request, 30 for an Atomic Response, 0 for unassigned
+ * opcodes.
  */
 u32 kiwi_rdmap_hdr_len(u8 op)
 {

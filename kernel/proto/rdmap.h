@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * RDMAP (RFC 5040): the control octet carried in DDP's RsvdULP octet, the
- * opcode table (RFC 5040 section 4; of RFC 7306, Immediate Data is
- * supported and the atomics are recognised but not), the 28-octet Read
- * Request header, the 8-octet Immediate Data and the RDMAP receive checks
- * of RFC 5040 section 7.2 and RFC 7306 section 8.
+ * opcode table (RFC 5040 section 4; RFC 7306 Immediate Data and atomics),
+ * the 28-octet Read Request header, the 8-octet Immediate Data, the 52-octet
+ * Atomic Request and 12-octet Atomic Response headers and the RDMAP receive
+ * checks of RFC 5040 section 7.2 and RFC 7306 section 8.
  *
  * RDMAP control octet (DDP octet 1): RV 0xc0 | reserved 0x30 | opcode 0x0f.
  *
@@ -19,6 +19,7 @@
  *     first kiwi_rdmap_check_rresp() against the oldest outstanding Read.
  *     Untagged: look up the queue of the QN, kiwi_ddp_check_untagged().
  *     Read Request: kiwi_rdmap_rreq_decode() and kiwi_rdmap_check_rreq().
+ *     Atomic Request: kiwi_rdmap_areq_decode() and kiwi_rdmap_check_areq().
  *     Send with Invalidate: kiwi_rdmap_check_inval() at delivery.
  *  4. On the first error: kiwi_term_from_err() with the failing ULPDU and
  *     kiwi_term_build_msg(); place nothing more (DDP-069/071).
@@ -55,8 +56,8 @@ extern "C" {
  * @KIWI_RDMAP_TERMINATE: Terminate.
  * @KIWI_RDMAP_IMM: RFC 7306 Immediate Data.
  * @KIWI_RDMAP_IMM_SE: RFC 7306 Immediate Data with Solicited Event.
- * @KIWI_RDMAP_ATOMIC_REQ: RFC 7306 Atomic Request (not supported).
- * @KIWI_RDMAP_ATOMIC_RESP: RFC 7306 Atomic Response (not supported).
+ * @KIWI_RDMAP_ATOMIC_REQ: RFC 7306 Atomic Request.
+ * @KIWI_RDMAP_ATOMIC_RESP: RFC 7306 Atomic Response.
  * @KIWI_RDMAP_OP_MAX: highest opcode value the 4-bit field can hold;
  *	0xc-0xe are unassigned and 0xf is reserved for experiments.
  */
@@ -84,14 +85,22 @@ enum kiwi_rdmap_op {
 
 #define KIWI_RDMAP_RREQ_LEN	28	/* Read Request header */
 #define KIWI_RDMAP_IMM_LEN	8	/* RFC 7306 Immediate Data */
-/* Largest fixed header of a supported message: DDP + Read Request. */
-#define KIWI_RDMAP_HDR_MAX	(KIWI_DDP_UNTAGGED_HDR_LEN + KIWI_RDMAP_RREQ_LEN)
+#define KIWI_RDMAP_AREQ_LEN	52	/* RFC 7306 Atomic Request header */
+#define KIWI_RDMAP_ARESP_LEN	12	/* RFC 7306 Atomic Response header */
+#define KIWI_RDMAP_ATOMIC_LEN	8	/* size and alignment of the target */
+/* Largest fixed header of a supported message: DDP + Atomic Request. */
+#define KIWI_RDMAP_HDR_MAX	(KIWI_DDP_UNTAGGED_HDR_LEN + KIWI_RDMAP_AREQ_LEN)
+
+/* RFC 7306 Atomic Operation Subcodes (AOpCode, section 10.1). */
+#define KIWI_RDMAP_AOP_FETCH_ADD	0x0
+#define KIWI_RDMAP_AOP_CMP_SWAP		0x2	/* 0x1 is reserved */
+#define KIWI_RDMAP_AOP_MASK		0xf
 #define KIWI_RDMAP_TERM_MIN	4	/* Terminate Control field */
 
 /**
  * struct kiwi_rdmap_op_info - one row of the opcode table.
  * @supported: kiwi implements the message (RFC 5040 opcodes 0-7, RFC 7306
- *	Immediate Data 0x8-0x9).
+ *	opcodes 0x8-0xb).
  * @tagged: the message uses the tagged DDP header.
  * @qn: untagged queue number.
  * @inv_stag: the Invalidate STag field (untagged octets 2-5) is used.
@@ -169,6 +178,40 @@ struct kiwi_rdmap_rresp_view {
 	u32 placed;
 };
 
+/**
+ * struct kiwi_rdmap_areq - RFC 7306 Atomic Request header (section 5.2.1).
+ * @aop: AOpCode (KIWI_RDMAP_AOP_*).
+ * @req_id: Request Identifier, echoed in the Response.
+ * @stag: Remote STag.
+ * @to: Remote Tagged Offset, 64-bit aligned.
+ * @data: Add Data (FetchAdd) or Swap Data (CmpSwap).
+ * @data_mask: Add Mask (FetchAdd: set bits end fields, 0 = plain add) or
+ *	Swap Mask (CmpSwap: the bits swapped, all-ones = plain swap).
+ * @cmp: Compare Data (CmpSwap; 0 for FetchAdd).
+ * @cmp_mask: Compare Mask (CmpSwap: the bits compared; all-ones for
+ *	FetchAdd).
+ */
+struct kiwi_rdmap_areq {
+	u8 aop;
+	u32 req_id;
+	u32 stag;
+	u64 to;
+	u64 data;
+	u64 data_mask;
+	u64 cmp;
+	u64 cmp_mask;
+};
+
+/**
+ * struct kiwi_rdmap_aresp - RFC 7306 Atomic Response header (5.2.2).
+ * @req_id: the Request Identifier of the Request it answers.
+ * @orig: the target's value before the operation.
+ */
+struct kiwi_rdmap_aresp {
+	u32 req_id;
+	u64 orig;
+};
+
 const struct kiwi_rdmap_op_info *kiwi_rdmap_op_lookup(u8 op);
 u32 kiwi_rdmap_hdr_len(u8 op);
 const char *kiwi_rdmap_op_name(u8 op);
@@ -182,11 +225,22 @@ void kiwi_rdmap_rreq_advance(struct kiwi_rdmap_rreq *r, u32 done);
 void kiwi_rdmap_imm_encode(__be32 imm, u8 *buf);
 enum kiwi_term_err kiwi_rdmap_imm_decode(__be32 *imm, const u8 *buf);
 bool kiwi_rdmap_term_refuses_imm(const struct kiwi_term *t);
+void kiwi_rdmap_areq_encode(const struct kiwi_rdmap_areq *r, u8 *buf);
+void kiwi_rdmap_areq_decode(struct kiwi_rdmap_areq *r, const u8 *buf);
+void kiwi_rdmap_aresp_encode(const struct kiwi_rdmap_aresp *r, u8 *buf);
+void kiwi_rdmap_aresp_decode(struct kiwi_rdmap_aresp *r, const u8 *buf);
+bool kiwi_rdmap_atomic_apply(const struct kiwi_rdmap_areq *r, u64 orig,
+			     u64 *val);
+bool kiwi_rdmap_term_names_op(const struct kiwi_term *t, u8 op);
 
 enum kiwi_term_err kiwi_rdmap_check_hdr(const struct kiwi_ddp_hdr *h,
 					u32 len);
 enum kiwi_term_err
 kiwi_rdmap_check_rreq(const struct kiwi_rdmap_rreq *r,
+		      const struct kiwi_ddp_stream *s,
+		      const struct kiwi_ddp_stag_info *st);
+enum kiwi_term_err
+kiwi_rdmap_check_areq(const struct kiwi_rdmap_areq *r,
 		      const struct kiwi_ddp_stream *s,
 		      const struct kiwi_ddp_stag_info *st);
 enum kiwi_term_err

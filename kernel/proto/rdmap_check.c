@@ -42,6 +42,12 @@ static enum kiwi_term_err kiwi_rdmap_check_op(const struct kiwi_ddp_hdr *h,
 	if (op == KIWI_RDMAP_IMM || op == KIWI_RDMAP_IMM_SE)
 		return kiwi_rdmap_check_short(h, len, KIWI_RDMAP_IMM_LEN,
 					      KIWI_RDMAP_IMM_LEN);
+	if (op == KIWI_RDMAP_ATOMIC_REQ)
+		return kiwi_rdmap_check_short(h, len, KIWI_RDMAP_AREQ_LEN,
+					      KIWI_RDMAP_AREQ_LEN);
+	if (op == KIWI_RDMAP_ATOMIC_RESP)
+		return kiwi_rdmap_check_short(h, len, KIWI_RDMAP_ARESP_LEN,
+					      KIWI_RDMAP_ARESP_LEN);
 	return KIWI_TERM_ERR_NONE;
 }
 
@@ -51,15 +57,16 @@ static enum kiwi_term_err kiwi_rdmap_check_op(const struct kiwi_ddp_hdr *h,
  * @len: payload octets after the DDP header.
  *
  * Runs, in order: DDP version; RDMAP version (RDMAP-04); opcode assigned
- * and supported, the RFC 7306 atomics and reserved opcodes included
- * (RDMAP-24, they get "unexpected opcode"); T bit matches the opcode;
- * untagged QN matches the opcode (a Send or Immediate Data on QN 1 is
- * "invalid QN", as siw reports it); Read Request exactly 28 octets,
- * Terminate 4..52 octets and Immediate Data exactly 8 octets (EXT-10) in
- * one segment (RDMAP-07): longer is "DDP message too long", shorter or
- * split is RDMAP "unspecified". Reserved RDMAP bits and the Invalidate STag of the other
- * opcodes are ignored (RDMAP-05/06). Buffer, STag and MSN checks follow
- * with kiwi_ddp_check_tagged()/kiwi_ddp_check_untagged().
+ * and supported (unassigned and reserved opcodes get "unexpected opcode",
+ * RDMAP-24); T bit matches the opcode; untagged QN matches the opcode (a
+ * Send or Immediate Data on QN 1 is "invalid QN", as siw reports it); Read
+ * Request exactly 28 octets, Terminate 4..52 octets, Immediate Data
+ * exactly 8 octets (EXT-10), Atomic Request exactly 52 and Atomic Response
+ * exactly 12 octets, in one segment (RDMAP-07): longer is "DDP message too
+ * long", shorter or split is RDMAP "unspecified". Reserved RDMAP bits and
+ * the Invalidate STag of the other opcodes are ignored (RDMAP-05/06).
+ * Buffer, STag and MSN checks follow with kiwi_ddp_check_tagged()/
+ * kiwi_ddp_check_untagged().
  *
  * Return: KIWI_TERM_ERR_NONE, or the error to report.
  */

@@ -167,21 +167,23 @@ static bool kiwi_term_startup_only(int err)
  * kiwi_term_siw_swapped() - does a Terminate body look like siw's layout?
  * @body: the DDP payload of the Terminate message.
  * @len: octets at @body.
- * @mid_stream: the peer sent a valid FPDU before this Terminate.
+ * @startup_over: the peer can no longer send RFC 6581's startup errors:
+ *	it sent a valid FPDU before this Terminate, or it is the MPA
+ *	responder (only an initiator sends them, in place of its first FPDU).
  *
  * A heuristic, documented so that callers know its limits: the body is
  * taken as siw-swapped if its header-control octet has no RFC flag
  * (0xe0) but one of siw's (0x07), or if it has no flag at all, its
  * (Layer, EType, ECode) is defined with the two nibbles swapped, and in
  * RFC order it is either undefined (e.g. 0x02/0x02: siw's MPA CRC error)
- * or, @mid_stream, one of the MPA errors only the first FPDU can carry
+ * or, @startup_over, one of the MPA errors only the first FPDU can carry
  * (0x20/0x06: RFC "insufficient IRD", siw's RDMAP "unexpected opcode";
  * 0x20/0x07 likewise). Symmetric codes such as 0x00 or 0x11 read the same
  * either way, so nothing is lost by guessing "not swapped" for them.
  *
  * Return: true if @body should be decoded with KIWI_TERM_DEC_SIW_SWAPPED.
  */
-bool kiwi_term_siw_swapped(const u8 *body, u32 len, bool mid_stream)
+bool kiwi_term_siw_swapped(const u8 *body, u32 len, bool startup_over)
 {
 	int rfc;
 	u8 hdrct;
@@ -196,7 +198,7 @@ bool kiwi_term_siw_swapped(const u8 *body, u32 len, bool mid_stream)
 	if (kiwi_term_err_lookup(body[0] & 0xf, body[0] >> 4, body[1]) < 0)
 		return false;
 	rfc = kiwi_term_err_lookup(body[0] >> 4, body[0] & 0xf, body[1]);
-	return rfc < 0 || (mid_stream && kiwi_term_startup_only(rfc));
+	return rfc < 0 || (startup_over && kiwi_term_startup_only(rfc));
 }
 
 /**

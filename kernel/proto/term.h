@@ -207,7 +207,7 @@ u32 kiwi_term_body_len(const struct kiwi_term *t);
 int kiwi_term_encode(const struct kiwi_term *t, u8 *buf, u32 cap);
 int kiwi_term_decode(struct kiwi_term *t, const u8 *body, u32 len,
 		     unsigned int flags);
-bool kiwi_term_siw_swapped(const u8 *body, u32 len, bool mid_stream);
+bool kiwi_term_siw_swapped(const u8 *body, u32 len, bool startup_over);
 int kiwi_term_build_msg(const struct kiwi_term *t, u32 msn, u8 *buf,
 			u32 cap);
 

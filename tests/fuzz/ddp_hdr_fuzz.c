@@ -14,6 +14,10 @@
  * accepted Read Response continues the outstanding Read's sink in order
  * and its last segment completes it exactly; an accepted Immediate Data
  * message is 8 octets on QN 0 whose accepted value re-encodes to itself;
+ * an accepted Atomic Request is 52 octets on QN 1, round-trips, and its
+ * target is an aligned word inside an STag with the atomic right on a
+ * stream that allows atomics, and CmpSwap stores only on a match; an
+ * accepted Atomic Response is 12 octets on QN 3 and round-trips;
  * the Terminate built for any error
  * re-encodes and decodes to itself; and the segmentation of the given
  * message length at the given MULPDU covers it exactly.
@@ -45,12 +49,14 @@ static void ddp_fuzz_state(struct ddp_fuzz_state *f, const uint8_t *c)
 	f->s.pd = 1;
 	f->s.qp = 7;
 	f->s.access = (c[0] & 0x20 ? KIWI_DDP_ACC_REMOTE_WRITE : 0) |
-		      (c[0] & 0x40 ? KIWI_DDP_ACC_REMOTE_READ : 0);
+		      (c[0] & 0x40 ? KIWI_DDP_ACC_REMOTE_READ : 0) |
+		      (c[1] & 0x10 ? KIWI_DDP_ACC_REMOTE_ATOMIC : 0);
 	f->have_st = c[0] & 1;
 	f->st.valid = c[0] & 2;
 	f->st.pd = (c[0] & 4) ? 2 : 1;
 	f->st.qp = qp_of[(c[0] >> 3) & 3];
-	f->st.access = c[1] & 0xf;
+	f->st.access = (c[1] & 0xf) | (c[35] & 0x80 ? KIWI_DDP_ACC_REMOTE_ATOMIC :
+						    0);
 	f->st.base = ddp_fuzz_be64(c + 2);
 	f->st.len = ddp_fuzz_be64(c + 10);
 	f->have_q = c[18] & 1;
@@ -202,6 +208,59 @@ static void ddp_fuzz_imm(const struct kiwi_ddp_hdr *h, const uint8_t *p,
 	DDP_FUZZ_CHECK(!memcmp(buf, p, sizeof(buf)));
 }
 
+/*
+ * RFC 7306 atomics: an Atomic Request or Response that passed the header
+ * checks has its exact size on its queue and round-trips; a request the
+ * responder accepts targets an aligned word it may touch; the arithmetic
+ * leaves memory alone only for a failed CmpSwap.
+ */
+static void ddp_fuzz_atomic(const struct ddp_fuzz_state *f,
+			    const struct kiwi_ddp_hdr *h, const uint8_t *p,
+			    u32 plen)
+{
+	const struct kiwi_ddp_stag_info *st = f->have_st ? &f->st : NULL;
+	uint8_t buf[KIWI_RDMAP_AREQ_LEN];
+	struct kiwi_rdmap_aresp a;
+	struct kiwi_rdmap_areq r;
+	enum kiwi_term_err err;
+	u64 val = 0, orig;
+
+	if (kiwi_rdmap_check_hdr(h, plen) != KIWI_TERM_ERR_NONE)
+		return;
+	if (kiwi_rdmap_opcode(h->ulp_ctrl) == KIWI_RDMAP_ATOMIC_RESP) {
+		DDP_FUZZ_CHECK(plen == KIWI_RDMAP_ARESP_LEN && h->qn == 3);
+		kiwi_rdmap_aresp_decode(&a, p);
+		kiwi_rdmap_aresp_encode(&a, buf);
+		DDP_FUZZ_CHECK(!memcmp(buf, p, KIWI_RDMAP_ARESP_LEN));
+		return;
+	}
+	DDP_FUZZ_CHECK(plen == KIWI_RDMAP_AREQ_LEN && h->qn == 1 &&
+		       h->mo == 0 && h->last);
+	kiwi_rdmap_areq_decode(&r, p);
+	kiwi_rdmap_areq_encode(&r, buf);
+	DDP_FUZZ_CHECK(!memcmp(buf + 4, p + 4, KIWI_RDMAP_AREQ_LEN - 4));
+	DDP_FUZZ_CHECK(buf[3] == (p[3] & KIWI_RDMAP_AOP_MASK));
+	err = kiwi_rdmap_check_areq(&r, &f->s, st);
+	DDP_FUZZ_CHECK((u32)err < KIWI_TERM_ERR_COUNT);
+	ddp_fuzz_term(err, (const uint8_t *)p - KIWI_DDP_UNTAGGED_HDR_LEN,
+		      KIWI_DDP_UNTAGGED_HDR_LEN + plen);
+	if (err != KIWI_TERM_ERR_NONE)
+		return;
+	DDP_FUZZ_CHECK(r.aop == KIWI_RDMAP_AOP_FETCH_ADD ||
+		       r.aop == KIWI_RDMAP_AOP_CMP_SWAP);
+	DDP_FUZZ_CHECK(!(r.to & 7));
+	DDP_FUZZ_CHECK(f->s.access & KIWI_DDP_ACC_REMOTE_ATOMIC);
+	DDP_FUZZ_CHECK(st && st->valid && kiwi_ddp_stag_on_stream(&f->s, st));
+	DDP_FUZZ_CHECK(st->access & KIWI_DDP_ACC_REMOTE_ATOMIC);
+	DDP_FUZZ_CHECK(ddp_fuzz_inside(st->base, st->len, r.to, 8));
+	orig = r.cmp ^ r.data;
+	if (!kiwi_rdmap_atomic_apply(&r, orig, &val))
+		DDP_FUZZ_CHECK(r.aop == KIWI_RDMAP_AOP_CMP_SWAP &&
+			       ((orig ^ r.cmp) & r.cmp_mask));
+	else if (r.aop == KIWI_RDMAP_AOP_FETCH_ADD && !r.data_mask)
+		DDP_FUZZ_CHECK(val == orig + r.data);
+}
+
 static void ddp_fuzz_seg(const struct ddp_fuzz_state *f, bool tagged)
 {
 	struct kiwi_ddp_seg_iter it;
@@ -265,6 +324,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!h.tagged && (kiwi_rdmap_opcode(h.ulp_ctrl) == KIWI_RDMAP_IMM ||
 			  kiwi_rdmap_opcode(h.ulp_ctrl) == KIWI_RDMAP_IMM_SE))
 		ddp_fuzz_imm(&h, seg + hlen, plen);
+	if (!h.tagged &&
+	    (kiwi_rdmap_opcode(h.ulp_ctrl) == KIWI_RDMAP_ATOMIC_REQ ||
+	     kiwi_rdmap_opcode(h.ulp_ctrl) == KIWI_RDMAP_ATOMIC_RESP))
+		ddp_fuzz_atomic(&f, &h, seg + hlen, plen);
 	free(seg);
 	return 0;
 }

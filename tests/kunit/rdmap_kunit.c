@@ -35,9 +35,9 @@ static void rdmap_unsupported_opcodes(struct kunit *test)
 	struct kiwi_ddp_hdr h = { .last = true, .dv = 1 };
 	u8 op;
 
-	for (op = KIWI_RDMAP_ATOMIC_REQ; op <= KIWI_RDMAP_OP_MAX; op++) {
+	for (op = KIWI_RDMAP_ATOMIC_RESP + 1; op <= KIWI_RDMAP_OP_MAX; op++) {
 		h.ulp_ctrl = kiwi_rdmap_ctrl(op);
-		h.qn = op == KIWI_RDMAP_ATOMIC_REQ ? 1 : 0;
+		h.qn = 0;
 		KUNIT_EXPECT_EQ(test, kiwi_rdmap_check_hdr(&h, 8),
 				KIWI_TERM_ERR_RDMAP_OPCODE);
 	}

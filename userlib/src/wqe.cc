@@ -14,6 +14,8 @@ static_assert(sizeof(kiwi_rqe) == 112);
 static_assert(sizeof(kiwi_cqe) == 32);
 static_assert(sizeof(kiwi_sge) == sizeof(ibv_sge));
 static_assert(sizeof(kiwi_sqe::sge) == KIWI_MAX_SGE * sizeof(kiwi_sge));
+static_assert(sizeof(kiwi_sqe_atomic) <= sizeof(kiwi_sqe::sge));
+static_assert(offsetof(kiwi_sqe, atomic) == offsetof(kiwi_sqe, sge));
 
 constexpr unsigned int kKnownSendFlags = IBV_SEND_FENCE | IBV_SEND_SIGNALED |
 					 IBV_SEND_SOLICITED | IBV_SEND_INLINE;
@@ -91,6 +93,29 @@ int copy_inline(const ibv_send_wr &wr, uint32_t max_inline,
 	return 0;
 }
 
+// RFC 7306 atomics: one 8-octet result SGE, the operands of the plain verbs
+// forms (CmpSwap masks all-ones, FetchAdd mask 0: ibv_send_wr has no
+// masks). The operands share the SGE area with the SGEs after the first.
+int encode_atomic(const ibv_send_wr &wr, kiwi_sqe &sqe) noexcept
+{
+	if ((wr.send_flags & IBV_SEND_INLINE) || wr.num_sge != 1 ||
+	    wr.sg_list[0].length != sizeof(uint64_t))
+		return EINVAL;
+	sqe.inv_or_rkey = wr.wr.atomic.rkey;
+	sqe.remote_addr = wr.wr.atomic.remote_addr;
+	sqe.num_sge = 1;
+	kiwi_sqe_atomic &a = sqe.atomic;
+	a.result.addr = wr.sg_list[0].addr;
+	a.result.length = wr.sg_list[0].length;
+	a.result.lkey = wr.sg_list[0].lkey;
+	a.compare_add = wr.wr.atomic.compare_add;
+	const bool cas = sqe.opcode == KIWI_WR_ATOMIC_CMP_AND_SWP;
+	a.swap = cas ? wr.wr.atomic.swap : 0;
+	a.compare_add_mask = cas ? ~uint64_t{0} : 0;
+	a.swap_mask = cas ? ~uint64_t{0} : 0;
+	return 0;
+}
+
 } // namespace
 
 int map_send_opcode(uint32_t op, uint8_t &kiwi_op) noexcept
@@ -118,7 +143,11 @@ int map_send_opcode(uint32_t op, uint8_t &kiwi_op) noexcept
 		kiwi_op = KIWI_WR_SEND_WITH_IMM;
 		return 0;
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
+		kiwi_op = KIWI_WR_ATOMIC_CMP_AND_SWP;
+		return 0;
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		kiwi_op = KIWI_WR_ATOMIC_FETCH_AND_ADD;
+		return 0;
 	case IBV_WR_BIND_MW:
 	case IBV_WR_TSO:
 	case IBV_WR_DRIVER1:
@@ -178,6 +207,9 @@ int encode_send(const ibv_send_wr &wr, const SendLimits &lim,
 			return EINVAL;
 		sqe.inv_or_rkey = wr.invalidate_rkey;
 		return 0; // carries no data: sg_list is not looked at
+	case KIWI_WR_ATOMIC_CMP_AND_SWP:
+	case KIWI_WR_ATOMIC_FETCH_AND_ADD:
+		return encode_atomic(wr, sqe);
 	default:
 		break;
 	}
@@ -216,6 +248,12 @@ bool map_wc_opcode(uint16_t op, ibv_wc_opcode &out) noexcept
 		return true;
 	case KIWI_WC_RDMA_READ:
 		out = IBV_WC_RDMA_READ;
+		return true;
+	case KIWI_WC_COMP_SWAP:
+		out = IBV_WC_COMP_SWAP;
+		return true;
+	case KIWI_WC_FETCH_ADD:
+		out = IBV_WC_FETCH_ADD;
 		return true;
 	case KIWI_WC_LOCAL_INV:
 		out = IBV_WC_LOCAL_INV;

@@ -37,10 +37,13 @@
 /*
  * 2: RFC 7306 immediate data (issue 14): inline_len became 16 bits to make
  * room for imm_data in the SQE; the CQE's reserved word became imm_data.
+ * 3: RFC 7306 atomics: SQE opcodes KIWI_WR_ATOMIC_*, whose operands lie in
+ * the SGE area after the result SGE (struct kiwi_sqe_atomic); CQE opcodes
+ * KIWI_WC_COMP_SWAP and KIWI_WC_FETCH_ADD.
  * Element sizes are unchanged. A library and a kernel of different
  * versions do not pair: libkiwi claims only devices of its own version.
  */
-#define KIWI_ABI_VERSION 2
+#define KIWI_ABI_VERSION 3
 
 /*
  * Every kiwi ib_device, whatever its name, has this sysfs attribute group
@@ -95,6 +98,9 @@ enum kiwi_wr_opcode {
 	KIWI_WR_SEND_WITH_IMM = 5,
 	/* RDMA Write, then RFC 7306 Immediate Data */
 	KIWI_WR_RDMA_WRITE_WITH_IMM = 6,
+	/* RFC 7306 CmpSwap and FetchAdd: struct kiwi_sqe_atomic */
+	KIWI_WR_ATOMIC_CMP_AND_SWP = 7,
+	KIWI_WR_ATOMIC_FETCH_AND_ADD = 8,
 	KIWI_WR_NUM_OPCODES
 };
 
@@ -106,6 +112,23 @@ enum kiwi_sqe_flags {
 	KIWI_SQE_READ_FENCE = 1u << 3,
 };
 
+/*
+ * The SGE area of an atomic SQE (num_sge 1): the local buffer of the
+ * 8-octet original value, then the operands of RFC 7306 section 5.1 in
+ * host order. CmpSwap stores (old & ~swap_mask) | (swap & swap_mask) if
+ * ((old ^ compare_add) & compare_add_mask) == 0; FetchAdd adds compare_add,
+ * a set bit of compare_add_mask ending a field (0: one 64-bit add); swap
+ * and swap_mask are unused for FetchAdd. The plain verbs atomics have
+ * both CmpSwap masks all-ones and a FetchAdd mask of 0.
+ */
+struct kiwi_sqe_atomic {
+	struct kiwi_sge result;
+	__aligned_u64 compare_add;
+	__aligned_u64 swap;
+	__aligned_u64 compare_add_mask;
+	__aligned_u64 swap_mask;
+};
+
 /* Send queue element: 128 octets. */
 struct kiwi_sqe {
 	__aligned_u64 wr_id;
@@ -115,10 +138,16 @@ struct kiwi_sqe {
 	__u16 inline_len;	/* KIWI_SQE_INLINE only */
 	/* *_WITH_IMM: the verbs immediate value, network order as in ibv_send_wr */
 	__be32 imm_data;
-	/* SEND_WITH_INV, LOCAL_INV: the STag to invalidate; RDMA: the remote STag */
+	/*
+	 * SEND_WITH_INV, LOCAL_INV: the STag to invalidate; RDMA and
+	 * atomics: the remote STag
+	 */
 	__u32 inv_or_rkey;
 	__aligned_u64 remote_addr;
-	struct kiwi_sge sge[KIWI_MAX_SGE];
+	union {
+		struct kiwi_sge sge[KIWI_MAX_SGE];
+		struct kiwi_sqe_atomic atomic;	/* KIWI_WR_ATOMIC_* */
+	};
 };
 
 /* Receive queue element (RQ and SRQ): 112 octets. */
@@ -134,6 +163,8 @@ enum kiwi_wc_opcode {
 	KIWI_WC_SEND = 0,
 	KIWI_WC_RDMA_WRITE = 1,
 	KIWI_WC_RDMA_READ = 2,
+	KIWI_WC_COMP_SWAP = 3,
+	KIWI_WC_FETCH_ADD = 4,
 	KIWI_WC_LOCAL_INV = 6,
 	KIWI_WC_RECV = 128,
 	/* Immediate Data right after an RDMA Write (RFC 7306 section 6) */

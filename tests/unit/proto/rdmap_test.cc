@@ -58,8 +58,8 @@ TEST(Rdmap, OpcodeTable)
 		{0x7, true, false, 2, false, 22},
 		{0x8, true, false, 0, false, 26},
 		{0x9, true, false, 0, false, 26},
-		{0xa, false, false, 1, false, 70},
-		{0xb, false, false, 3, false, 30},
+		{0xa, true, false, 1, false, 70},
+		{0xb, true, false, 3, false, 30},
 	};
 	for (const row &r : rows) {
 		const struct kiwi_rdmap_op_info *i = kiwi_rdmap_op_lookup(r.op);
@@ -85,8 +85,8 @@ TEST(Rdmap, OpcodeTable)
 // in one header event.
 TEST(Rdmap, HeaderMaxCoversSupportedOpcodes)
 {
-	EXPECT_EQ(46u, (unsigned)KIWI_RDMAP_HDR_MAX);
-	for (uint8_t op = 0; op <= 7; op++)
+	EXPECT_EQ(70u, (unsigned)KIWI_RDMAP_HDR_MAX);
+	for (uint8_t op = 0; op <= 0xb; op++)
 		EXPECT_LE(kiwi_rdmap_hdr_len(op), (uint32_t)KIWI_RDMAP_HDR_MAX)
 			<< int(op);
 	EXPECT_LE((unsigned)KIWI_RDMAP_HDR_MAX, (unsigned)KIWI_MPA_RX_HDR_MAX);
@@ -99,20 +99,22 @@ TEST(Rdmap, SegHdrInvalidateOnlyForInvalidateSends)
 	kiwi_ddp_hdr h;
 
 	seg.last = true;
-	for (uint8_t op = 0; op <= 9; op++) {
+	for (uint8_t op = 0; op <= 0xb; op++) {
 		ASSERT_EQ(0, kiwi_rdmap_seg_hdr(&h, op, 0x55aa, 1, &seg));
 		bool inv = op == KIWI_RDMAP_SEND_INV ||
 			   op == KIWI_RDMAP_SEND_SE_INV;
 		EXPECT_EQ(inv ? 0x55aau : 0u, h.ulp_word) << int(op);
 		EXPECT_EQ(h.tagged ? 0x55aau : 0u, h.stag) << int(op);
 		EXPECT_EQ(KIWI_TERM_ERR_NONE,
-			  kiwi_rdmap_check_hdr(&h, op == 1   ? 28
-						   : op == 7 ? 4
-						   : op >= 8 ? 8
-							     : 0))
+			  kiwi_rdmap_check_hdr(&h, op == 1     ? 28
+						   : op == 7   ? 4
+						   : op == 0xa ? 52
+						   : op == 0xb ? 12
+						   : op >= 8   ? 8
+							       : 0))
 			<< int(op);
 	}
-	for (uint8_t op = 0xa; op <= 0xf; op++)
+	for (uint8_t op = 0xc; op <= 0xf; op++)
 		EXPECT_EQ(-EOPNOTSUPP, kiwi_rdmap_seg_hdr(&h, op, 0, 1, &seg));
 }
 
@@ -196,12 +198,12 @@ TEST(RdmapCheck, ReservedBitsIgnored)
 	EXPECT_EQ(KIWI_TERM_ERR_NONE, kiwi_rdmap_check_hdr(&h, 10));
 }
 
-// RDMAP-24/EXT-12: the RFC 7306 atomics (a-b), unassigned and experimental
-// opcodes are rejected cleanly with "unexpected opcode" (0, 2, 06), whatever
-// T bit and QN they arrive with.
+// RDMAP-24/EXT-12: unassigned and experimental opcodes are rejected
+// cleanly with "unexpected opcode" (0, 2, 06), whatever T bit and QN they
+// arrive with.
 TEST(RdmapCheck, UnsupportedOpcodes)
 {
-	for (uint8_t op = 0xa; op <= 0xf; op++) {
+	for (uint8_t op = 0xc; op <= 0xf; op++) {
 		for (uint32_t qn = 0; qn < 4; qn++) {
 			kiwi_ddp_hdr h = untagged(op, qn, 1, 0);
 			EXPECT_EQ(KIWI_TERM_ERR_RDMAP_OPCODE,
@@ -233,8 +235,8 @@ TEST(RdmapCheck, QueueNumberPerOpcode)
 		uint8_t op;
 		uint32_t qn;
 		uint32_t len;
-	} ok[] = {{1, 1, 28}, {3, 0, 9}, {4, 0, 9},
-		  {5, 0, 9},  {6, 0, 9}, {7, 2, 4}};
+	} ok[] = {{1, 1, 28}, {3, 0, 9}, {4, 0, 9},    {5, 0, 9},
+		  {6, 0, 9},  {7, 2, 4}, {0xa, 1, 52}, {0xb, 3, 12}};
 	for (auto &c : ok) {
 		for (uint32_t qn : {0u, 1u, 2u, 3u, 0xffffffffu}) {
 			kiwi_ddp_hdr h = untagged(c.op, qn, 1, 0);

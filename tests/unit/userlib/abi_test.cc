@@ -26,6 +26,12 @@ TEST(KiwiAbi, ElementLayouts)
 	EXPECT_EQ(offsetof(kiwi_sqe, inline_len), 14u);
 	EXPECT_EQ(offsetof(kiwi_sqe, imm_data), 16u);
 	EXPECT_EQ(offsetof(kiwi_sqe, sge), 32u);
+	EXPECT_EQ(offsetof(kiwi_sqe, atomic), 32u);
+	EXPECT_EQ(offsetof(kiwi_sqe_atomic, compare_add), 16u);
+	EXPECT_EQ(offsetof(kiwi_sqe_atomic, swap), 24u);
+	EXPECT_EQ(offsetof(kiwi_sqe_atomic, compare_add_mask), 32u);
+	EXPECT_EQ(offsetof(kiwi_sqe_atomic, swap_mask), 40u);
+	EXPECT_EQ(sizeof(kiwi_sqe_atomic), 48u);
 	EXPECT_EQ(sizeof(kiwi_sqe::sge), static_cast<size_t>(KIWI_MAX_INLINE));
 	EXPECT_EQ(sizeof(kiwi_rqe), 112u);
 	EXPECT_EQ(sizeof(kiwi_cqe), 32u);
@@ -48,6 +54,10 @@ TEST(KiwiAbi, WcOpcodesEqualIbverbsValues)
 		  static_cast<int>(IBV_WC_RDMA_WRITE));
 	EXPECT_EQ(static_cast<int>(KIWI_WC_RDMA_READ),
 		  static_cast<int>(IBV_WC_RDMA_READ));
+	EXPECT_EQ(static_cast<int>(KIWI_WC_COMP_SWAP),
+		  static_cast<int>(IBV_WC_COMP_SWAP));
+	EXPECT_EQ(static_cast<int>(KIWI_WC_FETCH_ADD),
+		  static_cast<int>(IBV_WC_FETCH_ADD));
 	EXPECT_EQ(static_cast<int>(KIWI_WC_LOCAL_INV),
 		  static_cast<int>(IBV_WC_LOCAL_INV));
 	EXPECT_EQ(static_cast<int>(KIWI_WC_RECV),

@@ -72,12 +72,12 @@ TEST_F(ProviderLoad, LeavesOtherDevicesAlone)
 TEST_F(ProviderLoad, RefusesAnotherKiwiAbiFile)
 {
 	EXPECT_EQ(find("kiwi2"), nullptr)
-		<< "kiwi2 has kiwi/abi_version 1, an older kiwi.ko";
+		<< "kiwi2 has kiwi/abi_version 2, an older kiwi.ko";
 }
 
 TEST_F(ProviderLoad, RefusesAnotherAbiVersion)
 {
-	EXPECT_EQ(find("kiwi1"), nullptr) << "kiwi1 has uverbs ABI 1";
+	EXPECT_EQ(find("kiwi1"), nullptr) << "kiwi1 has uverbs ABI 2";
 }
 
 TEST_F(ProviderLoad, RefusesAKernelWithoutKiwiResponse)

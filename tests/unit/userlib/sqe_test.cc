@@ -40,9 +40,11 @@ kiwi_sqe dirty_sqe()
 	return sqe;
 }
 
-TEST(SendOpcode, MapsTheSevenKiwiOpcodes)
+TEST(SendOpcode, MapsTheNineKiwiOpcodes)
 {
-	const std::array<std::pair<ibv_wr_opcode, uint8_t>, 7> map{{
+	const std::array<std::pair<ibv_wr_opcode, uint8_t>, 9> map{{
+		{IBV_WR_ATOMIC_CMP_AND_SWP, KIWI_WR_ATOMIC_CMP_AND_SWP},
+		{IBV_WR_ATOMIC_FETCH_AND_ADD, KIWI_WR_ATOMIC_FETCH_AND_ADD},
 		{IBV_WR_SEND, KIWI_WR_SEND},
 		{IBV_WR_SEND_WITH_IMM, KIWI_WR_SEND_WITH_IMM},
 		{IBV_WR_RDMA_WRITE_WITH_IMM, KIWI_WR_RDMA_WRITE_WITH_IMM},
@@ -60,10 +62,8 @@ TEST(SendOpcode, MapsTheSevenKiwiOpcodes)
 
 TEST(SendOpcode, UnsupportedOpcodesAreEopnotsupp)
 {
-	for (ibv_wr_opcode op :
-	     {IBV_WR_ATOMIC_CMP_AND_SWP, IBV_WR_ATOMIC_FETCH_AND_ADD,
-	      IBV_WR_BIND_MW, IBV_WR_TSO, IBV_WR_DRIVER1,
-	      IBV_WR_ATOMIC_WRITE}) {
+	for (ibv_wr_opcode op : {IBV_WR_BIND_MW, IBV_WR_TSO, IBV_WR_DRIVER1,
+				 IBV_WR_ATOMIC_WRITE}) {
 		uint8_t got = 0;
 		EXPECT_EQ(map_send_opcode(op, got), EOPNOTSUPP) << op;
 	}
@@ -186,6 +186,53 @@ TEST(EncodeSend, RdmaWriteAndReadCarryRemoteBuffer)
 		EXPECT_EQ(sqe.inv_or_rkey, 0x1234u);
 		EXPECT_EQ(sqe.num_sge, 1);
 		EXPECT_EQ(sqe.sge[0].length, 4096u);
+	}
+}
+
+// RFC 7306 atomics: the remote word, the one result SGE and the plain
+// verbs operands (CmpSwap masks all-ones, FetchAdd mask 0).
+TEST(EncodeSend, AtomicsCarryOperandsAndOneResultSge)
+{
+	ibv_sge sge{0x2000, 8, 9};
+
+	for (ibv_wr_opcode op :
+	     {IBV_WR_ATOMIC_CMP_AND_SWP, IBV_WR_ATOMIC_FETCH_AND_ADD}) {
+		ibv_send_wr wr = make_wr(op, &sge, 1);
+		kiwi_sqe sqe = dirty_sqe();
+		const bool cas = op == IBV_WR_ATOMIC_CMP_AND_SWP;
+
+		wr.wr.atomic.remote_addr = 0x7000000000001008ull;
+		wr.wr.atomic.rkey = 0x4321;
+		wr.wr.atomic.compare_add = 0x1111222233334444ull;
+		wr.wr.atomic.swap = 0x5555666677778888ull;
+		ASSERT_EQ(encode_send(wr, kLimits, sqe), 0) << op;
+		EXPECT_EQ(sqe.opcode, cas ? KIWI_WR_ATOMIC_CMP_AND_SWP
+					  : KIWI_WR_ATOMIC_FETCH_AND_ADD);
+		EXPECT_EQ(sqe.remote_addr, 0x7000000000001008ull);
+		EXPECT_EQ(sqe.inv_or_rkey, 0x4321u);
+		EXPECT_EQ(sqe.num_sge, 1);
+		EXPECT_EQ(sqe.sge[0].addr, 0x2000u);
+		EXPECT_EQ(sqe.atomic.result.length, 8u);
+		EXPECT_EQ(sqe.atomic.result.lkey, 9u);
+		EXPECT_EQ(sqe.atomic.compare_add, 0x1111222233334444ull);
+		EXPECT_EQ(sqe.atomic.swap, cas ? 0x5555666677778888ull : 0);
+		EXPECT_EQ(sqe.atomic.compare_add_mask, cas ? ~0ull : 0);
+		EXPECT_EQ(sqe.atomic.swap_mask, cas ? ~0ull : 0);
+
+		// One 8-octet SGE, not inline: anything else is EINVAL.
+		ibv_sge two[2] = {sge, sge};
+		wr = make_wr(op, two, 2);
+		EXPECT_EQ(encode_send(wr, kLimits, sqe), EINVAL);
+		wr = make_wr(op, nullptr, 0);
+		EXPECT_EQ(encode_send(wr, kLimits, sqe), EINVAL);
+		for (uint32_t len : {0u, 4u, 16u}) {
+			ibv_sge bad{0x2000, len, 9};
+			wr = make_wr(op, &bad, 1);
+			EXPECT_EQ(encode_send(wr, kLimits, sqe), EINVAL) << len;
+		}
+		wr = make_wr(op, &sge, 1);
+		wr.send_flags = IBV_SEND_INLINE;
+		EXPECT_EQ(encode_send(wr, kLimits, sqe), EINVAL);
 	}
 }
 

@@ -56,7 +56,8 @@ REP_KEY = b"MPA ID Rep Frame"
 
 OP_WRITE, OP_RREQ, OP_RRESP, OP_SEND = 0x0, 0x1, 0x2, 0x3
 OP_TERM, OP_IMM, OP_IMM_SE, OP_ATOMIC_REQ = 0x7, 0x8, 0x9, 0xA
-QN_SEND, QN_RREQ, QN_TERM = 0, 1, 2
+OP_ATOMIC_RESP = 0xB
+QN_SEND, QN_RREQ, QN_TERM, QN_ARESP = 0, 1, 2, 3
 
 
 def mpa_frame(key, rev=1, crc=1, markers=0, enhanced=None, pd=b"",
@@ -444,7 +445,8 @@ def handshake(info, res, rev=2, rcvbuf=None, ird=8, ord_=8, marker=None,
 def collect(c, res, expect, layout, want_rresp=0, seconds=10):
     """Read FPDUs until a Terminate, a close or the time limit.
 
-    Returns (terminate or None, list of Read Response payloads)."""
+    Returns (terminate or None, list of Read and Atomic Response ULPDUs);
+    @want_rresp of them end the wait."""
     deadline = time.monotonic() + seconds
     rresp = []
     while True:
@@ -459,7 +461,8 @@ def collect(c, res, expect, layout, want_rresp=0, seconds=10):
             res.fail("runt ULPDU of %d octets from the target" % len(u))
             continue
         op = u[1] & 0xF
-        if u[0] & 0x80 and op == OP_RRESP:
+        if (u[0] & 0x80 and op == OP_RRESP) or \
+                (not u[0] & 0x80 and op == OP_ATOMIC_RESP):
             rresp.append(u)
             if want_rresp and len(rresp) == want_rresp:
                 return None, rresp
@@ -938,15 +941,107 @@ def c_opcode(info, res, a):
             {(0, 2, 6)}, want_d=False)
 
 
-# RDMAP-24: RFC 7306 opcodes are refused when atomics are not supported.
-@case("rdmap-atomic", "RFC 7306 FetchAdd (opcode 0xA) on target: "
-      "Terminate 0/2/06 (atomics unsupported), target unchanged")
-def c_atomic(info, res, a):
-    to = ival(info, "target_addr") + 133     # 64-bit aligned, not control
-    hdr = atomic_hdr(0, 1, ival(info, "target_stag"), to, 1, 0, 0,
-                     0xFFFFFFFFFFFFFFFF)
-    one_bad(info, res, a, untagged(OP_ATOMIC_REQ, QN_RREQ, 1, hdr),
-            {(0, 2, 6)}, want_d=False)
+# EXT-11..: RFC 7306 Atomic Requests (QN 1, 52 octets) on vt_target's
+# atomic region (remote atomic right only). The responder checks, in order:
+# AOpCode, 8-octet alignment of the Remote TO (section 8.2: 0/2/07, memory
+# not touched), then RFC 5040 remote protection as for a Read Request.
+ATOMIC_FETCH_ADD = 0            # CmpSwap is 2; 1 is reserved
+
+
+def one_atomic(info, res, a, expect, aop=ATOMIC_FETCH_ADD, region="atomic",
+               off=0, qn=QN_RREQ, cut=0, extra=b"", pd=b""):
+    """One Atomic Request on @region + @off (FetchAdd of 1 unless @aop),
+    its header @cut octets short or with @extra octets, over a connection
+    made with private data @pd: Terminate in @expect, the region unchanged
+    (vt_target's verdict)."""
+    hdr = atomic_hdr(aop, 0x7306, ival(info, region + "_stag"),
+                     ival(info, region + "_addr") + off, 1, 0, 0, 0)
+    seg = untagged(OP_ATOMIC_REQ, qn, 1, hdr[:len(hdr) - cut] + extra)
+    c = handshake(info, res, pd=pd)
+    c.send(fpdu(seg))
+    expect_terminate(c, res, expect, a.layout, bad_hdr=seg[:18])
+
+
+@case("rfc7306-atomic-good", "control: FetchAdd of 1 on the atomic region's "
+      "first word: an Atomic Response on QN 3 with the Request Identifier "
+      "and the original value; then close")
+def c_atomic_good(info, res, a):
+    c = handshake(info, res)
+    pat = 0x1717171717171717        # vt_target's PAT_ATOMIC
+    hdr = atomic_hdr(ATOMIC_FETCH_ADD, 0x7306, ival(info, "atomic_stag"),
+                     ival(info, "atomic_addr"), 1, 0, 0, 0)
+    c.send(fpdu(untagged(OP_ATOMIC_REQ, QN_RREQ, 1, hdr)))
+    t, resp = collect(c, res, set(), a.layout, want_rresp=1)
+    if t is not None:
+        res.fail("unexpected Terminate")
+    elif len(resp) != 1:
+        res.fail("no Atomic Response (connection %s)" % (c.eof or "open"))
+    else:
+        u = resp[0]
+        qn, msn, mo = struct.unpack(">III", u[6:18])
+        res.seen("Atomic Response QN %d MSN %d, %d octets" %
+                 (qn, msn, len(u) - 18))
+        if (qn, msn, mo, len(u)) != (QN_ARESP, 1, 0, 30) or \
+                not u[0] & 0x40:
+            res.fail("the Atomic Response is not one 12-octet message on "
+                     "QN 3 with MSN 1")
+        elif struct.unpack(">IQ", u[18:30]) != (0x7306, pat):
+            res.fail("the Atomic Response returns %s, want Request "
+                     "Identifier 0x7306 and 0x%x" % (u[18:30].hex(), pat))
+    c.sock.shutdown(socket.SHUT_WR)
+    expect_quiet_close(c, res, a, "our FIN")
+
+
+# EXT-06: an AOpCode that is neither FetchAdd (0) nor CmpSwap (2).
+@case("rfc7306-atomic-aopcode", "Atomic Request with the reserved AOpCode "
+      "1: Terminate 0/2/06, nothing changed")
+def c_atomic_aop(info, res, a):
+    one_atomic(info, res, a, {(0, 2, 6)}, aop=1)
+
+
+@case("rfc7306-atomic-unaligned", "FetchAdd on a Remote TO 4 octets past "
+      "an 8-octet boundary: Terminate 0/2/07, nothing changed")
+def c_atomic_unaligned(info, res, a):
+    one_atomic(info, res, a, {(0, 2, 7)}, off=4)
+
+
+@case("rfc7306-atomic-short", "Atomic Request header of 51 octets: "
+      "Terminate 0/2/ff, nothing changed")
+def c_atomic_short(info, res, a):
+    one_atomic(info, res, a, {(0, 2, 0xff)}, cut=1)
+
+
+@case("rfc7306-atomic-long", "Atomic Request header of 53 octets: "
+      "Terminate 1/2/05, nothing changed")
+def c_atomic_long(info, res, a):
+    one_atomic(info, res, a, {(1, 2, 5)}, extra=b"x")
+
+
+@case("rfc7306-atomic-qn", "Atomic Request on QN 0: Terminate 1/2/01")
+def c_atomic_qn(info, res, a):
+    one_atomic(info, res, a, {(1, 2, 1)}, qn=QN_SEND)
+
+
+@case("rfc7306-atomic-no-right", "FetchAdd on target (remote read and "
+      "write, no remote atomic right), 8-octet aligned outside the control "
+      "window: Terminate 0/1/02, nothing changed")
+def c_atomic_no_right(info, res, a):
+    one_atomic(info, res, a, {(0, 1, 2)}, region="target", off=133)
+
+
+# RDMAP-25: kiwi lets a QP with remote read rights (what iw_cm grants)
+# serve atomics; one with remote write only may not.
+@case("rfc7306-atomic-qp-no-right", "FetchAdd on the atomic region over a "
+      "QP created with remote write only (vt:access=w): Terminate 0/1/02, "
+      "nothing changed")
+def c_atomic_qp_no_right(info, res, a):
+    one_atomic(info, res, a, {(0, 1, 2)}, pd=b"vt:access=w")
+
+
+@case("rfc7306-atomic-bounds", "FetchAdd on the 8 octets right after the "
+      "atomic region: Terminate 0/1/01, nothing changed")
+def c_atomic_bounds(info, res, a):
+    one_atomic(info, res, a, {(0, 1, 1)}, off=ival(info, "atomic_len"))
 
 
 # RDMAP-04: a wrong RDMAP version is Terminate 0/2/05.

@@ -23,6 +23,11 @@
  *    Write's length reported, the data placed), IB_WR_SEND_WITH_IMM
  *    without payload (IB_WC_RECV, length 0, the value), and one with
  *    payload refused with -EOPNOTSUPP;
+ *  - RFC 7306 atomics: IB_WR_ATOMIC_FETCH_AND_ADD and
+ *    IB_WR_ATOMIC_CMP_AND_SWP (a matching and a failing compare) on a word
+ *    of a fast-reg MR registered for remote atomics: the completion
+ *    opcode, the original value in the result SGE, the target's new
+ *    value; the masked forms refused with -EOPNOTSUPP;
  *  - ib_drain_qp with receives outstanding: they flush with
  *    IB_WC_WR_FLUSH_ERR in posted order; Sends and receives posted in the
  *    error state flush in order too.
@@ -154,11 +159,13 @@ struct kv_end {
  * struct kv_wr_wait - a signalled WR whose completion a test waits for
  * @cqe: its completion handler
  * @status: the completion status
+ * @opcode: the completion opcode
  * @done: completed
  */
 struct kv_wr_wait {
 	struct ib_cqe cqe;
 	enum ib_wc_status status;
+	enum ib_wc_opcode opcode;
 	struct completion done;
 };
 
@@ -656,6 +663,7 @@ static void kv_wr_done(struct ib_cq *cq, struct ib_wc *wc)
 					    cqe);
 
 	w->status = wc->status;
+	w->opcode = wc->opcode;
 	complete(&w->done);
 }
 
@@ -1031,6 +1039,69 @@ static void kv_test_imm(struct kv_conn *c, const char *pc, struct kv_frmr *f,
 		 pc);
 }
 
+/* The target word of the atomics: 8-octet aligned inside the MR. */
+#define KV_ATOMIC_OFF	ALIGN(KV_OFF, sizeof(u64))
+
+/* Post atomic @wr from the server and wait; its completion opcode is @op. */
+static bool kv_atomic_wait(struct kv_conn *c, struct ib_atomic_wr *wr,
+			   enum ib_wc_opcode op)
+{
+	struct kv_wr_wait w;
+
+	return kv_post_wait(c, &c->srv, &wr->wr, &w) && w.opcode == op;
+}
+
+/*
+ * RFC 7306: the server's Fetch-and-Add and Compare-and-Swap on a word of
+ * the client's fast-reg MR return the word's original value in the result
+ * SGE; a failed compare leaves the word alone. kiwi has no masked atomics.
+ */
+static void kv_test_atomic(struct kv_conn *c, const char *pc,
+			   struct kv_frmr *f, u64 *res)
+{
+	u64 *word = (u64 *)(f->buf + KV_ATOMIC_OFF);
+	struct ib_sge sge = {
+		.addr = (u64)(uintptr_t)res,
+		.length = sizeof(*res),
+		.lkey = c->srv.pd->local_dma_lkey,
+	};
+	struct ib_atomic_wr wr = {
+		.wr.opcode = IB_WR_ATOMIC_FETCH_AND_ADD,
+		.wr.sg_list = &sge,
+		.wr.num_sge = 1,
+		.compare_add = 0x100000001ull,
+	};
+
+	if (!kv_check(kv_frmr_reg(c, &c->cli, f, IB_ACCESS_LOCAL_WRITE |
+				  IB_ACCESS_REMOTE_ATOMIC),
+		      "%s: fast-reg MR for remote atomics", pc))
+		return;
+	WRITE_ONCE(*word, 0xffffffffull);
+	*res = 0;
+	wr.remote_addr = f->mr->iova + KV_ATOMIC_OFF - KV_OFF;
+	wr.rkey = f->mr->rkey;
+	kv_check(kv_atomic_wait(c, &wr, IB_WC_FETCH_ADD) &&
+		 *res == 0xffffffffull && READ_ONCE(*word) == 0x200000000ull,
+		 "%s: Fetch-and-Add: IB_WC_FETCH_ADD, original 0x%llx, target 0x%llx",
+		 pc, *res, READ_ONCE(*word));
+	wr.wr.opcode = IB_WR_ATOMIC_CMP_AND_SWP;
+	wr.compare_add = 0x200000000ull;
+	wr.swap = 0x0123456789abcdefull;
+	kv_check(kv_atomic_wait(c, &wr, IB_WC_COMP_SWAP) &&
+		 *res == 0x200000000ull &&
+		 READ_ONCE(*word) == 0x0123456789abcdefull,
+		 "%s: Compare-and-Swap: IB_WC_COMP_SWAP, original 0x%llx, target 0x%llx",
+		 pc, *res, READ_ONCE(*word));
+	kv_check(kv_atomic_wait(c, &wr, IB_WC_COMP_SWAP) &&
+		 *res == 0x0123456789abcdefull &&
+		 READ_ONCE(*word) == 0x0123456789abcdefull,
+		 "%s: Compare-and-Swap whose compare fails: original 0x%llx, target unchanged",
+		 pc, *res);
+	wr.wr.opcode = IB_WR_MASKED_ATOMIC_FETCH_AND_ADD;
+	kv_check(ib_post_send(c->srv.qp, &wr.wr, NULL) == -EOPNOTSUPP,
+		 "%s: masked Fetch-and-Add is refused (EOPNOTSUPP)", pc);
+}
+
 static void kv_test_frmr(struct kv_conn *c, const char *pc)
 {
 	struct kv_frmr a = {}, b = {};
@@ -1048,6 +1119,11 @@ static void kv_test_frmr(struct kv_conn *c, const char *pc)
 	if (kv_check(!kv_frmr_alloc(&a, &c->cli),
 		     "%s: fast-reg MR for immediate data allocated", pc))
 		kv_test_imm(c, pc, &a, src);
+	kv_frmr_free(&a, &c->cli);
+	memset(&a, 0, sizeof(a));
+	if (kv_check(!kv_frmr_alloc(&a, &c->cli),
+		     "%s: fast-reg MR for atomics allocated", pc))
+		kv_test_atomic(c, pc, &a, (u64 *)src);
 out:
 	kv_frmr_free(&a, &c->cli);
 	kv_frmr_free(&b, &c->srv);

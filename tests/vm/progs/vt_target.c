@@ -14,6 +14,8 @@
  *   recv     -r receive buffers of -R octets, separated by guard octets
  *   sink     4 KiB, local write only: the Data Sink of the RDMA Reads the
  *            peer asks for (see below); a peer may fill it, not more
+ *   atomic   4 KiB, remote atomic only (RFC 7306); the control case adds 1
+ *            to its first 8 octets, a peer may change nothing else
  *
  * Two requests let a peer set up what it attacks:
  *  - MPA private data "vt:access=" followed by letters (w remote write, r
@@ -85,6 +87,7 @@
 #define PAT_OTHERPD	0xc3
 #define PAT_RECV	0x99
 #define PAT_SINK	0x66
+#define PAT_ATOMIC	0x17
 
 /* Pattern the control case writes into target[0, VT_CTL_LEN). */
 static unsigned char ctl_octet(unsigned long i)
@@ -130,6 +133,7 @@ static struct region noread = { .name = "noread", .pat = PAT_NOREAD };
 static struct region otherpd = { .name = "otherpd", .pat = PAT_OTHERPD };
 static struct region recvr = { .name = "recv", .pat = PAT_RECV };
 static struct region sink = { .name = "sink", .pat = PAT_SINK };
+static struct region atomic = { .name = "atomic", .pat = PAT_ATOMIC };
 
 /* The connection in progress (one at a time). */
 static struct {
@@ -214,6 +218,7 @@ static void fill(void)
 	memset(otherpd.buf, PAT_OTHERPD, otherpd.len);
 	memset(recvr.buf, PAT_RECV, recvr.len);
 	memset(sink.buf, PAT_SINK, sink.len);
+	memset(atomic.buf, PAT_ATOMIC, atomic.len);
 }
 
 static void setup_memory(void)
@@ -234,6 +239,8 @@ static void setup_memory(void)
 	recvr.buf = alloc_pages(recvr.len);
 	sink.len = VT_SMALL_LEN;
 	sink.buf = alloc_pages(sink.len);
+	atomic.len = VT_SMALL_LEN;
+	atomic.buf = alloc_pages(atomic.len);
 	fill();
 
 	reg(&target, pd, rw);
@@ -241,6 +248,7 @@ static void setup_memory(void)
 	reg(&otherpd, pd2, rw);
 	reg(&recvr, pd, IBV_ACCESS_LOCAL_WRITE);
 	reg(&sink, pd, IBV_ACCESS_LOCAL_WRITE);
+	reg(&atomic, pd, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC);
 }
 
 static void write_info(void)
@@ -268,6 +276,9 @@ static void write_info(void)
 	fprintf(f, "recv_stag=0x%08x\nrecv_count=%lu\nrecv_len=%lu\nird=%lu\n",
 		recvr.mr->rkey, opt.nrecv, opt.recv_len, opt.ird);
 	fprintf(f, "sink_len=%zu\n", sink.len);
+	fprintf(f, "atomic_stag=0x%08x\natomic_addr=0x%016llx\natomic_len=%zu\n",
+		atomic.mr->rkey, (unsigned long long)(uintptr_t)atomic.buf,
+		atomic.len);
 	if (fclose(f) || rename(tmp, opt.info))
 		vt_fatal("cannot write %s: %s", opt.info, strerror(errno));
 }
@@ -675,10 +686,31 @@ static unsigned int check_range(const char *what, const unsigned char *p,
 }
 
 /*
+ * The atomic region: its first 8 octets may hold the pattern plus the 1
+ * the control case's Fetch-and-Add adds; nothing else may change.
+ */
+static unsigned int check_atomic(void)
+{
+	uint64_t pat, word;
+	unsigned int bad = 0;
+
+	memset(&pat, PAT_ATOMIC, sizeof(pat));
+	memcpy(&word, atomic.buf, sizeof(word));
+	if (word != pat && word != pat + 1) {
+		log_conn("mem CHANGED atomic octets [0, 8): 0x%016llx",
+			 (unsigned long long)word);
+		bad++;
+	}
+	return bad + check_range("atomic", atomic.buf + sizeof(word),
+				 atomic.len - sizeof(word), PAT_ATOMIC,
+				 sizeof(word));
+}
+
+/*
  * Memory verdict of the ended connection. Guards, noread, otherpd and the
  * target beyond the control window must be untouched; the control window
  * may hold the control pattern (or be untouched). Receive buffers may be
- * written, the gaps between them not.
+ * written, the gaps between them not. The atomic region: check_atomic().
  */
 static unsigned int check_memory(const char **ctl)
 {
@@ -694,6 +726,7 @@ static unsigned int check_memory(const char **ctl)
 			   target.len - VT_CTL_LEN, PAT_TARGET, VT_CTL_LEN);
 	bad += check_range("noread", noread.buf, noread.len, PAT_NOREAD, 0);
 	bad += check_range("otherpd", otherpd.buf, otherpd.len, PAT_OTHERPD, 0);
+	bad += check_atomic();
 	for (i = 0; i <= opt.nrecv; i++) {
 		size_t off = i * (opt.recv_len + VT_RECV_GAP);
 
@@ -821,6 +854,7 @@ static void teardown(void)
 	ibv_dereg_mr(otherpd.mr);
 	ibv_dereg_mr(recvr.mr);
 	ibv_dereg_mr(sink.mr);
+	ibv_dereg_mr(atomic.mr);
 	ibv_destroy_cq(cq);
 	ibv_dealloc_pd(pd2);
 	ibv_dealloc_pd(pd);
@@ -831,6 +865,7 @@ static void teardown(void)
 	free(otherpd.buf);
 	free(recvr.buf);
 	free(sink.buf);
+	free(atomic.buf);
 }
 
 int main(int argc, char **argv)

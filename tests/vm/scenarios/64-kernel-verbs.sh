@@ -12,7 +12,8 @@
 # with the flushes in order; a receive WR with a bad lkey completes with
 # IB_WC_LOC_PROT_ERR (RQ and SRQ); a Local Invalidate whose QP fails right
 # after it (modify to ERR, a failing WR) still completes only after an RCU
-# grace period, everything in posted order. The module prints one line per
+# grace period, everything in posted order; RFC 7306 atomics (Fetch-and-Add,
+# Compare-and-Swap) into a fast-reg MR, masked atomics refused. The module prints one line per
 # check and loads only if all passed.
 
 . "$(dirname "$0")/lib/common.bash"
@@ -32,11 +33,11 @@ rc=$?
 dmesg | tail -n "+$((before + 1))" | grep -E 'kiwi_kverbs: ' | sed 's/^\[[^]]*\] //' > "$VT_TMP/kv.out"
 sed "s/^/[$VT_NAME] /" "$VT_TMP/kv.out"
 vt_eq "insmod kiwi_kverbs (every check passed)" "$rc" 0
-# Four poll contexts of 28 checks each, two more for the page list limit,
+# Four poll contexts of 34 checks each, two more for the page list limit,
 # four for the bad receive on an RQ, three on an SRQ, six each for the
 # Local Invalidate when the QP fails (modify to ERR, a failing WR).
 summary=$(grep -oE '[0-9]+ passed, [0-9]+ failed' "$VT_TMP/kv.out" | tail -n 1)
-vt_eq "kiwi_kverbs summary" "$summary" "133 passed, 0 failed"
+vt_eq "kiwi_kverbs summary" "$summary" "157 passed, 0 failed"
 [ -d /sys/module/kiwi_kverbs ] && rmmod kiwi_kverbs
 vt_eq "resources after kiwi_kverbs" "$(vt_res kiwi0)" "$base"
 

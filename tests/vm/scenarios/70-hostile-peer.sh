@@ -35,7 +35,8 @@ MPA_CASES="mpa-wrong-key mpa-rev9 mpa-pdlen-513 mpa-truncated mpa-silent
 
 # siw 6.1 deviations (see the README's table); XFAIL under HOSTILE_DEV=siw.
 # siw implements no MPA markers, so it never asks for them.
-# siw has no RFC 7306 immediate data: it answers every case with 0/2/06.
+# siw has no RFC 7306 (immediate data, atomics): it answers every case
+# with 0/2/06.
 # siw closes on an RDMAC Request without a Reply (RFC 5044 7.1.2).
 # siw reads with tcp_read_sock() too, which stops at TCP urgent data, and
 # reads its Request with recvmsg(), which drops the urgent octet (read
@@ -43,6 +44,9 @@ MPA_CASES="mpa-wrong-key mpa-rev9 mpa-pdlen-513 mpa-truncated mpa-silent
 SIW_XFAIL="mpa-good-markers mpa-good-markers-stream mpa-bad-marker
 	mpa-bad-marker-inside mpa-rev0-rdmac rfc7306-imm-long rfc7306-imm-short
 	rfc7306-imm-qn rfc7306-imm-wide rfc7306-imm-no-recv rfc7306-imm-mid-send
+	rfc7306-atomic-good rfc7306-atomic-aopcode rfc7306-atomic-unaligned
+	rfc7306-atomic-short rfc7306-atomic-long rfc7306-atomic-qn
+	rfc7306-atomic-no-right rfc7306-atomic-qp-no-right rfc7306-atomic-bounds
 	llp-tcp-urgent mpa-request-urgent"
 
 # Cases that need kiwi's RFC 5044 Appendix C answer to RDMAC peers.
@@ -64,7 +68,11 @@ case_counters() {
 	mpa-pdata-256) echo mpa_rej_sent ;;
 	mpa-bad-marker | mpa-bad-marker-inside)
 		echo "rx_marker_errors term_sent_llp" ;;
-	rdmap-opcode-unknown) echo term_sent_rdmap ;;
+	rdmap-opcode-unknown | rfc7306-atomic-aopcode | \
+		rfc7306-atomic-unaligned | rfc7306-atomic-bounds)
+		echo term_sent_rdmap ;;
+	rfc7306-atomic-qn | rfc7306-atomic-long) echo term_sent_ddp ;;
+	rfc7306-atomic-good) echo "rx_fpdus tx_fpdus" ;;
 	ddp-stag-invalid) echo term_sent_ddp ;;
 	rdmap-read-beyond-ird) echo "ird_exceeded term_sent_rdmap" ;;
 	term-from-peer-rdmap) echo term_rcvd_rdmap ;;
@@ -293,7 +301,7 @@ held=$(vt_res "$DEV")
 # vt_target's two PDs plus the one librdmacm allocates for each device it
 # binds an id to (its default PD).
 vt_eq "vt_target's held set" "$held" \
-	"$(vt_res_add "$base" pd=3 cq=1 mr=5 ctx=1 cm_id=1)"
+	"$(vt_res_add "$base" pd=3 cq=1 mr=6 ctx=1 cm_id=1)"
 sed 's/^/    info: /' "$VT_TMP/info"
 
 SUMMARY=""
