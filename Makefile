@@ -37,8 +37,8 @@ help:
 	@echo "make check-fuzz-long  every fuzz target for 10^7 executions (not in CI)"
 	@echo "make check-vm-debug  check-vm under the KASAN/lockdep kernel (DEBUG_VM=scenarios)"
 	@echo "make check-debug     check-kunit and check-vm-debug in one debug boot (DEBUG_VM=scenarios)"
-	@echo "make check-pkg  build the packages; install (DKMS natively, in a throwaway root), use in a guest, purge"
-	@echo "make check-pkg-full  the same all in a guest (DKMS under TCG, about 25 minutes)"
+	@echo "make check-pkg  build the packages; install (DKMS natively, in a throwaway root), a second kernel's headers (DKMS hook), use in a guest, purge"
+	@echo "make check-pkg-full  check-pkg also booting the second kernel, then all in a guest (DKMS under TCG, about 30 minutes)"
 	@echo "make check-pair two guests: kiwi<->kiwi, kiwi<->siw (short runs; in make test)"
 	@echo "make check-pair-full  every combination and flavour, long sweeps (not in CI)"
 	@echo "make check-soak netem loss, connection churn, faults mid-transfer, short (soak: long, not in CI)"
@@ -136,6 +136,7 @@ check-pkg:
 	bash tests/vm/pkg/run.sh
 
 check-pkg-full:
+	bash tests/vm/pkg/run.sh --boot-new-kernel
 	bash tests/vm/pkg/run.sh --full
 
 check-pair: all

@@ -9,18 +9,23 @@
 # here asks `uname -r`; the kernel is PKG_KVER.
 #
 # Environment: PKG_DEBS (the folder of make deb), PKG_KVER (the kernel
-# the module is built for).
+# the module is built for), PKG_KVER2 (optional: a second kernel whose
+# headers, and with PKG_KVER2_IMAGE=1 image, apt installs after the
+# packages, make check-pkg).
 
 : "${PKG_DEBS:?}" "${PKG_KVER:?}"
+PKG_KVER2=${PKG_KVER2:-}
 PKG_PROVIDER=/usr/lib/x86_64-linux-gnu/libibverbs/libkiwi-rdmav34.so
 PKG_DRIVER=/etc/libibverbs.d/kiwi.driver
-PKG_DKMS_KO=/lib/modules/$PKG_KVER/updates/dkms/kiwi.ko
 PKG_VER=$(dpkg-deb -f "$PKG_DEBS"/kiwi-dkms_*_all.deb Version 2>/dev/null)
+# The packages pkg_new_kernel added, for pkg_new_kernel_purge (in /tmp,
+# which the purge's upper-layer check ignores; kept across the chroot runs).
+PKG_KVER2_PKGS=/tmp/kiwi-pkg-kernel2.list
 export DEBIAN_FRONTEND=noninteractive
 
-# pkg_kiwi_ko: every kiwi.ko in the module tree of PKG_KVER.
+# pkg_kiwi_ko [KVER]: every kiwi.ko in the module tree of KVER (PKG_KVER).
 pkg_kiwi_ko() {
-	find "/lib/modules/$PKG_KVER/" -name 'kiwi.ko*' 2>/dev/null
+	find "/lib/modules/${1:-$PKG_KVER}/" -name 'kiwi.ko*' 2>/dev/null
 }
 
 # pkg_no_kiwi: nothing of kiwi before the packages (a root that had kiwi
@@ -48,18 +53,21 @@ pkg_install() {
 	pkg_check_installed "installed by apt"
 }
 
-# pkg_check_installed WHEN: kiwi.ko built by DKMS for PKG_KVER, signed with
-# DKMS's MOK key, the only kiwi.ko of that kernel; libkiwi in place.
+# pkg_check_installed WHEN [KVER]: kiwi.ko built by DKMS for KVER
+# (PKG_KVER), with that kernel's vermagic, signed with DKMS's MOK key, the
+# only kiwi.ko of that kernel; libkiwi in place.
 pkg_check_installed() {
-	vt_check "dkms status $1: kiwi/$PKG_VER installed for $PKG_KVER" \
-		grep -q "^kiwi/$PKG_VER, $PKG_KVER, x86_64: installed" <<<"$(dkms status kiwi)"
-	vt_eq "$1: the kernel's only kiwi.ko is DKMS's" "$(pkg_kiwi_ko)" "$PKG_DKMS_KO"
-	vt_eq "$1: modprobe finds it" "$(modinfo -k "$PKG_KVER" -n kiwi 2>&1)" "$PKG_DKMS_KO"
+	local k=${2:-$PKG_KVER}
+	local ko=/lib/modules/$k/updates/dkms/kiwi.ko
+
+	vt_check "dkms status $1: kiwi/$PKG_VER installed for $k" \
+		grep -q "^kiwi/$PKG_VER, $k, x86_64: installed" <<<"$(dkms status kiwi)"
+	vt_eq "$1: the kernel's only kiwi.ko is DKMS's" "$(pkg_kiwi_ko "$k")" "$ko"
+	vt_eq "$1: modprobe finds it" "$(modinfo -k "$k" -n kiwi 2>&1)" "$ko"
 	vt_eq "$1: signed by DKMS's MOK key" \
-		"$(modinfo -k "$PKG_KVER" -F signer kiwi 2>&1)" "DKMS module signing key"
-	vt_eq "$1: version" "$(modinfo -k "$PKG_KVER" -F version kiwi 2>&1)" "$PKG_VER"
-	vt_eq "$1: vermagic" "$(modinfo -k "$PKG_KVER" -F vermagic kiwi | cut -d' ' -f1)" \
-		"$PKG_KVER"
+		"$(modinfo -k "$k" -F signer kiwi 2>&1)" "DKMS module signing key"
+	vt_eq "$1: version" "$(modinfo -k "$k" -F version kiwi 2>&1)" "$PKG_VER"
+	vt_eq "$1: vermagic" "$(modinfo -k "$k" -F vermagic kiwi 2>&1 | cut -d' ' -f1)" "$k"
 	vt_eq "libkiwi where libibverbs looks" "$(dpkg -S "$PKG_PROVIDER" 2>&1)" \
 		"libkiwi:amd64: $PKG_PROVIDER"
 	vt_check "kiwi.driver names the provider" grep -qx 'driver kiwi' "$PKG_DRIVER"
@@ -98,10 +106,69 @@ pkg_kernel_hook() {
 	pkg_check_installed "rebuilt by the kernel hook"
 }
 
+# pkg_new_kernel: a kernel installed after the packages, for real: `apt
+# install linux-headers-PKG_KVER2` from Debian's mirror, whose postinst
+# runs /etc/kernel/header_postinst.d, where DKMS's hook must build and
+# install kiwi.ko for that kernel; kiwi stays installed for PKG_KVER.
+pkg_new_kernel() {
+	local t0=$SECONDS k=$PKG_KVER2
+
+	: > "$PKG_KVER2_PKGS"
+	vt_eq "no kiwi.ko for $k before its headers" "$(pkg_kiwi_ko "$k")" ""
+	vt_eq "dkms status before linux-headers-$k: no build for $k" \
+		"$(dkms status kiwi | grep -c ", $k,")" 0
+	pkg_kernel_apt "linux-headers-$k"
+	grep -iE 'dkms|kiwi|sign|building' "$VT_TMP/kernel2.log" | sed 's/^/    /' | head -n 20
+	pkg_check_installed "built by linux-headers-$k's hook" "$k"
+	pkg_check_installed "and still" "$PKG_KVER"
+}
+
+# pkg_new_kernel_image: PKG_KVER2's image too, for a guest to boot it
+# (INITRD=No: the lab makes its own initramfs). DKMS's kernel hook finds
+# kiwi.ko built for it already; it must stay the one the headers hook built.
+pkg_new_kernel_image() {
+	INITRD=No pkg_kernel_apt --no-install-recommends "linux-image-$PKG_KVER2"
+	vt_check "/boot/vmlinuz-$PKG_KVER2 installed" test -r "/boot/vmlinuz-$PKG_KVER2"
+	pkg_check_installed "with linux-image-$PKG_KVER2" "$PKG_KVER2"
+}
+
+# pkg_kernel_apt [APT-OPTION...] PACKAGE: `apt install` PACKAGE of PKG_KVER2,
+# fatal with the reason if it fails; what it added goes to PKG_KVER2_PKGS
+# for the purge.
+pkg_kernel_apt() {
+	local t0=$SECONDS
+
+	dpkg-query -W -f '${Package}\n' | sort > "$VT_TMP/before.pkgs"
+	if ! apt-get install -y "$@" > "$VT_TMP/kernel2.log" 2>&1; then
+		tail -n 30 "$VT_TMP/kernel2.log"
+		vt_die "apt install ${*: -1} failed (Debian's mirror unreachable, or the" \
+			"package gone from it?), so the new kernel is not tested"
+	fi
+	dpkg-query -W -f '${Package}\n' | sort | comm -13 "$VT_TMP/before.pkgs" - \
+		> "$VT_TMP/added.pkgs"
+	cat "$VT_TMP/added.pkgs" >> "$PKG_KVER2_PKGS"
+	vt_pass "apt install ${*: -1} ($(paste -sd' ' "$VT_TMP/added.pkgs")) in $((SECONDS - t0)) s"
+}
+
+# pkg_new_kernel_purge: remove what pkg_new_kernel installed, so that the
+# root is back to the host's but for the package managers' records.
+pkg_new_kernel_purge() {
+	local pkgs
+
+	mapfile -t pkgs < "$PKG_KVER2_PKGS"
+	[ ${#pkgs[@]} -gt 0 ] || vt_die "no record of the packages linux-headers-$PKG_KVER2 added"
+	if apt-get remove --purge -y "${pkgs[@]}" > "$VT_TMP/kernel2-purge.log" 2>&1; then
+		vt_pass "apt remove --purge ${pkgs[*]}"
+	else
+		tail -n 20 "$VT_TMP/kernel2-purge.log"
+		vt_fail "apt remove --purge ${pkgs[*]} failed"
+	fi
+}
+
 # pkg_purge: `apt remove --purge` leaves no package, DKMS entry, file or
-# module for modprobe.
+# module for modprobe, for PKG_KVER and PKG_KVER2.
 pkg_purge() {
-	local left
+	local left k
 
 	if apt-get remove --purge -y kiwi-dkms libkiwi > "$VT_TMP/purge.log" 2>&1; then
 		vt_pass "apt remove --purge kiwi-dkms libkiwi"
@@ -115,8 +182,9 @@ pkg_purge() {
 	left=$(find /usr/src /var/lib/dkms /lib/modules /usr/lib/x86_64-linux-gnu \
 		/etc /usr/share/man /usr/share/doc /var/lib/dpkg/info -name '*kiwi*' 2>/dev/null)
 	vt_eq "files left" "$left" ""
-	vt_check "modprobe finds no kiwi for $PKG_KVER" \
-		sh -c "! modprobe -n -S '$PKG_KVER' kiwi 2>/dev/null"
+	for k in $PKG_KVER $PKG_KVER2; do
+		vt_check "modprobe finds no kiwi for $k" sh -c "! modprobe -n -S '$k' kiwi 2>/dev/null"
+	done
 }
 
 # pkg_use IP: in a guest, the packaged kiwi.ko loads and the packaged

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# usage: tests/vm/pkg/run.sh [--full] [run-scenario options]
+# usage: tests/vm/pkg/run.sh [--full | --boot-new-kernel] [run-scenario options]
 #
 # `make check-pkg` (part of make test, about 3 minutes): the Debian packages
 # kiwi-dkms and libkiwi built from this tree, installed, used and purged
@@ -11,15 +11,24 @@
 #            overlay of a tmpfs on the host root, chrooted into):
 #            tests/vm/pkg/install.sh, where `apt install` makes DKMS build
 #            kiwi.ko natively for the kernel the lab boots (the newest
-#            /boot/vmlinuz-*), kiwi(7) renders, and the linux-headers hook
-#            builds kiwi.ko again
+#            /boot/vmlinuz-*), kiwi(7) renders, then `apt install` of a
+#            second kernel's headers from Debian's mirror (the newest
+#            other release of that flavour apt offers and the host has no
+#            headers of) must make dpkg's DKMS hook build kiwi.ko for it,
+#            with its vermagic; a 'SKIP new-kernel' line if apt offers none
+#            (the hook then runs by hand), a failure if the install fails
 #   guest    a lab guest boots that root (run-scenario --root) and runs
-#            tests/vm/pkg/use.sh: the hook's kiwi.ko loads, rping and
+#            tests/vm/pkg/use.sh: the DKMS kiwi.ko loads, rping and
 #            perftest run through the packaged provider
 #   purge    tests/vm/pkg/purge.sh in the chroot: `apt remove --purge`
-#            leaves no package, DKMS entry or module; then the overlay's
-#            upper layer must hold nothing of kiwi and nothing outside the
+#            leaves no package, DKMS entry or module for either kernel,
+#            then the second kernel's packages go; the overlay's upper
+#            layer must hold nothing of kiwi and nothing outside the
 #            package managers' own records
+# --boot-new-kernel (make check-pkg-full; about 55 s more) also installs the
+# second kernel's image (9 s) and boots a second guest on it (45 s), step
+# guest-new-kernel: the kiwi.ko its headers hook built loads and serves
+# rping and perftest.
 # DKMS compiles on the host: one build of kiwi.ko takes 640 s in a TCG
 # guest. --full (`make check-pkg-full`, about 25 minutes) does it there
 # anyway: build, then tests/vm/pkg/packages.sh in a guest booted without
@@ -76,10 +85,35 @@ fi
 if [ "${KIWI_PKG_NS:-}" != 1 ]; then
 	KIWI_PKG_NS=1 exec unshare --mount --propagation private bash "${BASH_SOURCE[0]}" "$@"
 fi
+boot_kver2=0
+if [ "${1:-}" = --boot-new-kernel ]; then
+	shift
+	boot_kver2=1
+fi
 step build bash "$REPO/scripts/build-deb.sh" "$DEBS" || { summary; exit; }
 
 kernel=$(find /boot -maxdepth 1 -name 'vmlinuz-*' | sort -V | tail -n 1)
 kver=${kernel#/boot/vmlinuz-}
+
+# second_kernel: the newest kernel release of kver's flavour (amd64,
+# cloud-amd64, rt-amd64...) other than kver whose headers apt can install
+# and are not installed yet (with them installed, the packages' postinst
+# would build for it already).
+second_kernel() {
+	local v
+
+	apt-cache pkgnames linux-headers- |
+		sed -n "s/^linux-headers-\([0-9][0-9.]*-[0-9][0-9]*-${kver#*-*-}\)\$/\1/p" |
+		sort -V -r | while read -r v; do
+			[ "$v" != "$kver" ] || continue
+			dpkg-query -W -f '${Status}' "linux-headers-$v" 2>/dev/null |
+				grep -q ' installed$' && continue
+			apt-cache show "linux-headers-$v" > /dev/null 2>&1 || continue
+			echo "$v"
+			break
+		done
+}
+kver2=$(second_kernel)
 work=$(mktemp -d /tmp/kiwi-pkg.XXXXXX)
 root=$work/root
 upper=$work/upper
@@ -114,7 +148,19 @@ make_root() {
 in_root() {
 	chroot "$root" env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
 		HOME=/root TERM=dumb LANG=C.UTF-8 KIWI_SRC="$REPO" KIWI_BUILD="$REPO/build" \
-		PKG_DEBS="$DEBS" PKG_KVER="$kver" bash "$1" < /dev/null
+		PKG_DEBS="$DEBS" PKG_KVER="$kver" PKG_KVER2="$kver2" \
+		PKG_KVER2_IMAGE="$boot_kver2" bash "$1" < /dev/null
+}
+
+# symlinks_changed: the paths read, but for symlinks rewritten to their old
+# target (/vmlinuz and /initrd.img after a kernel came and went).
+symlinks_changed() {
+	local f
+
+	while read -r f; do
+		[ -L "$upper/$f" ] && [ "$(readlink "$upper/$f")" = "$(readlink "/$f")" ] ||
+			echo "$f"
+	done
 }
 
 # upper_clean: after the purge, the upper layer holds what the root gained
@@ -125,14 +171,14 @@ upper_clean() {
 	local records left lines
 
 	records="^(var/lib/(dpkg|apt)/|var/cache/(apt|debconf|ldconfig|man)/|etc/ld\.so\.cache$"
-	records+="|usr/lib/modules/$kver/modules\.|var/lib/dkms/mok\.(key|pub)$)"
+	records+="|usr/lib/modules/($kver|$kver2)/modules\.|var/lib/dkms/mok\.(key|pub)$)"
 	left=$(cd "$upper" && {
 		find . \( -path ./tmp -o -path ./var/log \) -prune -o \
 			\( -iname '*kiwi*' -o ! -type d \) -print | sed 's|^\./||' |
 			grep -Ev "$records"
 		find var/lib/dpkg var/lib/apt -iname '*kiwi*'
 		grep -l kiwi var/lib/dpkg/status
-	} 2>/dev/null | sort -u)
+	} 2>/dev/null | sort -u | symlinks_changed)
 	if [ -n "$left" ]; then
 		echo "the purge left in the root:"
 		mapfile -t lines <<<"$left"
@@ -149,8 +195,18 @@ if ! make_root; then
 	exit
 fi
 echo "check-pkg: throwaway root $root for kernel $kver"
+if [ -n "$kver2" ]; then
+	echo "check-pkg: second kernel $kver2 (apt install linux-headers-$kver2 after the packages)"
+else
+	echo "SKIP new-kernel: apt knows no linux-headers-*-${kver#*-*-} but $kver's" \
+		"or installed ones: the headers hook is only run by hand for $kver"
+fi
 if step install in_root "$PKG/install.sh"; then
 	step guest "$LAB" --root "$root" "$@" "$PKG/use.sh"
+	if [ "$boot_kver2" = 1 ] && [ -n "$kver2" ]; then
+		step guest-new-kernel "$LAB" --root "$root" --kernel "$root/boot/vmlinuz-$kver2" \
+			"$@" "$PKG/use.sh"
+	fi
 else
 	failed=$((failed + 1))
 	echo "FAIL guest: not run (the install failed)"
