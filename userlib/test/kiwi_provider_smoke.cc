@@ -281,11 +281,18 @@ void qp_checks(Objects &o)
 	      "3 sends flushed through SQ ring + doorbell (" +
 		      std::to_string(wcs.size()) + ")");
 
+	// An RFC 7306 atomic needs one 8-octet result buffer; the atomic
+	// write of IBTA has no iWARP wire form and is not built.
 	ibv_send_wr atomic{};
 	atomic.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
 	ret = ibv_post_send(o.qp, &atomic, &bad_send);
+	check(ret == EINVAL && bad_send == &atomic,
+	      "atomic WR without a result buffer: EINVAL, bad_wr");
+	atomic.opcode = IBV_WR_ATOMIC_WRITE;
+	bad_send = nullptr;
+	ret = ibv_post_send(o.qp, &atomic, &bad_send);
 	check(ret == EOPNOTSUPP && bad_send == &atomic,
-	      "atomic WR: EOPNOTSUPP, bad_wr");
+	      "atomic write WR: EOPNOTSUPP, bad_wr");
 
 	// Receives posted in the error state: the provider rings the doorbell.
 	post_recvs(o, 300, 2);
