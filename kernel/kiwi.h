@@ -540,6 +540,7 @@ void kiwi_tx_atomic_refused(struct kiwi_qp *qp, const struct kiwi_term *t);
 
 /* rx.c */
 void kiwi_rx_stream(struct kiwi_qp *qp, struct kiwi_ddp_stream *s);
+enum kiwi_term_err kiwi_rx_check_qn1(struct kiwi_qp *qp, u32 len);
 struct kiwi_mr *kiwi_rx_lookup(struct kiwi_qp *qp, u32 stag,
 			       struct kiwi_ddp_stag_info *st);
 void kiwi_rx_release(struct kiwi_qp *qp);

@@ -173,23 +173,40 @@ static enum kiwi_term_err kiwi_rx_send(struct kiwi_qp *qp)
 	return err;
 }
 
-/* A Read Request: checked whole here, queued for TX at its end. */
-static enum kiwi_term_err kiwi_rx_rreq(struct kiwi_qp *qp)
+/**
+ * kiwi_rx_check_qn1 - DDP checks of a request on QN 1
+ * @qp: the QP, its untagged header in rx->h
+ * @len: the request's one valid length
+ *
+ * Read Requests and RFC 7306 Atomic Requests share QN 1: each must carry
+ * the next MSN of that queue and fit the one buffer a request takes.
+ *
+ * Return: KIWI_TERM_ERR_NONE, or the error to report.
+ */
+enum kiwi_term_err kiwi_rx_check_qn1(struct kiwi_qp *qp, u32 len)
 {
 	struct kiwi_qp_rx *rx = &qp->rx;
 	struct kiwi_ddp_queue_view q = {
 		.msn_lo = rx->msn_rreq,
 		.msn_win = 1,
 		.has_buf = true,
-		.buf_len = KIWI_RDMAP_RREQ_LEN,
+		.buf_len = len,
 	};
+
+	return kiwi_ddp_check_untagged(&rx->h, rx->plen, &q);
+}
+
+/* A Read Request: checked whole here, queued for TX at its end. */
+static enum kiwi_term_err kiwi_rx_rreq(struct kiwi_qp *qp)
+{
+	struct kiwi_qp_rx *rx = &qp->rx;
 	struct kiwi_rdmap_rreq *r = &rx->rreq;
 	struct kiwi_ddp_stag_info st;
 	struct kiwi_ddp_stream s;
 	struct kiwi_mr *mr = NULL;
 	enum kiwi_term_err err;
 
-	err = kiwi_ddp_check_untagged(&rx->h, rx->plen, &q);
+	err = kiwi_rx_check_qn1(qp, KIWI_RDMAP_RREQ_LEN);
 	if (err)
 		return err;
 	if (kiwi_rdmap_rreq_decode(r, rx->hdr + KIWI_DDP_UNTAGGED_HDR_LEN,

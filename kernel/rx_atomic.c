@@ -35,19 +35,13 @@
 enum kiwi_term_err kiwi_rx_areq(struct kiwi_qp *qp)
 {
 	struct kiwi_qp_rx *rx = &qp->rx;
-	struct kiwi_ddp_queue_view q = {
-		.msn_lo = rx->msn_rreq,
-		.msn_win = 1,
-		.has_buf = true,
-		.buf_len = KIWI_RDMAP_AREQ_LEN,
-	};
 	struct kiwi_rdmap_areq *r = &rx->areq;
 	struct kiwi_ddp_stag_info st;
 	struct kiwi_ddp_stream s;
 	struct kiwi_mr *mr;
 	enum kiwi_term_err err;
 
-	err = kiwi_ddp_check_untagged(&rx->h, rx->plen, &q);
+	err = kiwi_rx_check_qn1(qp, KIWI_RDMAP_AREQ_LEN);
 	if (err)
 		return err;
 	kiwi_rdmap_areq_decode(r, rx->hdr + KIWI_DDP_UNTAGGED_HDR_LEN);
