@@ -148,20 +148,17 @@ void kiwi_cm_obs_pdata_refused(struct kiwi_ep *ep, u16 len)
  */
 void kiwi_cm_obs_urgent(struct kiwi_ep *ep)
 {
+	static const char why[] =
+		"TCP urgent data from the peer during MPA startup: connection closed";
 	struct ib_device *ibdev;
 
-	if (ep->qp) {
-		ibdev = ep->qp->ibqp.device;
-	} else {
-		ibdev = kiwi_cm_obs_get(ep);
-		if (!ibdev)
-			return;
+	if (!ep->qp) {
+		kiwi_cm_obs_child(ep, KIWI_STAT_MPA_BAD_FRAMES, why);
+		return;
 	}
+	ibdev = ep->qp->ibqp.device;
 	kiwi_cm_count(ibdev, KIWI_STAT_MPA_BAD_FRAMES);
-	ibdev_info_ratelimited(ibdev,
-			       "TCP urgent data from the peer during MPA startup: connection closed\n");
-	if (!ep->qp)
-		kiwi_cm_obs_put(ep);
+	ibdev_info_ratelimited(ibdev, "%s\n", why);
 }
 
 /**
