@@ -457,9 +457,14 @@ ulp_rm_has_qps() {
 	fi
 }
 
+# ulp_rm_qps_gone: this guest's device holds no QP.
+ulp_rm_qps_gone() {
+	[ "$(ulp_rm_qps)" = 0 ]
+}
+
 # ulp_rm_no_qps STEP: every kernel QP of this guest's device was released.
 ulp_rm_no_qps() {
-	if ulp_wait 60 sh -c "[ \"\$(rdma resource show qp link $PAIR_DEV/1 | grep -c lqpn)\" = 0 ]"; then
+	if ulp_wait 60 ulp_rm_qps_gone; then
 		vt_pass "$1: every QP of $PAIR_DEV released"
 	else
 		vt_fail "$1: QPs left 60 s later: $(rdma resource show qp link "$PAIR_DEV/1" | head -n 5)"
