@@ -111,15 +111,6 @@ void wr_atomic_fetch_add(ibv_qp_ex *qpx, uint32_t rkey, uint64_t remote_addr,
 	}
 }
 
-// Local Invalidate carries no data: the WR is complete at once.
-void wr_local_inv(ibv_qp_ex *qpx, uint32_t invalidate_rkey) noexcept
-{
-	if (ibv_send_wr *wr = begin(qpx, IBV_WR_LOCAL_INV)) {
-		wr->invalidate_rkey = invalidate_rkey;
-		batch(qpx).end_wr();
-	}
-}
-
 void wr_set_sge(ibv_qp_ex *qpx, uint32_t lkey, uint64_t addr,
 		uint32_t length) noexcept
 {
@@ -147,10 +138,15 @@ void wr_set_inline_data_list(ibv_qp_ex *qpx, size_t num_buf,
 	batch(qpx).set_inline(num_buf, buf_list);
 }
 
-// Builders of what kiwi does not implement (memory windows, TSO, UD and
-// XRC addressing, the IBTA atomic write): ibv_create_qp_ex() refuses
-// their send_ops_flags, and a call anyway fails the batch instead of
-// jumping through a NULL pointer.
+// Builders of what kiwi does not implement (memory windows, Local
+// Invalidate, TSO, UD and XRC addressing, the IBTA atomic write):
+// ibv_create_qp_ex() refuses their send_ops_flags, and a call anyway fails
+// the batch instead of jumping through a NULL pointer.
+void wr_local_inv(ibv_qp_ex *qpx, uint32_t /*invalidate_rkey*/) noexcept
+{
+	batch(qpx).fail(EOPNOTSUPP);
+}
+
 void wr_bind_mw(ibv_qp_ex *qpx, ibv_mw * /*mw*/, uint32_t /*rkey*/,
 		const ibv_mw_bind_info * /*info*/) noexcept
 {

@@ -48,11 +48,6 @@ ibv_send_wr *SendBatch::begin_wr(ibv_wr_opcode op, uint64_t wr_id,
 	return &wr_;
 }
 
-void SendBatch::end_wr() noexcept
-{
-	close();
-}
-
 void SendBatch::set_sges(size_t num, const ibv_sge *sges) noexcept
 {
 	if (!open_) {

@@ -35,9 +35,6 @@ public:
 	ibv_send_wr *begin_wr(ibv_wr_opcode op, uint64_t wr_id,
 			      unsigned int flags) noexcept;
 
-	// Closes the current WR with no data (Local Invalidate).
-	void end_wr() noexcept;
-
 	// Data setters: complete the current WR with these SGEs, or with
 	// these buffers copied inline.
 	void set_sges(size_t num, const ibv_sge *sges) noexcept;

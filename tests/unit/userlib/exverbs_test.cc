@@ -220,22 +220,26 @@ TEST_F(BatchFixture, InlineSgesAreNotInline)
 	EXPECT_EQ(sqe.num_sge, 1u);
 }
 
-TEST_F(BatchFixture, LocalInvalidateAndMissingSetter)
+// A WR without a data setter is encoded without data when the next one
+// starts or the batch ends.
+TEST_F(BatchFixture, MissingSetterMeansNoData)
 {
 	uint32_t posted = 0;
 
 	batch.start();
-	ibv_send_wr *wr = batch.begin_wr(IBV_WR_LOCAL_INV, 1, 0);
+	ibv_send_wr *wr = batch.begin_wr(IBV_WR_SEND_WITH_INV, 1, 0);
 	ASSERT_NE(wr, nullptr);
 	wr->invalidate_rkey = 0x77;
-	batch.end_wr();
-	wr = batch.begin_wr(IBV_WR_SEND_WITH_IMM, 2, 0); // no data setter
+	wr = batch.begin_wr(IBV_WR_SEND_WITH_IMM, 2, 0);
 	ASSERT_NE(wr, nullptr);
 	wr->imm_data = htonl(1);
 	ASSERT_EQ(batch.complete(posted), 0);
 	EXPECT_EQ(posted, 2u);
-	EXPECT_EQ(take().inv_or_rkey, 0x77u);
-	const kiwi_sqe sqe = take();
+	kiwi_sqe sqe = take();
+	EXPECT_EQ(sqe.opcode, KIWI_WR_SEND_WITH_INV);
+	EXPECT_EQ(sqe.inv_or_rkey, 0x77u);
+	EXPECT_EQ(sqe.num_sge, 0u);
+	sqe = take();
 	EXPECT_EQ(sqe.opcode, KIWI_WR_SEND_WITH_IMM);
 	EXPECT_EQ(sqe.num_sge, 0u);
 }
