@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR BSD-2-Clause
 //
-// Completion queues: created by the kernel, polled and armed in user space.
+// Completion queues: created by the kernel, polled and armed in user space,
+// through ibv_poll_cq() or the extended verbs' ibv_start_poll() interface.
+// Both read the ring through CompletionQueue and decode_cqe().
 #include "provider.h"
 
 #include <cerrno>
+#include <climits>
 #include <memory>
 
 namespace kiwi {
@@ -11,6 +14,167 @@ namespace kiwi {
 namespace {
 
 using CreateCqResp = RespBuffer<ib_uverbs_create_cq_resp, kiwi_uresp_create_cq>;
+using CqPtr = std::unique_ptr<Cq>;
+
+// The wc_flags ibv_create_cq_ex() accepts: those of the plain ibv_wc. An
+// iWARP CQE has no LID, SL or path bits: they read as 0, as in ibv_wc.
+// Timestamps, CVLAN, flow tag and tag matching: EOPNOTSUPP.
+constexpr uint64_t kCqExWcFlags = IBV_WC_STANDARD_FLAGS;
+constexpr uint32_t kCqExCompMask =
+	IBV_CQ_INIT_ATTR_MASK_FLAGS | IBV_CQ_INIT_ATTR_MASK_PD;
+constexpr uint32_t kCqExFlags =
+	IBV_CREATE_CQ_ATTR_SINGLE_THREADED | IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN;
+
+// Creates the kernel CQ and maps its ring. Returns 0 or an errno value.
+int create_cq_common(ibv_context *ctx, int cqe, ibv_comp_channel *channel,
+		     int comp_vector, bool single_threaded, CqPtr &cq)
+{
+	cq = std::make_unique<Cq>();
+	pabi::CmdCreateCq cmd{};
+	CreateCqResp resp{};
+	int ret = pabi::ibv_cmd_create_cq(ctx, cqe, channel, comp_vector,
+					  &cq->vcq.cq, &cmd, sizeof(cmd),
+					  resp.core(), resp.size());
+	if (ret) {
+		cq.reset();
+		return ret;
+	}
+
+	const kiwi_uresp_create_cq drv = resp.drv();
+	ret = map_ring(ctx->cmd_fd, drv.cq_key, drv.num_cqe, sizeof(kiwi_cqe),
+		       cq->ring_map);
+	if (ret) {
+		pabi::ibv_cmd_destroy_cq(&cq->vcq.cq);
+		cq.reset();
+		return ret;
+	}
+	cq->queue.attach(cq->ring_map.addr(), drv.num_cqe, single_threaded);
+	return 0;
+}
+
+// What ibv_create_cq_ex() may ask of kiwi: EINVAL for what is no valid
+// request, EOPNOTSUPP for what kiwi does not implement (rdma-core
+// providers' convention).
+int check_cq_ex_request(const ibv_cq_init_attr_ex &attr) noexcept
+{
+	if (attr.comp_mask & ~kCqExCompMask)
+		return EINVAL;
+	if ((attr.comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
+	    (attr.flags & ~kCqExFlags))
+		return EINVAL;
+	if (attr.cqe > INT_MAX || attr.comp_vector > INT_MAX)
+		return EINVAL;
+	// No parent domains (alloc_parent_domain is not implemented), no
+	// overrun-ignoring CQs.
+	if (attr.comp_mask & IBV_CQ_INIT_ATTR_MASK_PD)
+		return EOPNOTSUPP;
+	if ((attr.comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
+	    (attr.flags & IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN))
+		return EOPNOTSUPP;
+	if (attr.wc_flags & ~kCqExWcFlags)
+		return EOPNOTSUPP;
+	return 0;
+}
+
+// ibv_cq_ex polling: status and wr_id live in the ibv_cq_ex itself.
+int publish_current(Cq &cq, int ret) noexcept
+{
+	if (!ret) {
+		cq.vcq.cq_ex.status = cq.current.status;
+		cq.vcq.cq_ex.wr_id = cq.current.wr_id;
+	}
+	return ret;
+}
+
+int start_poll(ibv_cq_ex *cqx, ibv_poll_cq_attr *attr) noexcept
+{
+	if (!attr || attr->comp_mask)
+		return EINVAL;
+	Cq *cq = to_cq(cqx);
+	return publish_current(*cq, cq->queue.start_poll(cq->current));
+}
+
+int next_poll(ibv_cq_ex *cqx) noexcept
+{
+	Cq *cq = to_cq(cqx);
+	return publish_current(*cq, cq->queue.next_poll(cq->current));
+}
+
+void end_poll(ibv_cq_ex *cqx) noexcept
+{
+	to_cq(cqx)->queue.end_poll();
+}
+
+ibv_wc_opcode read_opcode(ibv_cq_ex *cqx) noexcept
+{
+	return to_cq(cqx)->current.opcode;
+}
+
+uint32_t read_vendor_err(ibv_cq_ex *cqx) noexcept
+{
+	return to_cq(cqx)->current.vendor_err;
+}
+
+uint32_t read_byte_len(ibv_cq_ex *cqx) noexcept
+{
+	return to_cq(cqx)->current.byte_len;
+}
+
+// The immediate value, or with IBV_WC_WITH_INV the invalidated STag in
+// host order (ibv_wc_read_invalidated_rkey() returns this unconverted):
+// ibv_wc's union holds exactly that.
+__be32 read_imm_data(ibv_cq_ex *cqx) noexcept
+{
+	return to_cq(cqx)->current.imm_data;
+}
+
+uint32_t read_qp_num(ibv_cq_ex *cqx) noexcept
+{
+	return to_cq(cqx)->current.qp_num;
+}
+
+uint32_t read_src_qp(ibv_cq_ex *cqx) noexcept
+{
+	return to_cq(cqx)->current.src_qp;
+}
+
+unsigned int read_wc_flags(ibv_cq_ex *cqx) noexcept
+{
+	return to_cq(cqx)->current.wc_flags;
+}
+
+uint32_t read_slid(ibv_cq_ex *cqx) noexcept
+{
+	return to_cq(cqx)->current.slid;
+}
+
+uint8_t read_sl(ibv_cq_ex *cqx) noexcept
+{
+	return to_cq(cqx)->current.sl;
+}
+
+uint8_t read_dlid_path_bits(ibv_cq_ex *cqx) noexcept
+{
+	return to_cq(cqx)->current.dlid_path_bits;
+}
+
+// The accessors of the refused wc_flags stay NULL: no CQ has them.
+void init_cq_ex(ibv_cq_ex &cqx) noexcept
+{
+	cqx.start_poll = start_poll;
+	cqx.next_poll = next_poll;
+	cqx.end_poll = end_poll;
+	cqx.read_opcode = read_opcode;
+	cqx.read_vendor_err = read_vendor_err;
+	cqx.read_byte_len = read_byte_len;
+	cqx.read_imm_data = read_imm_data;
+	cqx.read_qp_num = read_qp_num;
+	cqx.read_src_qp = read_src_qp;
+	cqx.read_wc_flags = read_wc_flags;
+	cqx.read_slid = read_slid;
+	cqx.read_sl = read_sl;
+	cqx.read_dlid_path_bits = read_dlid_path_bits;
+}
 
 } // namespace
 
@@ -19,29 +183,40 @@ namespace verbs {
 ibv_cq *create_cq(ibv_context *ctx, int cqe, ibv_comp_channel *channel,
 		  int comp_vector)
 {
-	auto cq = std::make_unique<Cq>();
-	pabi::CmdCreateCq cmd{};
-	CreateCqResp resp{};
-	int ret = pabi::ibv_cmd_create_cq(ctx, cqe, channel, comp_vector,
-					  &cq->vcq.cq, &cmd, sizeof(cmd),
-					  resp.core(), resp.size());
+	CqPtr cq;
+	const int ret =
+		create_cq_common(ctx, cqe, channel, comp_vector, false, cq);
+
 	if (ret) {
-		cq.reset();
+		errno = ret;
+		return nullptr;
+	}
+	return &cq.release()->vcq.cq;
+}
+
+// libibverbs (__lib_ibv_create_cq_ex) has refused wc_flags it does not
+// know and initialises the common CQ fields afterwards.
+ibv_cq_ex *create_cq_ex(ibv_context *ctx, ibv_cq_init_attr_ex *attr)
+{
+	int ret = check_cq_ex_request(*attr);
+	if (ret) {
 		errno = ret;
 		return nullptr;
 	}
 
-	const kiwi_uresp_create_cq drv = resp.drv();
-	ret = map_ring(ctx->cmd_fd, drv.cq_key, drv.num_cqe, sizeof(kiwi_cqe),
-		       cq->ring_map);
+	const bool single_threaded =
+		(attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
+		(attr->flags & IBV_CREATE_CQ_ATTR_SINGLE_THREADED);
+	CqPtr cq;
+	ret = create_cq_common(ctx, static_cast<int>(attr->cqe), attr->channel,
+			       static_cast<int>(attr->comp_vector),
+			       single_threaded, cq);
 	if (ret) {
-		pabi::ibv_cmd_destroy_cq(&cq->vcq.cq);
-		cq.reset(); // unmaps: before errno
 		errno = ret;
 		return nullptr;
 	}
-	cq->queue.attach(cq->ring_map.addr(), drv.num_cqe);
-	return &cq.release()->vcq.cq;
+	init_cq_ex(cq->vcq.cq_ex);
+	return &cq.release()->vcq.cq_ex;
 }
 
 int destroy_cq(ibv_cq *cq)

@@ -10,6 +10,7 @@
 
 #include "mapping.h"
 #include "queues.h"
+#include "send_batch.h"
 #include "verbs_private.h"
 
 #include <infiniband/verbs.h>
@@ -76,6 +77,7 @@ struct Cq {
 	pabi::verbs_cq vcq;
 	Mapping ring_map;
 	CompletionQueue queue;
+	ibv_wc current; // ibv_cq_ex polling: the completion read_*() report
 };
 
 struct Qp {
@@ -83,7 +85,8 @@ struct Qp {
 	Mapping sq_map;
 	Mapping rq_map; // unused when the QP takes receives from an SRQ
 	SendQueue sq;
-	RecvQueue rq; // not attached with an SRQ: post_recv fails
+	RecvQueue rq;	 // not attached with an SRQ: post_recv fails
+	SendBatch batch; // the ibv_qp_ex builders; unused without them
 	int cmd_fd;
 	PostSendDoorbell doorbell;
 	ib_uverbs_post_send_resp doorbell_resp; // written by the kernel, unread
@@ -110,10 +113,26 @@ inline Cq *to_cq(ibv_cq *cq) noexcept
 {
 	return reinterpret_cast<Cq *>(cq);
 }
+inline Cq *to_cq(ibv_cq_ex *cq) noexcept
+{
+	return reinterpret_cast<Cq *>(cq);
+}
 inline Qp *to_qp(ibv_qp *qp) noexcept
 {
 	return reinterpret_cast<Qp *>(qp);
 }
+inline Qp *to_qp(ibv_qp_ex *qp) noexcept
+{
+	return reinterpret_cast<Qp *>(qp);
+}
+
+// Rings qp's send doorbell (qp.cc). Returns 0 or the errno of write(2):
+// the kernel refused the doorbell.
+int ring_doorbell(Qp &qp) noexcept;
+
+// Fills the ibv_qp_ex builders of a QP created with
+// IBV_QP_INIT_ATTR_SEND_OPS_FLAGS (qp_ex.cc).
+void init_qp_ex(Qp &qp) noexcept;
 inline Srq *to_srq(ibv_srq *srq) noexcept
 {
 	return reinterpret_cast<Srq *>(srq);
@@ -140,12 +159,14 @@ int dereg_mr(pabi::verbs_mr *vmr);
 ibv_cq *create_cq(ibv_context *ctx, int cqe, ibv_comp_channel *channel,
 		  int comp_vector);
 int destroy_cq(ibv_cq *cq);
+ibv_cq_ex *create_cq_ex(ibv_context *ctx, ibv_cq_init_attr_ex *attr);
 int poll_cq(ibv_cq *cq, int num_entries,
 	    ibv_wc *wc) noexcept; // count or -errno
 int req_notify_cq(ibv_cq *cq, int solicited_only) noexcept;
 
 // Queue pairs (qp.cc).
 ibv_qp *create_qp(ibv_pd *pd, ibv_qp_init_attr *attr);
+ibv_qp *create_qp_ex(ibv_context *ctx, ibv_qp_init_attr_ex *attr);
 int query_qp(ibv_qp *qp, ibv_qp_attr *attr, int attr_mask,
 	     ibv_qp_init_attr *init_attr);
 int modify_qp(ibv_qp *qp, ibv_qp_attr *attr, int attr_mask);

@@ -18,9 +18,38 @@ namespace {
 
 using CreateQpResp = RespBuffer<ib_uverbs_create_qp_resp, kiwi_uresp_create_qp>;
 
+// The send opcodes a QP's ibv_qp_ex builders may be asked for. Memory
+// windows, TSO and the IBTA atomic write are EOPNOTSUPP, and so is Local
+// Invalidate: only fast-reg MRs can be invalidated, and user space has
+// none (nor memory windows).
+constexpr uint64_t kSendOpsFlags =
+	IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
+	IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
+	IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
+	IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_SEND_WITH_INV;
+
+// Every ibv_qp_init_attr_mask bit rdma-core 44 defines.
+constexpr uint32_t kQpInitAttrKnown =
+	IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_XRCD |
+	IBV_QP_INIT_ATTR_CREATE_FLAGS | IBV_QP_INIT_ATTR_MAX_TSO_HEADER |
+	IBV_QP_INIT_ATTR_IND_TABLE | IBV_QP_INIT_ATTR_RX_HASH |
+	IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+
 // Requests the kernel cannot grant anyway fail before any system call.
-int check_qp_request(const ibv_qp_init_attr &attr, uint32_t max_inline) noexcept
+int check_qp_request(const ibv_qp_init_attr_ex &attr,
+		     uint32_t max_inline) noexcept
 {
+	if (attr.comp_mask & ~kQpInitAttrKnown)
+		return EINVAL;
+	if (!(attr.comp_mask & IBV_QP_INIT_ATTR_PD) || !attr.pd)
+		return EINVAL;
+	// XRC, creation flags, TSO, RSS: not for an iWARP RC QP.
+	if (attr.comp_mask &
+	    ~(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS))
+		return EOPNOTSUPP;
+	if ((attr.comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
+	    (attr.send_ops_flags & ~kSendOpsFlags))
+		return EOPNOTSUPP;
 	if (attr.qp_type != IBV_QPT_RC)
 		return EOPNOTSUPP;
 	if (attr.cap.max_send_sge > KIWI_MAX_SGE ||
@@ -46,7 +75,7 @@ void prepare_doorbell(Qp &qp) noexcept
 
 // Maps the rings and sets up the user-space queues of a created QP;
 // attr.cap holds what the kernel granted.
-int attach_rings(Qp &qp, const ibv_qp_init_attr &attr,
+int attach_rings(Qp &qp, const ibv_qp_init_attr_ex &attr,
 		 const kiwi_uresp_create_qp &drv) noexcept
 {
 	int ret = map_ring(qp.cmd_fd, drv.sq_key, drv.num_sqe, sizeof(kiwi_sqe),
@@ -73,22 +102,12 @@ int attach_rings(Qp &qp, const ibv_qp_init_attr &attr,
 	return 0;
 }
 
-// Returns 0 or the errno of write(2): the kernel refused the doorbell.
-int ring_doorbell(Qp &qp) noexcept
+// Both ibv_create_qp() and ibv_create_qp_ex() end here. Returns the QP,
+// or NULL with errno set.
+ibv_qp *create_qp_common(ibv_context *ibctx, ibv_qp_init_attr_ex &attr)
 {
-	const ssize_t n = write(qp.cmd_fd, &qp.doorbell, sizeof(qp.doorbell));
-
-	return n < 0 ? errno : 0;
-}
-
-} // namespace
-
-namespace verbs {
-
-ibv_qp *create_qp(ibv_pd *pd, ibv_qp_init_attr *attr)
-{
-	const Context *ctx = to_context(pd->context);
-	int ret = check_qp_request(*attr, ctx->max_inline);
+	const Context *ctx = to_context(ibctx);
+	int ret = check_qp_request(attr, ctx->max_inline);
 	if (ret) {
 		errno = ret;
 		return nullptr;
@@ -96,27 +115,27 @@ ibv_qp *create_qp(ibv_pd *pd, ibv_qp_init_attr *attr)
 
 	// Receive capacities mean nothing with an SRQ (ibv_create_qp(3)); the
 	// kernel is not asked for any.
-	if (attr->srq) {
-		attr->cap.max_recv_wr = 0;
-		attr->cap.max_recv_sge = 0;
+	if (attr.srq) {
+		attr.cap.max_recv_wr = 0;
+		attr.cap.max_recv_sge = 0;
 	}
 
 	auto qp = std::make_unique<Qp>();
 	pabi::CmdCreateQp cmd{};
 	CreateQpResp resp{};
-	ret = pabi::ibv_cmd_create_qp(pd, &qp->vqp.qp, attr, &cmd, sizeof(cmd),
-				      resp.core(), resp.size());
+	ret = pabi::ibv_cmd_create_qp_ex(ibctx, &qp->vqp, &attr, &cmd,
+					 sizeof(cmd), resp.core(), resp.size());
 	if (ret) {
 		qp.reset();
 		errno = ret;
 		return nullptr;
 	}
 
-	// ibv_cmd_create_qp stored the granted capacities in attr->cap.
-	attr->cap.max_inline_data =
-		std::min(attr->cap.max_inline_data, ctx->max_inline);
-	qp->cmd_fd = pd->context->cmd_fd;
-	ret = attach_rings(*qp, *attr, resp.drv());
+	// ibv_cmd_create_qp_ex stored the granted capacities in attr.cap.
+	attr.cap.max_inline_data =
+		std::min(attr.cap.max_inline_data, ctx->max_inline);
+	qp->cmd_fd = ibctx->cmd_fd;
+	ret = attach_rings(*qp, attr, resp.drv());
 	if (ret) {
 		pabi::ibv_cmd_destroy_qp(&qp->vqp.qp);
 		qp.reset(); // unmaps: before errno
@@ -124,7 +143,47 @@ ibv_qp *create_qp(ibv_pd *pd, ibv_qp_init_attr *attr)
 		return nullptr;
 	}
 	prepare_doorbell(*qp);
+	if (attr.comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
+		init_qp_ex(*qp);
+		qp->vqp.comp_mask |= pabi::kVerbsQpEx;
+	}
 	return &qp.release()->vqp.qp;
+}
+
+} // namespace
+
+int ring_doorbell(Qp &qp) noexcept
+{
+	const ssize_t n = write(qp.cmd_fd, &qp.doorbell, sizeof(qp.doorbell));
+
+	return n < 0 ? errno : 0;
+}
+
+namespace verbs {
+
+ibv_qp *create_qp(ibv_pd *pd, ibv_qp_init_attr *attr)
+{
+	ibv_qp_init_attr_ex ex{};
+
+	ex.qp_context = attr->qp_context;
+	ex.send_cq = attr->send_cq;
+	ex.recv_cq = attr->recv_cq;
+	ex.srq = attr->srq;
+	ex.cap = attr->cap;
+	ex.qp_type = attr->qp_type;
+	ex.sq_sig_all = attr->sq_sig_all;
+	ex.comp_mask = IBV_QP_INIT_ATTR_PD;
+	ex.pd = pd;
+
+	ibv_qp *qp = create_qp_common(pd->context, ex);
+	if (qp)
+		attr->cap = ex.cap;
+	return qp;
+}
+
+ibv_qp *create_qp_ex(ibv_context *ctx, ibv_qp_init_attr_ex *attr)
+{
+	return create_qp_common(ctx, *attr);
 }
 
 int query_qp(ibv_qp *qp, ibv_qp_attr *attr, int attr_mask,

@@ -54,6 +54,44 @@ int SendQueue::post(ibv_send_wr *wr, ibv_send_wr **bad_wr,
 			 });
 }
 
+void SendQueue::begin() noexcept
+{
+	lock_.lock();
+	batch_len_ = 0;
+	batch_space_ = ring_.space();
+}
+
+int SendQueue::add(const ibv_send_wr &wr) noexcept
+{
+	if (batch_len_ == batch_space_) {
+		batch_space_ = ring_.space();
+		if (batch_len_ >= batch_space_)
+			return ENOMEM;
+	}
+	const int ret = encode_send(wr, lim_, ring_.slot(batch_len_));
+
+	if (!ret)
+		batch_len_++;
+	return ret;
+}
+
+uint32_t SendQueue::commit() noexcept
+{
+	const uint32_t n = batch_len_;
+
+	if (n)
+		ring_.publish(n);
+	batch_len_ = 0;
+	lock_.unlock();
+	return n;
+}
+
+void SendQueue::abort() noexcept
+{
+	batch_len_ = 0;
+	lock_.unlock();
+}
+
 void RecvQueue::attach(void *area, uint32_t num_entries,
 		       uint32_t max_sge) noexcept
 {
@@ -79,9 +117,34 @@ int RecvQueue::post(ibv_recv_wr *wr, ibv_recv_wr **bad_wr,
 			 });
 }
 
-void CompletionQueue::attach(void *area, uint32_t num_entries) noexcept
+void CompletionQueue::attach(void *area, uint32_t num_entries,
+			     bool single_threaded) noexcept
 {
 	ring_ = ConsumerRing<kiwi_cqe>(area, num_entries);
+	single_threaded_ = single_threaded;
+}
+
+void CompletionQueue::lock() noexcept
+{
+	if (!single_threaded_)
+		lock_.lock();
+}
+
+void CompletionQueue::unlock() noexcept
+{
+	if (!single_threaded_)
+		lock_.unlock();
+}
+
+bool CompletionQueue::read(uint32_t k, ibv_wc &wc) noexcept
+{
+	if (k >= ready_) {
+		ready_ = ring_.ready();
+		if (k >= ready_)
+			return false;
+	}
+	decode_cqe(ring_.at(k), wc);
+	return true;
 }
 
 int CompletionQueue::poll(int num_entries, ibv_wc *wc) noexcept
@@ -89,17 +152,45 @@ int CompletionQueue::poll(int num_entries, ibv_wc *wc) noexcept
 	if (num_entries < 0 || (num_entries > 0 && !wc))
 		return -EINVAL;
 
-	std::lock_guard<SpinLock> guard(lock_);
-	const uint32_t ready = ring_.ready();
-	const uint32_t n = ready < static_cast<uint32_t>(num_entries)
-				   ? ready
-				   : static_cast<uint32_t>(num_entries);
+	lock();
+	const auto want = static_cast<uint32_t>(num_entries);
+	uint32_t n = 0;
 
-	for (uint32_t i = 0; i < n; i++)
-		decode_cqe(ring_.at(i), wc[i]);
-	if (n)
+	while (n < want && read(n, wc[n]))
+		n++;
+	if (n) {
 		ring_.consume(n);
+		ready_ -= n;
+	}
+	unlock();
 	return static_cast<int>(n);
+}
+
+int CompletionQueue::start_poll(ibv_wc &wc) noexcept
+{
+	lock();
+	if (!read(0, wc)) {
+		unlock();
+		return ENOENT;
+	}
+	taken_ = 1;
+	return 0;
+}
+
+int CompletionQueue::next_poll(ibv_wc &wc) noexcept
+{
+	if (!read(taken_, wc))
+		return ENOENT;
+	taken_++;
+	return 0;
+}
+
+void CompletionQueue::end_poll() noexcept
+{
+	ring_.consume(taken_);
+	ready_ -= taken_;
+	taken_ = 0;
+	unlock();
 }
 
 void CompletionQueue::arm(bool solicited_only) noexcept

@@ -54,10 +54,24 @@ public:
 		return refused;
 	}
 
+	// The ibv_wr_*() batch of the extended verbs API, on the same ring
+	// and encoder as post(). begin() takes the queue's lock, which is
+	// held until commit() or abort(); add() encodes one WR into the next
+	// free slot without publishing it (0, or encode_send()'s errno, or
+	// ENOMEM when the ring is full; a failed add() leaves the earlier
+	// ones in place); commit() publishes every added WR and returns
+	// their number; abort() publishes nothing.
+	void begin() noexcept;
+	int add(const ibv_send_wr &wr) noexcept;
+	uint32_t commit() noexcept;
+	void abort() noexcept;
+
 private:
 	SpinLock lock_;
 	ProducerRing<kiwi_sqe> ring_;
 	SendLimits lim_{};
+	uint32_t batch_len_ = 0;   // slots filled by add() since begin()
+	uint32_t batch_space_ = 0; // free slots last seen in this batch
 };
 
 // A receive queue: a QP's RQ or an SRQ.
@@ -88,19 +102,41 @@ private:
 
 class CompletionQueue {
 public:
-	void attach(void *area, uint32_t num_entries) noexcept;
+	// single_threaded (IBV_CREATE_CQ_ATTR_SINGLE_THREADED): the caller
+	// promises never to poll from two threads at once; no lock is taken.
+	void attach(void *area, uint32_t num_entries,
+		    bool single_threaded = false) noexcept;
 
 	// Moves up to num_entries completions into wc. Returns how many, or
 	// -EINVAL for a negative num_entries / missing wc array.
 	int poll(int num_entries, ibv_wc *wc) noexcept;
+
+	// The extended verbs' polling (ibv_start_poll() .. ibv_end_poll()):
+	// start_poll() takes the lock and decodes the oldest completion into
+	// wc; it returns 0, or ENOENT when there is none (the lock is then
+	// released and end_poll() must not follow). next_poll() decodes the
+	// next one, ENOENT when there is none. end_poll() gives the slots of
+	// the completions read back to the kernel and releases the lock.
+	int start_poll(ibv_wc &wc) noexcept;
+	int next_poll(ibv_wc &wc) noexcept;
+	void end_poll() noexcept;
 
 	// Requests one completion event: for the next solicited (or, with
 	// solicited_only false, any) completion.
 	void arm(bool solicited_only) noexcept;
 
 private:
+	// The one reader of the ring both polling styles go through: decodes
+	// the k-th unread completion into wc, false when there is none yet.
+	bool read(uint32_t k, ibv_wc &wc) noexcept;
+	void lock() noexcept;
+	void unlock() noexcept;
+
 	SpinLock lock_;
 	ConsumerRing<kiwi_cqe> ring_;
+	uint32_t ready_ = 0; // unread completions last seen in the ring
+	uint32_t taken_ = 0; // completions read since start_poll()
+	bool single_threaded_ = false;
 };
 
 } // namespace kiwi

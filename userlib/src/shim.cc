@@ -23,7 +23,9 @@ namespace {
 constexpr pabi::verbs_context_ops kContextOps = {
 	.alloc_pd = entry<verbs::alloc_pd>,
 	.create_cq = entry<verbs::create_cq>,
+	.create_cq_ex = entry<verbs::create_cq_ex>,
 	.create_qp = entry<verbs::create_qp>,
+	.create_qp_ex = entry<verbs::create_qp_ex>,
 	.create_srq = entry<verbs::create_srq>,
 	.dealloc_pd = entry<verbs::dealloc_pd>,
 	.dereg_mr = entry<verbs::dereg_mr>,

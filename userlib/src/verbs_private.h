@@ -115,6 +115,12 @@ struct verbs_xrcd {
 	uint32_t handle;
 };
 
+// verbs_qp.comp_mask bits.
+enum VerbsQpMask : uint32_t {
+	kVerbsQpXrcd = 1u << 0,
+	kVerbsQpEx = 1u << 1, // qp_ex is filled: ibv_qp_to_qp_ex() returns it
+};
+
 struct verbs_qp {
 	union {
 		ibv_qp qp;
@@ -317,6 +323,12 @@ int ibv_cmd_destroy_cq(ibv_cq *cq);
 int ibv_cmd_create_qp(ibv_pd *pd, ibv_qp *qp, ibv_qp_init_attr *attr,
 		      CmdCreateQp *cmd, size_t cmd_size,
 		      ib_uverbs_create_qp_resp *resp, size_t resp_size);
+// Requires IBV_QP_INIT_ATTR_PD; accepts IBV_QP_INIT_ATTR_SEND_OPS_FLAGS
+// (the provider's business) and sets qp->comp_mask to 0.
+int ibv_cmd_create_qp_ex(ibv_context *context, verbs_qp *qp,
+			 ibv_qp_init_attr_ex *attr_ex, CmdCreateQp *cmd,
+			 size_t cmd_size, ib_uverbs_create_qp_resp *resp,
+			 size_t resp_size);
 int ibv_cmd_modify_qp(ibv_qp *qp, ibv_qp_attr *attr, int attr_mask,
 		      CmdModifyQp *cmd, size_t cmd_size);
 int ibv_cmd_query_qp(ibv_qp *qp, ibv_qp_attr *qp_attr, int attr_mask,
@@ -401,7 +413,9 @@ static_assert(sizeof(verbs_context_ops) == 608);
 static_assert(offsetof(verbs_context_ops, alloc_pd) == 40);
 static_assert(offsetof(verbs_context_ops, async_event) == 56);
 static_assert(offsetof(verbs_context_ops, create_cq) == 120);
+static_assert(offsetof(verbs_context_ops, create_cq_ex) == 128);
 static_assert(offsetof(verbs_context_ops, create_qp) == 152);
+static_assert(offsetof(verbs_context_ops, create_qp_ex) == 160);
 static_assert(offsetof(verbs_context_ops, create_srq) == 176);
 static_assert(offsetof(verbs_context_ops, dealloc_pd) == 208);
 static_assert(offsetof(verbs_context_ops, dereg_mr) == 224);

@@ -85,17 +85,25 @@ void vt_cm_listen(struct vt_cm *cm, const char *addr, const char *port)
 		vt_fatal("%s is not the address of an RDMA device", addr);
 }
 
+/* The QP attributes of one end: plain, or extended if @ex is set. */
+struct vt_cm_qp_attr {
+	struct ibv_pd *pd;
+	struct ibv_qp_init_attr *attr;
+	struct ibv_qp_init_attr_ex *ex;
+};
+
 static void vt_cm_create_qp(struct rdma_cm_id *id, struct vt_cm *cm,
-			    struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
+			    const struct vt_cm_qp_attr *qa)
 {
 	if (id->verbs != cm->verbs)
 		vt_fatal("the connection uses another device context");
-	if (rdma_create_qp(id, pd, attr))
+	if (qa->ex ? rdma_create_qp_ex(id, qa->ex) :
+		     rdma_create_qp(id, qa->pd, qa->attr))
 		vt_fatal("rdma_create_qp: %s", strerror(errno));
 }
 
-void vt_cm_prepare(struct vt_cm *cm, struct vt_cm_pair *pair,
-		   struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
+static void vt_cm_prepare_any(struct vt_cm *cm, struct vt_cm_pair *pair,
+			      const struct vt_cm_qp_attr *qa)
 {
 	struct rdma_cm_id *id;
 
@@ -110,12 +118,12 @@ void vt_cm_prepare(struct vt_cm *cm, struct vt_cm_pair *pair,
 		vt_fatal("rdma_resolve_route: %s", strerror(errno));
 	rdma_ack_cm_event(vt_cm_wait(cm->ec_active, id,
 				     RDMA_CM_EVENT_ROUTE_RESOLVED));
-	vt_cm_create_qp(id, cm, pd, attr);
+	vt_cm_create_qp(id, cm, qa);
 	pair->active = id;
 }
 
-void vt_cm_establish(struct vt_cm *cm, struct vt_cm_pair *pair,
-		     struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
+static void vt_cm_establish_any(struct vt_cm *cm, struct vt_cm_pair *pair,
+				const struct vt_cm_qp_attr *qa)
 {
 	struct rdma_conn_param p = vt_conn_param;
 	struct rdma_cm_event *ev;
@@ -125,13 +133,45 @@ void vt_cm_establish(struct vt_cm *cm, struct vt_cm_pair *pair,
 	ev = vt_cm_wait(cm->ec_listen, NULL, RDMA_CM_EVENT_CONNECT_REQUEST);
 	pair->passive = ev->id;
 	rdma_ack_cm_event(ev);
-	vt_cm_create_qp(pair->passive, cm, pd, attr);
+	vt_cm_create_qp(pair->passive, cm, qa);
 	if (rdma_accept(pair->passive, &p))
 		vt_fatal("rdma_accept: %s", strerror(errno));
 	rdma_ack_cm_event(vt_cm_wait(cm->ec_active, pair->active,
 				     RDMA_CM_EVENT_ESTABLISHED));
 	rdma_ack_cm_event(vt_cm_wait(cm->ec_listen, pair->passive,
 				     RDMA_CM_EVENT_ESTABLISHED));
+}
+
+void vt_cm_prepare(struct vt_cm *cm, struct vt_cm_pair *pair,
+		   struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
+{
+	const struct vt_cm_qp_attr qa = { .pd = pd, .attr = attr };
+
+	vt_cm_prepare_any(cm, pair, &qa);
+}
+
+void vt_cm_establish(struct vt_cm *cm, struct vt_cm_pair *pair,
+		     struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
+{
+	const struct vt_cm_qp_attr qa = { .pd = pd, .attr = attr };
+
+	vt_cm_establish_any(cm, pair, &qa);
+}
+
+void vt_cm_prepare_ex(struct vt_cm *cm, struct vt_cm_pair *pair,
+		      struct ibv_qp_init_attr_ex *attr)
+{
+	const struct vt_cm_qp_attr qa = { .ex = attr };
+
+	vt_cm_prepare_any(cm, pair, &qa);
+}
+
+void vt_cm_establish_ex(struct vt_cm *cm, struct vt_cm_pair *pair,
+			struct ibv_qp_init_attr_ex *attr)
+{
+	const struct vt_cm_qp_attr qa = { .ex = attr };
+
+	vt_cm_establish_any(cm, pair, &qa);
 }
 
 /* Ack every event already queued on @ec. */

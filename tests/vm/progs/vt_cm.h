@@ -44,6 +44,16 @@ void vt_cm_establish(struct vt_cm *cm, struct vt_cm_pair *pair,
 		     struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
 
 /*
+ * vt_cm_prepare and vt_cm_establish for QPs made by rdma_create_qp_ex
+ * (ibv_create_qp_ex) from @attr, whose comp_mask must hold
+ * IBV_QP_INIT_ATTR_PD.
+ */
+void vt_cm_prepare_ex(struct vt_cm *cm, struct vt_cm_pair *pair,
+		      struct ibv_qp_init_attr_ex *attr);
+void vt_cm_establish_ex(struct vt_cm *cm, struct vt_cm_pair *pair,
+			struct ibv_qp_init_attr_ex *attr);
+
+/*
  * Disconnect both ends (errors ignored: they may be closed already), ack
  * whatever CM events are queued, destroy both QPs and both ids.
  */
