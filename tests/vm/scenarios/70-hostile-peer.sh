@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# kiwi-lab: timeout=480
+# kiwi-lab: timeout=900
 #
 # Hostile peer (tests/vm/hostile/README.md): vt_target listens on eth0's
 # address through the RNIC; peer.py, in the same guest, speaks raw TCP to
