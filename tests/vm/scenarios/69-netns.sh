@@ -71,7 +71,7 @@ no_ns_devs() {
 # run, kiwi's listener socket must be in A only.
 ns_rping() {
 	local srv out rc
-	in_ns $NSA rping -s -a $A_IP -p $PORT -C 10 -v > "$VT_TMP/ns-srv" 2>&1 &
+	timeout 150 ip netns exec $NSA rping -s -a $A_IP -p $PORT -C 10 -v > "$VT_TMP/ns-srv" 2>&1 &
 	srv=$!
 	if vt_wait_for 10 listening $NSA $PORT; then
 		vt_pass "$1: kiwi's listener is in $NSA"
@@ -80,8 +80,9 @@ ns_rping() {
 	fi
 	vt_eq "$1: listeners on port $PORT outside $NSA" \
 		"$(ss -Hltn "sport = :$PORT"; in_ns $NSB ss -Hltn "sport = :$PORT")" ""
-	out=$(timeout 120 in_ns $NSB rping -c -a $A_IP -p $PORT -C 10 -v 2>&1)
+	out=$(timeout 120 ip netns exec $NSB rping -c -a $A_IP -p $PORT -C 10 -v 2>&1)
 	rc=$?
+	[ $rc = 0 ] || kill $srv 2>/dev/null
 	wait $srv
 	if [ $rc = 0 ] && [ "$(grep -c 'ping data' <<<"$out")" = 10 ]; then
 		vt_pass "$1: rping $NSB -> $NSA, 10 pings"
@@ -93,11 +94,11 @@ ns_rping() {
 # ns_integrity WHAT: vt_integrity, server in B, client in A.
 ns_integrity() {
 	local srv out
-	in_ns $NSB "$VT_PROGS/vt_integrity" -s -a $B_IP -p $((PORT + 1)) \
+	timeout 330 ip netns exec $NSB "$VT_PROGS/vt_integrity" -s -a $B_IP -p $((PORT + 1)) \
 		> "$VT_TMP/ns-int" 2>&1 &
 	srv=$!
 	vt_wait_for 10 listening $NSB $((PORT + 1))
-	if out=$(timeout 300 in_ns $NSA "$VT_PROGS/vt_integrity" -c $B_IP \
+	if out=$(timeout 300 ip netns exec $NSA "$VT_PROGS/vt_integrity" -c $B_IP \
 		-p $((PORT + 1)) --quick 2>&1) && wait $srv; then
 		vt_pass "$1: vt_integrity $NSA -> $NSB"
 	else
