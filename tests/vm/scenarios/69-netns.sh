@@ -94,7 +94,7 @@ ns_rping() {
 # ns_integrity WHAT: vt_integrity, server in B, client in A.
 ns_integrity() {
 	local srv out
-	timeout 330 ip netns exec $NSB "$VT_PROGS/vt_integrity" -s -a $B_IP -p $((PORT + 1)) \
+	timeout 330 ip netns exec $NSB "$VT_PROGS/vt_integrity" -s -a $B_IP -p $((PORT + 1)) --quick \
 		> "$VT_TMP/ns-int" 2>&1 &
 	srv=$!
 	vt_wait_for 10 listening $NSB $((PORT + 1))
