@@ -91,15 +91,16 @@ ns_rping() {
 	fi
 }
 
-# ns_integrity WHAT: vt_integrity, server in B, client in A.
+# ns_integrity WHAT: vt_integrity, server in B, client in A (kiwi on both
+# ends: immediate data, no Send with Invalidate of a user MR).
 ns_integrity() {
-	local srv out
-	timeout 330 ip netns exec $NSB "$VT_PROGS/vt_integrity" -s -a $B_IP -p $((PORT + 1)) --quick \
+	local o=(-p $((PORT + 1)) --quick --no-inv --imm) srv out
+	timeout 330 ip netns exec $NSB "$VT_PROGS/vt_integrity" -s -a $B_IP "${o[@]}" \
 		> "$VT_TMP/ns-int" 2>&1 &
 	srv=$!
 	vt_wait_for 10 listening $NSB $((PORT + 1))
 	if out=$(timeout 300 ip netns exec $NSA "$VT_PROGS/vt_integrity" -c $B_IP \
-		-p $((PORT + 1)) --quick 2>&1) && wait $srv; then
+		"${o[@]}" 2>&1) && wait $srv; then
 		vt_pass "$1: vt_integrity $NSA -> $NSB"
 	else
 		kill $srv 2>/dev/null
