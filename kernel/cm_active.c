@@ -204,8 +204,7 @@ static int kiwi_cm_start(struct kiwi_ep *ep, struct iw_cm_id *cm_id)
 
 	if (!alen || laddr->ss_family != raddr->ss_family)
 		return -EAFNOSUPPORT;
-	rv = ep->sctp_llp ? kiwi_cm_sctp_sock_create(raddr->ss_family, &sock) :
-	     kiwi_cm_sock_create(raddr->ss_family, &sock);
+	rv = kiwi_cm_sock_open(cm_id, raddr->ss_family, ep->sctp_llp, &sock);
 	if (rv)
 		return rv;
 	rv = kernel_bind(sock, (struct sockaddr *)laddr, alen);
@@ -236,8 +235,6 @@ int kiwi_cm_connect(struct iw_cm_id *cm_id, struct iw_cm_conn_param *param)
 	struct kiwi_ep *ep;
 	int rv;
 
-	if (!kiwi_cm_net_ok(cm_id))
-		return -EOPNOTSUPP;
 	qp = kiwi_qp_lookup(to_kdev(cm_id->device), param->qpn, true);
 	if (!qp)
 		return -EINVAL;

@@ -185,7 +185,8 @@ void kiwi_cm_policy(struct kiwi_mpa_policy *pol, struct ib_device *ibdev,
 		    u32 ird, u32 ord);
 
 /* cm_sock.c: socket helpers */
-int kiwi_cm_sock_create(int family, struct socket **sockp);
+int kiwi_cm_sock_open(struct iw_cm_id *cm_id, int family, bool sctp,
+		      struct socket **sockp);
 int kiwi_cm_send(struct socket *sock, const struct kiwi_mpa_frame *f);
 enum kiwi_mpa_status kiwi_cm_read_frame(struct kiwi_ep *ep, bool want_reply,
 					struct kiwi_mpa_frame *f, int *err);
@@ -194,7 +195,6 @@ void kiwi_cm_addrs(struct socket *sock, struct sockaddr_storage *local,
 bool kiwi_cm_peer_closed(struct socket *sock, int *err);
 bool kiwi_cm_discard(struct socket *sock);
 int kiwi_cm_addr_len(const struct sockaddr_storage *ss);
-bool kiwi_cm_net_ok(struct iw_cm_id *cm_id);
 int kiwi_cm_listen_sock(struct iw_cm_id *cm_id, int backlog, bool sctp,
 			struct socket **sockp);
 
@@ -214,7 +214,8 @@ int kiwi_cm_report_request(struct kiwi_ep *ep, const struct kiwi_mpa_frame *f);
 int kiwi_cm_take_qp(struct kiwi_ep *ep, struct iw_cm_id *cm_id, u32 qpn);
 
 /* cm_sctp.c: DDP over SCTP, startup on the same endpoints */
-int kiwi_cm_sctp_sock_create(int family, struct socket **sockp);
+int kiwi_cm_sctp_sock_create(struct net *net, int family,
+			     struct socket **sockp);
 int kiwi_cm_sctp_settings_ok(struct ib_device *ibdev);
 int kiwi_cm_sctp_ep_init(struct kiwi_ep *ep);
 int kiwi_cm_sctp_prepare(struct kiwi_ep *ep, struct iw_cm_id *cm_id,

@@ -36,16 +36,14 @@ static void kiwi_cm_sctp_frame(struct kiwi_mpa_frame *f, const u8 *pd,
 	f->pdata_len = len;
 }
 
-/* A one-to-one SCTP socket of @family, DDP-enabled. */
-int kiwi_cm_sctp_sock_create(int family, struct socket **sockp)
+/* A one-to-one SCTP socket of @family in @net, DDP-enabled. */
+int kiwi_cm_sctp_sock_create(struct net *net, int family,
+			     struct socket **sockp)
 {
 	struct socket *sock;
 	int rv;
 
-	if (family != AF_INET && family != AF_INET6)
-		return -EAFNOSUPPORT;
-	rv = sock_create_kern(&init_net, family, SOCK_STREAM, IPPROTO_SCTP,
-			      &sock);
+	rv = sock_create_kern(net, family, SOCK_STREAM, IPPROTO_SCTP, &sock);
 	if (rv)
 		return rv;
 	rv = kiwi_sctp_sock_prepare(sock);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * kiwi: the CM's TCP socket helpers: creation in init_net, non-blocking
+ * kiwi: the CM's socket helpers: creation in the device's namespace,
+ * non-blocking
  * MPA startup frame I/O, addresses and close detection.
  */
 #include <linux/slab.h>
@@ -12,22 +13,71 @@
 #include "cm_ep.h"
 #include "llp_sctp.h"
 
-/* A TCP socket in init_net, the namespace of every kiwi netdev. */
-int kiwi_cm_sock_create(int family, struct socket **sockp)
+/* A TCP socket in @net. */
+static int kiwi_cm_tcp_sock_create(struct net *net, int family,
+				   struct socket **sockp)
 {
 	struct socket *sock;
 	int rv;
 
-	if (family != AF_INET && family != AF_INET6)
-		return -EAFNOSUPPORT;
-	rv = sock_create_kern(&init_net, family, SOCK_STREAM, IPPROTO_TCP,
-			      &sock);
+	rv = sock_create_kern(net, family, SOCK_STREAM, IPPROTO_TCP, &sock);
 	if (rv)
 		return rv;
 	sock_set_reuseaddr(sock->sk);
 	tcp_sock_set_nodelay(sock->sk);
 	*sockp = sock;
 	return 0;
+}
+
+/*
+ * A kernel socket does not pin its namespace, but kiwi's sockets can
+ * outlive their device (a close waiting for the peer's FIN) and so the
+ * net_device that tied the device to the namespace. Each one holds a
+ * counted reference instead, as a user socket does: dropped when the
+ * socket is freed, and inherited by children accepted from a listener
+ * (sk_clone_lock()). A namespace is dismantled only after kiwi let go.
+ */
+static void kiwi_cm_sock_pin_net(struct sock *sk)
+{
+	struct net *net = sock_net(sk);
+
+	sk->sk_net_refcnt = 1;
+	get_net_track(net, &sk->ns_tracker, GFP_KERNEL);
+	sock_inuse_add(net, 1);
+}
+
+/**
+ * kiwi_cm_sock_open - a socket for a connection or listener of @cm_id
+ * @cm_id: the iw_cm id; its device names the network namespace
+ * @family: AF_INET or AF_INET6
+ * @sctp: a DDP-enabled one-to-one SCTP socket rather than TCP
+ * @sockp: the new socket
+ *
+ * Process context. The socket lives in the namespace of the device's
+ * net_device, the one whose addresses rdma_cm resolved.
+ *
+ * Return: 0; -EAFNOSUPPORT; -ENETDOWN while the net_device's namespace is
+ * being dismantled; or the error of the socket's creation.
+ */
+int kiwi_cm_sock_open(struct iw_cm_id *cm_id, int family, bool sctp,
+		      struct socket **sockp)
+{
+	struct net *net;
+	int rv;
+
+	if (family != AF_INET && family != AF_INET6)
+		return -EAFNOSUPPORT;
+	rcu_read_lock();
+	net = maybe_get_net(dev_net(to_kdev(cm_id->device)->netdev));
+	rcu_read_unlock();
+	if (!net)
+		return -ENETDOWN;
+	rv = sctp ? kiwi_cm_sctp_sock_create(net, family, sockp) :
+	     kiwi_cm_tcp_sock_create(net, family, sockp);
+	if (!rv)
+		kiwi_cm_sock_pin_net((*sockp)->sk);
+	put_net(net);
+	return rv;
 }
 
 /**
@@ -202,14 +252,6 @@ int kiwi_cm_addr_len(const struct sockaddr_storage *ss)
 	return 0;
 }
 
-/* kiwi sockets live in init_net: a device moved elsewhere is refused. */
-bool kiwi_cm_net_ok(struct iw_cm_id *cm_id)
-{
-	struct kiwi_device *kdev = to_kdev(cm_id->device);
-
-	return net_eq(dev_net(kdev->netdev), &init_net);
-}
-
 /* A listening socket (TCP, or SCTP one-to-one) on the id's address. */
 int kiwi_cm_listen_sock(struct iw_cm_id *cm_id, int backlog, bool sctp,
 			struct socket **sockp)
@@ -219,12 +261,9 @@ int kiwi_cm_listen_sock(struct iw_cm_id *cm_id, int backlog, bool sctp,
 	struct socket *sock;
 	int rv;
 
-	if (!kiwi_cm_net_ok(cm_id))
-		return -EOPNOTSUPP;
 	if (!alen)
 		return -EAFNOSUPPORT;
-	rv = sctp ? kiwi_cm_sctp_sock_create(laddr->ss_family, &sock) :
-	     kiwi_cm_sock_create(laddr->ss_family, &sock);
+	rv = kiwi_cm_sock_open(cm_id, laddr->ss_family, sctp, &sock);
 	if (rv)
 		return rv;
 	if (laddr->ss_family == AF_INET6 && cm_id->afonly)

@@ -129,11 +129,6 @@ static int kiwi_newlink(const char *name, struct net_device *ndev)
 {
 	struct ib_device *ibdev;
 
-	if (!net_eq(dev_net(ndev), &init_net)) {
-		pr_info_ratelimited("%s on %s: only net_devices of the initial network namespace are supported\n",
-				    name, ndev->name);
-		return -EOPNOTSUPP;
-	}
 	if (!kiwi_netdev_supported(ndev)) {
 		pr_info_ratelimited("%s on %s: not an Ethernet or loopback net_device\n",
 				    name, ndev->name);

@@ -1,0 +1,167 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# kiwi-lab: timeout=600
+#
+# kiwi devices in network namespaces. Two namespaces joined by a veth
+# pair, a kiwi device created from inside each on its end: rping and
+# vt_integrity between them, kiwi's listener and connection sockets in the
+# namespaces of their devices and in no other. Then the RDMA subsystem in
+# exclusive mode: each device moved into its namespace with `rdma dev set
+# NAME netns NS` is seen there only (not in the initial namespace, not in
+# the other one, not in a third), served by libkiwi there, and carries
+# rping and vt_integrity. Deleting the namespaces removes the devices.
+
+. "$(dirname "$0")/lib/common.bash"
+
+vt_need_progs
+vt_clean_links
+
+NSA=kiwins_a NSB=kiwins_b NSC=kiwins_c
+A_IP=10.79.0.1 B_IP=10.79.0.2
+PORT=7471
+
+in_ns() {
+	ip netns exec "$@"
+}
+
+# ns_up: namespaces A, B and C, A and B joined by the veth pair vna/vnb.
+ns_up() {
+	local ns
+	for ns in $NSA $NSB $NSC; do
+		ip netns add $ns && in_ns $ns ip link set lo up || return 1
+	done
+	ip link add vna netns $NSA type veth peer name vnb netns $NSB || return 1
+	in_ns $NSA ip addr add $A_IP/24 dev vna &&
+		in_ns $NSB ip addr add $B_IP/24 dev vnb &&
+		in_ns $NSA ip link set vna up && in_ns $NSB ip link set vnb up
+}
+
+# ns_down: delete the namespaces; wait until the kernel dismantled them,
+# which the RDMA subsystem's mode change needs (EBUSY until then).
+ns_down() {
+	ip netns del $NSA 2>/dev/null
+	ip netns del $NSB 2>/dev/null
+	ip netns del $NSC 2>/dev/null
+}
+
+# set_mode MODE: rdma system set netns MODE, retried while namespaces
+# are still being dismantled.
+set_mode() {
+	vt_wait_for 30 rdma system set netns "$1"
+}
+
+# kiwi_devs_in NS: the kiwi devices NS sees (its own sysfs view).
+kiwi_devs_in() {
+	in_ns "$1" bash -c 'for d in /sys/class/infiniband/*; do
+		[ -e "$d/kiwi/abi_version" ] && basename "$d"; done; true' |
+		tr '\n' ' '
+}
+
+# listening NS PORT: a TCP socket listens on PORT in NS.
+listening() {
+	[ -n "$(in_ns "$1" ss -Hltn "sport = :$2")" ]
+}
+
+# no_ns_devs: neither kiwiA nor kiwiB is registered anywhere.
+no_ns_devs() {
+	! rdma dev show | grep -qE 'kiwiA|kiwiB'
+}
+
+# ns_rping WHAT: 10 verified pings, server in A, client in B; while they
+# run, kiwi's listener socket must be in A only.
+ns_rping() {
+	local srv out rc
+	timeout 150 ip netns exec $NSA rping -s -a $A_IP -p $PORT -C 10 -v > "$VT_TMP/ns-srv" 2>&1 &
+	srv=$!
+	if vt_wait_for 10 listening $NSA $PORT; then
+		vt_pass "$1: kiwi's listener is in $NSA"
+	else
+		vt_fail "$1: no listener on port $PORT in $NSA"
+	fi
+	vt_eq "$1: listeners on port $PORT outside $NSA" \
+		"$(ss -Hltn "sport = :$PORT"; in_ns $NSB ss -Hltn "sport = :$PORT")" ""
+	out=$(timeout 120 ip netns exec $NSB rping -c -a $A_IP -p $PORT -C 10 -v 2>&1)
+	rc=$?
+	[ $rc = 0 ] || kill $srv 2>/dev/null
+	wait $srv
+	if [ $rc = 0 ] && [ "$(grep -c 'ping data' <<<"$out")" = 10 ]; then
+		vt_pass "$1: rping $NSB -> $NSA, 10 pings"
+	else
+		vt_fail "$1: rping status $rc: $(tail -n 3 <<<"$out" | tr '\n' ' ') server: $(tail -n 3 "$VT_TMP/ns-srv" | tr '\n' ' ')"
+	fi
+}
+
+# ns_integrity WHAT: vt_integrity, server in B, client in A (kiwi on both
+# ends: immediate data, no Send with Invalidate of a user MR).
+ns_integrity() {
+	local o=(-p $((PORT + 1)) --quick --no-inv --imm) srv out
+	timeout 330 ip netns exec $NSB "$VT_PROGS/vt_integrity" -s -a $B_IP "${o[@]}" \
+		> "$VT_TMP/ns-int" 2>&1 &
+	srv=$!
+	vt_wait_for 10 listening $NSB $((PORT + 1))
+	if out=$(timeout 300 ip netns exec $NSA "$VT_PROGS/vt_integrity" -c $B_IP \
+		"${o[@]}" 2>&1) && wait $srv; then
+		vt_pass "$1: vt_integrity $NSA -> $NSB"
+	else
+		kill $srv 2>/dev/null
+		vt_fail "$1: vt_integrity: $(tail -n 3 <<<"$out" | tr '\n' ' ') server: $(tail -n 3 "$VT_TMP/ns-int" | tr '\n' ' ')"
+	fi
+}
+
+# ns_gone WHAT: after ns_down, the devices of A and B disappear.
+ns_gone() {
+	ns_down
+	if vt_wait_for 30 no_ns_devs; then
+		vt_pass "$1: deleting the namespaces removed kiwiA and kiwiB"
+	else
+		vt_fail "$1: still registered: $(rdma dev show | grep -E 'kiwiA|kiwiB')"
+	fi
+}
+
+vt_check "the RDMA subsystem starts in shared mode" \
+	grep -q 'netns shared' <<<"$(rdma system show)"
+
+# Shared mode: the devices are visible everywhere, their sockets are not.
+ns_down
+if ns_up; then
+	if in_ns $NSA rdma link add kiwiA type kiwi netdev vna &&
+		in_ns $NSB rdma link add kiwiB type kiwi netdev vnb; then
+		vt_pass "shared: rdma link add from inside $NSA and $NSB"
+		ns_rping shared
+		ns_integrity shared
+	else
+		vt_fail "shared: rdma link add in a namespace refused"
+	fi
+	ns_gone shared
+else
+	vt_fail "cannot create the namespaces"
+	ns_down
+fi
+
+# Exclusive mode: each device lives in one namespace only.
+if ! set_mode exclusive; then
+	vt_fail "rdma system set netns exclusive: $(rdma system show)"
+	vt_finish
+fi
+if ns_up && in_ns $NSA rdma link add kiwiA type kiwi netdev vna &&
+	in_ns $NSB rdma link add kiwiB type kiwi netdev vnb; then
+	vt_check "exclusive: rdma dev set kiwiA netns $NSA" rdma dev set kiwiA netns $NSA
+	vt_check "exclusive: rdma dev set kiwiB netns $NSB" rdma dev set kiwiB netns $NSB
+	vt_eq "exclusive: kiwi devices in the initial namespace" "$(vt_kiwi_devs | tr '\n' ' ')" ""
+	vt_eq "exclusive: kiwi devices in $NSA" "$(kiwi_devs_in $NSA)" "kiwiA "
+	vt_eq "exclusive: kiwi devices in $NSB" "$(kiwi_devs_in $NSB)" "kiwiB "
+	vt_eq "exclusive: kiwi devices in $NSC" "$(kiwi_devs_in $NSC)" ""
+	vt_eq "exclusive: ibv_devices in $NSC" \
+		"$(in_ns $NSC ibv_devices 2>/dev/null | grep -c kiwi)" 0
+	vt_eq "exclusive: libkiwi serves kiwiA in $NSA" \
+		"$(in_ns $NSA "$VT_PROGS/vt_query" -d kiwiA | sed -n 's/^transport_iwarp=//p')" 1
+	ns_rping exclusive
+	ns_integrity exclusive
+else
+	vt_fail "exclusive: cannot set up the namespaces and devices"
+fi
+ns_gone exclusive
+vt_check "back to shared mode" set_mode shared
+vt_eq "kiwi devices at the end" "$(vt_kiwi_devs | tr '\n' ' ')" ""
+
+vt_finish
