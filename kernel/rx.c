@@ -390,13 +390,15 @@ static void kiwi_rx_header(struct kiwi_qp *qp, const struct kiwi_mpa_ev *ev)
 
 /*
  * The last Response of the oldest Read arrived: the Read is complete; a
- * Read with Invalidate invalidates its sink STag first.
+ * Read with Invalidate invalidates its sink STag and completes one RCU
+ * grace period later (kiwi_sq_execute()), unless the QP flushed it first.
  */
 static void kiwi_rx_read_done(struct kiwi_qp *qp)
 {
 	struct kiwi_qp_tx *tx = &qp->tx;
 	struct kiwi_orq_ent ent;
 	unsigned long flags;
+	u8 st = IB_WC_SUCCESS;
 
 	spin_lock_irqsave(&qp->lock, flags);
 	ent = tx->orq[tx->orq_head % tx->ord];
@@ -408,15 +410,17 @@ static void kiwi_rx_read_done(struct kiwi_qp *qp)
 	}
 	if (ent.probe)
 		kiwi_tx_imm_confirmed(qp);
-	if (ent.inv && kiwi_mr_invalidate(to_kdev(qp->ibqp.device), ent.stag,
-					  qp->ibqp.pd, false)) {
+	if (ent.inv)
+		st = kiwi_sq_execute(qp, ent.idx);
+	else
+		kiwi_sq_complete(qp, ent.idx, IB_WC_SUCCESS);
+	if (st != IB_WC_SUCCESS && st != IB_WC_WR_FLUSH_ERR) {
 		/* A local error of this WR: the QP goes to error. */
-		kiwi_sq_complete(qp, ent.idx, IB_WC_LOC_PROT_ERR);
+		kiwi_sq_complete(qp, ent.idx, st);
 		kiwi_qp_to_error(qp);
 		kiwi_qp_close_llp(qp, true);
 		return;
 	}
-	kiwi_sq_complete(qp, ent.idx, IB_WC_SUCCESS);
 	kiwi_tx_kick(qp);
 }
 

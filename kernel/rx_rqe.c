@@ -38,6 +38,7 @@ static bool kiwi_rx_take_srq(struct kiwi_qp *qp, struct kiwi_rqe *rqe,
 		memcpy(rqe, kiwi_ring_elem(&srq->ring, srq->ring.cons),
 		       sizeof(*rqe));
 		kiwi_ring_consumed(&srq->ring);
+		atomic_inc(&srq->held);
 		fire = srq->limit && left - 1 < srq->limit;
 		if (fire)
 			srq->limit = 0;
@@ -220,7 +221,9 @@ int kiwi_rx_place_rqe(struct kiwi_qp *qp, u64 off, const u8 *src, u32 len)
  * @cqe: the completion (wr_id is filled in here)
  *
  * An RQ element is consumed only while the QP is connected: once the QP
- * went to error the flush completed it already.
+ * went to error the flush completes it (kiwi_rq_flush()). The completion
+ * of a Send with Invalidate, and those behind it, reach the CQ one RCU
+ * grace period after the invalidation (rx_gp.c).
  */
 void kiwi_rx_complete_rqe(struct kiwi_qp *qp, struct kiwi_cqe *cqe)
 {
@@ -236,7 +239,7 @@ void kiwi_rx_complete_rqe(struct kiwi_qp *qp, struct kiwi_cqe *cqe)
 	if (rx->rqe_srq || kiwi_qp_connected(qp)) {
 		if (!rx->rqe_srq)
 			kiwi_ring_consumed(&qp->rq);
-		res = kiwi_cq_push(to_kcq(qp->ibqp.recv_cq), cqe, &qp->ibqp);
+		res = kiwi_rx_gp_push(qp, cqe, rx->rqe_srq);
 	}
 	spin_unlock_irqrestore(&qp->lock, flags);
 	kiwi_cq_signal(to_kcq(qp->ibqp.recv_cq), res);
