@@ -576,6 +576,7 @@ u32 kiwi_rx_ahead_checked(struct kiwi_qp *qp, struct sock *sk,
 /* rx_rqe.c */
 enum kiwi_term_err kiwi_rx_take_rqe(struct kiwi_qp *qp);
 int kiwi_rx_place_rqe(struct kiwi_qp *qp, u64 off, const u8 *src, u32 len);
+bool kiwi_rx_complete_rqe_inv(struct kiwi_qp *qp, struct kiwi_cqe *cqe);
 void kiwi_rx_complete_rqe(struct kiwi_qp *qp, struct kiwi_cqe *cqe);
 void kiwi_rx_fail_rqe(struct kiwi_qp *qp, u8 status);
 void kiwi_rx_release_rqe(struct kiwi_qp *qp);

@@ -425,10 +425,10 @@ static void kiwi_rx_read_done(struct kiwi_qp *qp)
 }
 
 /*
- * Send with Invalidate: kiwi_rdmap_check_inval() judges the STag, then
- * the MR is invalidated (which fails if it changed meanwhile).
+ * Send with Invalidate: kiwi_rdmap_check_inval() judges the STag; the MR
+ * is invalidated as the receive completes (kiwi_rx_complete_rqe_inv()).
  */
-static enum kiwi_term_err kiwi_rx_invalidate(struct kiwi_qp *qp, u32 stag)
+static enum kiwi_term_err kiwi_rx_check_inval(struct kiwi_qp *qp, u32 stag)
 {
 	struct kiwi_ddp_stag_info st;
 	struct kiwi_ddp_stream s;
@@ -440,9 +440,6 @@ static enum kiwi_term_err kiwi_rx_invalidate(struct kiwi_qp *qp, u32 stag)
 	err = kiwi_rdmap_check_inval(&s, mr ? &st : NULL);
 	if (mr)
 		kiwi_mr_put(mr);
-	if (!err && kiwi_mr_invalidate(to_kdev(qp->ibqp.device), stag,
-				       qp->ibqp.pd, true))
-		err = KIWI_TERM_ERR_RDMAP_CANNOT_INVALIDATE;
 	return err;
 }
 
@@ -459,7 +456,7 @@ static void kiwi_rx_send_done(struct kiwi_qp *qp)
 
 	rx->send_placed = 0;
 	if (kiwi_rx_is_inv(op)) {
-		err = kiwi_rx_invalidate(qp, rx->h.ulp_word);
+		err = kiwi_rx_check_inval(qp, rx->h.ulp_word);
 		if (err) {
 			kiwi_rx_fail(qp, err, true);
 			return;
@@ -471,7 +468,9 @@ static void kiwi_rx_send_done(struct kiwi_qp *qp)
 		cqe.flags |= KIWI_CQE_SOLICITED;
 	rx->after_write = false;
 	rx->msn_send++;
-	kiwi_rx_complete_rqe(qp, &cqe);
+	/* The MR changed since the check: "STag cannot be invalidated". */
+	if (!kiwi_rx_complete_rqe_inv(qp, &cqe))
+		kiwi_rx_fail(qp, KIWI_TERM_ERR_RDMAP_CANNOT_INVALIDATE, true);
 }
 
 /*

@@ -23,6 +23,8 @@
  *   linvflush the QP moved to ERR while TX holds a Local Invalidate whose
  *            invalidation has not run (held by a delay): it completes
  *            once, successfully only if the MR was invalidated
+ *   sendinvflush the same for a received Send with Invalidate whose
+ *            invalidation RX holds
  *   kqp      create a kernel QP in INIT and report its QPN (kqp-free ends it)
  *   dropreq  a CONNECT_REQUEST iw_cm drops (vmtest_iwcm.c)
  *
@@ -913,6 +915,91 @@ out_env:
 	return rv;
 }
 
+/*
+ * The server's RX holds a received Send with Invalidate at the start of
+ * its invalidation (a delay) while the consumer moves the server's QP to
+ * ERR. The receive completes once, and its status says what happened to
+ * the MR: success only if it was invalidated, a flush only if not.
+ */
+static int vt_test_sendinvflush(char *res, size_t len)
+{
+	struct vmtest_delay d = { .sym = "kiwi_mr_invalidate", .ms = 300,
+				  .count = 1 };
+	struct ib_qp_attr err = { .qp_state = IB_QPS_ERR };
+	struct ib_sge rsge = { .length = 64 }, ssge = { .length = 16 };
+	struct ib_recv_wr rwr = { .wr_id = 7, .sg_list = &rsge, .num_sge = 1 };
+	struct ib_send_wr swr = {
+		.opcode = IB_WR_SEND_WITH_INV,
+		.send_flags = IB_SEND_SIGNALED,
+		.wr_id = 8,
+		.sg_list = &ssge,
+		.num_sge = 1,
+	};
+	const struct ib_recv_wr *rbad;
+	struct scatterlist sg;
+	struct ib_wc wc, rwc;
+	struct vt_env *e;
+	struct ib_mr *mr;
+	bool invalid;
+	int rv, more;
+
+	e = vt_env_new(2);
+	if (IS_ERR(e))
+		return scnprintf(res, len, "FAIL setup: %ld", PTR_ERR(e));
+	mr = vt_frmr_reg(e, 0, &sg, e->srv[0].id->qp, e->cq[VT_PAIRS],
+			 IB_ACCESS_REMOTE_WRITE);
+	if (IS_ERR(mr)) {
+		rv = scnprintf(res, len, "FAIL frmr: %ld", PTR_ERR(mr));
+		goto out_env;
+	}
+	rsge.addr = (uintptr_t)vt_buf(e, 2);
+	rsge.lkey = e->pd->local_dma_lkey;
+	ssge.addr = (uintptr_t)vt_buf(e, 3);
+	ssge.lkey = e->pd->local_dma_lkey;
+	swr.ex.invalidate_rkey = mr->rkey;
+	rv = ib_post_recv(e->srv[0].id->qp, &rwr, &rbad);
+	if (!rv)
+		rv = vmtest_delay_set(&d);
+	if (!rv)
+		rv = vt_post(e->cli[0].id->qp, &swr);
+	if (rv || !vmtest_delay_wait_started(3000)) {
+		rv = scnprintf(res, len,
+			       "FAIL the invalidation was not delayed (%d)", rv);
+		goto out_delay;
+	}
+	/* RX holds the Send; its invalidation is about to run. */
+	rv = ib_modify_qp(e->srv[0].id->qp, &err, IB_QP_STATE);
+	if (!rv)
+		rv = vt_poll(e->cq[VT_PAIRS], &wc);
+	if (rv || wc.wr_id != 7) {
+		rv = scnprintf(res, len, "FAIL the receive did not complete: %d",
+			       rv);
+		goto out_delay;
+	}
+	msleep(200);
+	more = ib_poll_cq(e->cq[VT_PAIRS], 1, &rwc);
+	rv = vt_reg(e->cli[1].id->qp, e->cq[1], mr, IB_ACCESS_REMOTE_WRITE,
+		    &rwc);
+	invalid = !rv && rwc.status == IB_WC_SUCCESS;
+	if (more || (wc.status != IB_WC_SUCCESS &&
+		     wc.status != IB_WC_WR_FLUSH_ERR) ||
+	    (wc.status == IB_WC_SUCCESS) != invalid)
+		rv = scnprintf(res, len,
+			       "FAIL the Send with Invalidate completed with status %d (%d more) but the MR is %s",
+			       wc.status, more, invalid ? "invalid" : "valid");
+	else
+		rv = scnprintf(res, len,
+			       "PASS the Send with Invalidate completed once with status %d and the MR is %s (delays %d)",
+			       wc.status, invalid ? "invalid" : "valid",
+			       atomic_read(&vmtest_delays));
+out_delay:
+	vmtest_delay_clear();
+	vt_frmr_free(e, mr, &sg);
+out_env:
+	vt_env_free(e);
+	return rv;
+}
+
 static int vt_test_ulp(char *res, size_t len)
 {
 	struct ib_sge sge = { .length = 64 };
@@ -1033,6 +1120,8 @@ int vmtest_ulp_run(const char *test, char *res, size_t len)
 		return vt_test_readinv(res, len);
 	if (!strcmp(test, "linvflush"))
 		return vt_test_linvflush(res, len);
+	if (!strcmp(test, "sendinvflush"))
+		return vt_test_sendinvflush(res, len);
 	if (!strcmp(test, "kqp"))
 		return vt_test_kqp(res, len);
 	if (!strcmp(test, "dropreq"))

@@ -28,7 +28,8 @@
 #     a received Send with Invalidate and a Read with Invalidate racing
 #     another connection's Write into the MR (their completions wait for
 #     an RCU grace period); modify_qp to ERR racing TX's execution of a
-#     Local Invalidate (one completion, saying whether the MR changed).
+#     Local Invalidate, and RX's of a received Send with Invalidate (one
+#     completion, saying whether the MR changed).
 #  4. a QP destroyed while its connect waits for a silent server.
 #  5. rdma link delete and modprobe -r with a connection whose peer never
 #     sends its FIN and a connect to a silent server in progress.
@@ -245,7 +246,7 @@ vt_wait_for 20 test "$(ends)" -ge "$(grep -c '^conn [0-9]* request' "$VT_TMP/tar
 invariants "QP ownership"
 
 # 3. Kernel ULP tests.
-for t in ulp inval regmr rresp sendinv readinv linvflush; do
+for t in ulp inval regmr rresp sendinv readinv linvflush sendinvflush; do
 	[ "$t" = ulp ] || probes "kernel ULP $t" || continue
 	echo "$t" > $VP/run
 	res=$(cat $VP/result)
