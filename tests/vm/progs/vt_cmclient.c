@@ -16,7 +16,7 @@
  *            process to name
  *   -L S     instead listen on ADDR:PORT ("listening") for S seconds and
  *            never read an event: a CONNECT_REQUEST is never accepted or
- *            rejected, and rdma_cm cannot destroy its id at device removal
+ *            rejected by the application
  *
  * Prints one line per step ("connect: ok", "connect: errno N ...",
  * "event: NAME status S after N ms", "destroy_qp: N ms") for the scenario
