@@ -467,7 +467,12 @@ static bool kiwi_ep_on_device(const struct kiwi_ep *ep, const void *ibdev)
  * registration, and kiwi_cm_init() loads rdma_cm first): rdma_cm then
  * destroys each of its ids, and iw_cm's destroy of a connecting id waits
  * for CONNECT_REPLY, which against a silent peer would come only at
- * mpa_timeout. Every connection of the device is aborted instead.
+ * mpa_timeout. Every connection of the device is aborted instead, a
+ * responder's child too: one still reading its Request, and one whose
+ * CONNECT_REQUEST waits for an accept or reject that may never come (an
+ * application that does not read its events keeps rdma_cm from destroying
+ * that id). iw_cm expects no event for such a child; its later accept
+ * fails and its reject succeeds (kiwi_cm_accept(), kiwi_cm_reject()).
  */
 static void kiwi_cm_remove_one(struct ib_device *ibdev, void *client_data)
 {

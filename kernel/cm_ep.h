@@ -89,8 +89,10 @@ enum {
  *	and in CLOSING
  * @draining: CONNECTED: the QP began a graceful close; the timeout
  *	(drain_timeout) resets the connection if it does not end in time
- * @ibdev: the device of the connection (compared, never dereferenced: a
- *	closing ep may outlive it)
+ * @ibdev: the device of the connection, set when an initiator connects and
+ *	when a responder child is created (compared, never dereferenced: a
+ *	closing ep may outlive it); device removal aborts the eps that have
+ *	it, a child whose Request waits for accept or reject too
  * @sock: the TCP socket, NULL before creation and after release
  * @cb_qp: the QP the socket callbacks forward to; written under the
  *	socket's sk_callback_lock (write), read under it (read)

@@ -132,6 +132,8 @@ static void kiwi_cm_new_child(struct kiwi_ep *l, struct socket *sock)
 	kiwi_cm_policy(&child->pol, l->cm_id->device, KIWI_MAX_IRD,
 		       KIWI_MAX_ORD);
 	child->rdmac_graceful = kiwi_cm_rdmac_graceful(l->cm_id->device);
+	/* Device removal aborts it, reported or not (kiwi_cm_remove_one). */
+	child->ibdev = l->cm_id->device;
 	kiwi_ep_get(l);
 	child->listener = l;
 	spin_lock_bh(&l->child_lock);

@@ -196,6 +196,9 @@ struct kiwi_cq {
  * @max_sge: SGEs per receive WR
  * @limit: armed low watermark for IB_EVENT_SRQ_LIMIT_REACHED, 0 when not
  *         armed; the receive path reports the event once and clears it
+ * @held: receive WRs a QP took off the ring whose completion is not on the
+ *        CQ yet; a kernel post counts them as outstanding, so the WRs a
+ *        QP holds for a grace period never exceed its room (rx_gp.c)
  */
 struct kiwi_srq {
 	struct ib_srq ibsrq;
@@ -203,6 +206,7 @@ struct kiwi_srq {
 	struct kiwi_ring ring;
 	u32 max_sge;
 	u32 limit;
+	atomic_t held;
 };
 
 /**
@@ -226,8 +230,9 @@ struct kiwi_srq {
  * @sq: send ring
  * @rq: receive ring; unused (num == 0) when the QP has an SRQ
  * @ref: users of the QP: the creator, the iWARP CM (iw_add_ref), each
- *       kiwi endpoint that took it for a connection (kiwi_qp_lookup) and a
- *       pending Local Invalidate completion (qp_sq.c)
+ *       kiwi endpoint that took it for a connection (kiwi_qp_lookup), a
+ *       pending Local Invalidate completion (qp_sq.c) and pending receive
+ *       completions (rx_gp.c)
  * @released: completed when @ref drops to zero; destroy waits for it
  * @owner: who may bind a connection to the QP by its number (iw_connect,
  *         iw_accept): a user QP's creating process (thread group), a
@@ -241,6 +246,7 @@ struct kiwi_srq {
  *         (held from create to destroy); NULL for kernel QPs
  * @tx: transmit side of the data path (qp_dp.h)
  * @rx: receive side of the data path (qp_dp.h)
+ * @rx_gp: receive completions held for an RCU grace period (rx_gp.c)
  * @stats: counters and last Terminates (stats.h)
  *
  * iWARP states map onto @state: IDLE = INIT (RTR and RTS requests before a
@@ -269,6 +275,7 @@ struct kiwi_qp {
 	struct mem_cgroup *memcg;
 	struct kiwi_qp_tx tx;
 	struct kiwi_qp_rx rx;
+	struct kiwi_rx_gp rx_gp;
 	struct kiwi_qp_stats stats;
 };
 
@@ -478,6 +485,7 @@ int kiwi_rqe_from_wr(struct kiwi_rqe *rqe, const struct ib_recv_wr *wr,
 
 /* qp_flush.c */
 void kiwi_qp_flush(struct kiwi_qp *qp, int *send_res, int *recv_res);
+int kiwi_rq_flush(struct kiwi_qp *qp);
 u16 kiwi_sq_wc_opcode(u8 sq_opcode);
 
 /* qp_sq.c: send queue bookkeeping of the data path */
@@ -487,7 +495,8 @@ u32 kiwi_sq_produced(struct kiwi_qp *qp);
 int kiwi_sq_retire(struct kiwi_qp *qp);
 void kiwi_sq_complete(struct kiwi_qp *qp, u32 idx, u8 status);
 bool kiwi_sqe_is_read(const struct kiwi_qp *qp, const struct kiwi_sqe *sqe);
-void kiwi_sq_complete_after_gp(struct kiwi_qp *qp, u32 idx);
+u8 kiwi_sq_execute(struct kiwi_qp *qp, u32 idx);
+u8 kiwi_swqe_local_op(struct kiwi_qp *qp, const struct kiwi_swqe *w);
 void kiwi_sq_fail(struct kiwi_qp *qp, u32 idx, u8 status);
 int kiwi_sq_flush(struct kiwi_qp *qp);
 
@@ -567,9 +576,17 @@ u32 kiwi_rx_ahead_checked(struct kiwi_qp *qp, struct sock *sk,
 /* rx_rqe.c */
 enum kiwi_term_err kiwi_rx_take_rqe(struct kiwi_qp *qp);
 int kiwi_rx_place_rqe(struct kiwi_qp *qp, u64 off, const u8 *src, u32 len);
+bool kiwi_rx_complete_rqe_inv(struct kiwi_qp *qp, struct kiwi_cqe *cqe);
 void kiwi_rx_complete_rqe(struct kiwi_qp *qp, struct kiwi_cqe *cqe);
 void kiwi_rx_fail_rqe(struct kiwi_qp *qp, u8 status);
 void kiwi_rx_release_rqe(struct kiwi_qp *qp);
+
+/* rx_gp.c */
+int kiwi_rx_gp_alloc(struct kiwi_qp *qp, const struct ib_qp_init_attr *attr,
+		     bool user);
+void kiwi_rx_gp_free(struct kiwi_qp *qp);
+int kiwi_rx_gp_push(struct kiwi_qp *qp, const struct kiwi_cqe *cqe, bool srq);
+void kiwi_rx_gp_discard(struct kiwi_qp *qp);
 
 /* srq.c */
 int kiwi_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *attr,

@@ -371,7 +371,8 @@ static enum kiwi_mem_status kiwi_mr_inval_check(const struct kiwi_mr *mr,
  *
  * Any context. Later checks and accesses fail; an access already copying on
  * another CPU finishes that one copy, within an RCU grace period: a Local
- * Invalidate WR completes only after one (kiwi_sq_complete_after_gp()).
+ * Invalidate WR, a Read with Invalidate and a received Send with
+ * Invalidate complete only after one (kiwi_sq_execute(), rx_gp.c).
  * Invalidating an invalid STag again is allowed locally; a peer must name
  * a valid one.
  *

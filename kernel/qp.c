@@ -206,6 +206,8 @@ int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	if (rv)
 		goto err_count;
 	rv = kiwi_swq_alloc(qp);
+	if (!rv)
+		rv = kiwi_rx_gp_alloc(qp, attr, !!udata);
 	if (rv)
 		goto err_rings;
 	rv = xa_alloc_cyclic(&kdev->qp_xa, &qpn, qp,
@@ -226,6 +228,7 @@ int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 err_xa:
 	xa_erase(&kdev->qp_xa, qpn);
 err_rings:
+	kiwi_rx_gp_free(qp);
 	kiwi_swq_free(qp);
 	kiwi_ring_free(&qp->rq);
 	kiwi_ring_free(&qp->sq);
@@ -318,6 +321,7 @@ static bool kiwi_qp_enter(struct kiwi_qp *qp, enum ib_qp_state next)
 		qp->access_sets = 0;
 		kiwi_ring_discard(&qp->sq);
 		kiwi_ring_discard(&qp->rq);
+		kiwi_rx_gp_discard(qp);
 		kiwi_ring_set_error(&qp->sq, false);
 		kiwi_ring_set_error(&qp->rq, false);
 		qp->tx.next = qp->sq.cons;
@@ -460,6 +464,7 @@ int kiwi_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	wait_for_completion(&qp->released);
 	put_pid(qp->owner);
 	cancel_work_sync(&qp->tx.work);
+	kiwi_rx_gp_free(qp);
 	kiwi_swq_free(qp);
 	kiwi_ring_free(&qp->rq);
 	kiwi_ring_free(&qp->sq);

@@ -51,7 +51,8 @@ struct socket;
  *         it is answered, not when TCP took it (qp->lock; set when TX takes
  *         the WR)
  * @done: complete; retired in SQ order (qp->lock)
- * @gp_wait: a Local Invalidate executed or flushed; done once the RCU
+ * @gp_wait: a Local Invalidate or a Read with Invalidate executed, or a
+ *           Local Invalidate flushed; done once the RCU
  *           grace period of @gp_cookie elapsed (qp->lock)
  * @gp_cookie: get_state_synchronize_rcu() at the invalidation or the
  *             flush, whichever came last (qp->lock)
@@ -270,6 +271,40 @@ struct kiwi_qp_tx {
 	u32 irq_head;
 	u32 irq_tail;
 	u32 ird;
+};
+
+/**
+ * struct kiwi_rx_gp_ent - a receive completion held back (rx_gp.c)
+ * @cqe: the completion
+ * @cookie: get_state_synchronize_rcu() at the invalidation (@gp)
+ * @gp: a Send with Invalidate: pushed once the grace period of @cookie
+ *      elapsed; else only after the completions before it
+ * @srq: its receive WR came from the SRQ (counted in kiwi_srq.held)
+ */
+struct kiwi_rx_gp_ent {
+	struct kiwi_cqe cqe;
+	unsigned long cookie;
+	bool gp;
+	bool srq;
+};
+
+/**
+ * struct kiwi_rx_gp - receive completions waiting for an RCU grace period
+ * @ent: ring of @cap entries; NULL for user QPs, which hold no fast-
+ *       register MR (no user MR can be invalidated) and so never wait
+ * @cap: entries in @ent: the RQ's ring size, or the SRQ's
+ * @head: oldest held completion (qp->lock)
+ * @n: completions held (qp->lock); the RQ's flush waits until none is
+ * @rcu: pushes them once their grace period is over
+ * @armed: @rcu is queued and holds a QP reference (qp->lock)
+ */
+struct kiwi_rx_gp {
+	struct kiwi_rx_gp_ent *ent;
+	u32 cap;
+	u32 head;
+	u32 n;
+	struct rcu_head rcu;
+	bool armed;
 };
 
 /**

@@ -36,13 +36,21 @@ u16 kiwi_sq_wc_opcode(u8 sq_opcode)
 	}
 }
 
-/*
- * Flush the receive WRs of the RQ. Each element is copied out of the ring
- * before use (a user ring may change under us); only wr_id is used. Stops
- * early if the CQ overruns.
+/**
+ * kiwi_rq_flush - flush the receive WRs of the RQ
+ * @qp: a QP in the error state, qp->lock held
+ *
+ * Each element is copied out of the ring before use (a user ring may
+ * change under us); only wr_id is used. Stops early if the CQ overruns.
+ * While receive completions are held for a grace period (rx_gp.c) nothing
+ * is flushed: the flush completions come after them, flushed by the RCU
+ * callback once it pushed the last one.
+ *
+ * Return: the merged kiwi_cq_push() result for kiwi_cq_signal().
  */
-static int kiwi_flush_rq(struct kiwi_qp *qp, struct kiwi_cq *cq)
+int kiwi_rq_flush(struct kiwi_qp *qp)
 {
+	struct kiwi_cq *cq = to_kcq(qp->ibqp.recv_cq);
 	struct kiwi_cqe cqe = {
 		.status = IB_WC_WR_FLUSH_ERR,
 		.qp_num = qp->ibqp.qp_num,
@@ -53,6 +61,9 @@ static int kiwi_flush_rq(struct kiwi_qp *qp, struct kiwi_cq *cq)
 	int acc = 0, res;
 	struct kiwi_rqe rqe;
 
+	lockdep_assert_held(&qp->lock);
+	if (!r->ctrl || qp->rx_gp.n)
+		return 0;
 	while (n--) {
 		memcpy(&rqe, kiwi_ring_elem(r, r->cons), sizeof(rqe));
 		cqe.wr_id = rqe.wr_id;
@@ -74,7 +85,8 @@ static int kiwi_flush_rq(struct kiwi_qp *qp, struct kiwi_cq *cq)
  * The caller passes the results to kiwi_cq_signal() after dropping the QP
  * lock. Receives of a QP with an SRQ stay on the SRQ: they belong to it.
  * A Local Invalidate, and the send WRs behind it, complete only after an
- * RCU grace period (kiwi_sq_flush()).
+ * RCU grace period (kiwi_sq_flush()); so do the receive WRs behind a Send
+ * with Invalidate still held for its grace period (kiwi_rq_flush()).
  *
  * User space posts receives without a system call and rings the doorbell
  * only if it finds KIWI_RING_F_ERROR after publishing. So the flag is set
@@ -94,8 +106,5 @@ void kiwi_qp_flush(struct kiwi_qp *qp, int *send_res, int *recv_res)
 	/* Flag before producer loads; pairs with libkiwi's in_error(). */
 	smp_mb();
 	*send_res = kiwi_push_merge(*send_res, kiwi_sq_flush(qp));
-	if (!qp->rq.ctrl)
-		return;
-	*recv_res = kiwi_push_merge(*recv_res,
-				    kiwi_flush_rq(qp, to_kcq(qp->ibqp.recv_cq)));
+	*recv_res = kiwi_push_merge(*recv_res, kiwi_rq_flush(qp));
 }

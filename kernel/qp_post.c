@@ -399,7 +399,8 @@ static int kiwi_post_recv_ring(struct kiwi_qp *qp, const struct ib_recv_wr *wr,
 	int rv = 0;
 
 	for (; wr; wr = wr->next) {
-		if (!kiwi_ring_room(r)) {
+		/* Held completions are still outstanding (rx_gp.c). */
+		if (kiwi_ring_room(r) <= qp->rx_gp.n) {
 			rv = -ENOMEM;
 			break;
 		}

@@ -8,9 +8,10 @@
  *             private copy in tx.swq and complete when marked done;
  *   producer  what the poster produced (kernel post_send or user space).
  * WRs complete in SQ order: a Send behind an outstanding Read waits for it,
- * every WR behind a Local Invalidate for its RCU grace period, in the
- * error state too (the flush copies the WRs TX never started into tx.swq
- * and moves tx.next to the producer). All three move under qp->lock.
+ * every WR behind a Local Invalidate (or a Read with Invalidate) for its
+ * RCU grace period, in the error state too (the flush copies the WRs TX
+ * never started into tx.swq and moves tx.next to the producer). All three
+ * move under qp->lock.
  */
 #include <linux/memcontrol.h>
 #include <linux/mm.h>
@@ -217,7 +218,7 @@ static void kiwi_sq_gp_done(struct rcu_head *head)
 
 /*
  * Under qp->lock: Local Invalidate @w is done once a grace period that
- * starts now is over (kiwi_sq_complete_after_gp()). The pending callback
+ * starts now is over (kiwi_sq_execute()). The pending callback
  * holds a QP reference: destroy waits for it, one grace period or two.
  */
 static void kiwi_sq_wait_gp(struct kiwi_qp *qp, struct kiwi_swqe *w)
@@ -280,25 +281,44 @@ void kiwi_sq_fail(struct kiwi_qp *qp, u32 idx, u8 status)
 }
 
 /**
- * kiwi_sq_complete_after_gp - a Local Invalidate was executed
+ * kiwi_sq_execute - execute a started local WR and complete it
  * @qp: the QP (qp->lock not held)
- * @idx: SQ index of the WR, in [sq.cons, tx.next)
+ * @idx: SQ index, in [sq.cons, tx.next), of a Local Invalidate, a
+ *       fast-register, or a Read with Invalidate whose last Response
+ *       arrived (its sink is invalidated now)
  *
- * Every copy into or out of registered memory checks the MR's validity
- * and copies inside one RCU read-side section (mem_access.c). The WR
- * completes after a grace period, so a consumer that reuses the buffer on
- * the completion finds no copy still running; TX does not wait for it.
- * Successfully, unless the QP flushed it meanwhile: then it waits for a
- * grace period from now as well, and completes with the flush status.
+ * The operation runs under qp->lock, so a flush (kiwi_sq_flush(), also
+ * under it) comes wholly before or after it, and the completion says what
+ * happened to the MR: a WR flushed first is not executed and completes
+ * with IB_WC_WR_FLUSH_ERR; one executed first completes successfully even
+ * if a flush follows. A successful invalidation completes only after an
+ * RCU grace period: every copy into or out of registered memory checks
+ * the MR's validity and copies inside one RCU read-side section
+ * (mem_access.c), so a consumer that reuses the buffer on the completion
+ * finds no copy still running. Nobody waits for it here.
+ *
+ * Return: IB_WC_SUCCESS; IB_WC_WR_FLUSH_ERR (flushed first, not
+ * executed); or the status of a failed operation (nothing changed), which
+ * the caller completes the WR with before the QP goes to error.
  */
-void kiwi_sq_complete_after_gp(struct kiwi_qp *qp, u32 idx)
+u8 kiwi_sq_execute(struct kiwi_qp *qp, u32 idx)
 {
+	struct kiwi_swqe *w = &qp->tx.swq[idx & (qp->sq.num - 1)];
+	u8 st = IB_WC_WR_FLUSH_ERR;
 	unsigned long flags;
+	int res = 0;
 
 	spin_lock_irqsave(&qp->lock, flags);
-	if (kiwi_sq_started(qp, idx))
-		kiwi_sq_wait_gp(qp, &qp->tx.swq[idx & (qp->sq.num - 1)]);
+	if (kiwi_sq_started(qp, idx) && !w->done && !w->gp_wait) {
+		st = kiwi_swqe_local_op(qp, w);
+		if (st == IB_WC_SUCCESS && w->sqe.opcode == KIWI_WR_KREG_MR)
+			res = kiwi_sq_set_done(qp, w, st);
+		else if (st == IB_WC_SUCCESS)
+			kiwi_sq_wait_gp(qp, w);
+	}
 	spin_unlock_irqrestore(&qp->lock, flags);
+	kiwi_cq_signal(to_kcq(qp->ibqp.send_cq), res);
+	return st;
 }
 
 /**

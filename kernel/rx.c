@@ -390,13 +390,15 @@ static void kiwi_rx_header(struct kiwi_qp *qp, const struct kiwi_mpa_ev *ev)
 
 /*
  * The last Response of the oldest Read arrived: the Read is complete; a
- * Read with Invalidate invalidates its sink STag first.
+ * Read with Invalidate invalidates its sink STag and completes one RCU
+ * grace period later (kiwi_sq_execute()), unless the QP flushed it first.
  */
 static void kiwi_rx_read_done(struct kiwi_qp *qp)
 {
 	struct kiwi_qp_tx *tx = &qp->tx;
 	struct kiwi_orq_ent ent;
 	unsigned long flags;
+	u8 st = IB_WC_SUCCESS;
 
 	spin_lock_irqsave(&qp->lock, flags);
 	ent = tx->orq[tx->orq_head % tx->ord];
@@ -408,23 +410,25 @@ static void kiwi_rx_read_done(struct kiwi_qp *qp)
 	}
 	if (ent.probe)
 		kiwi_tx_imm_confirmed(qp);
-	if (ent.inv && kiwi_mr_invalidate(to_kdev(qp->ibqp.device), ent.stag,
-					  qp->ibqp.pd, false)) {
+	if (ent.inv)
+		st = kiwi_sq_execute(qp, ent.idx);
+	else
+		kiwi_sq_complete(qp, ent.idx, IB_WC_SUCCESS);
+	if (st != IB_WC_SUCCESS && st != IB_WC_WR_FLUSH_ERR) {
 		/* A local error of this WR: the QP goes to error. */
-		kiwi_sq_complete(qp, ent.idx, IB_WC_LOC_PROT_ERR);
+		kiwi_sq_complete(qp, ent.idx, st);
 		kiwi_qp_to_error(qp);
 		kiwi_qp_close_llp(qp, true);
 		return;
 	}
-	kiwi_sq_complete(qp, ent.idx, IB_WC_SUCCESS);
 	kiwi_tx_kick(qp);
 }
 
 /*
- * Send with Invalidate: kiwi_rdmap_check_inval() judges the STag, then
- * the MR is invalidated (which fails if it changed meanwhile).
+ * Send with Invalidate: kiwi_rdmap_check_inval() judges the STag; the MR
+ * is invalidated as the receive completes (kiwi_rx_complete_rqe_inv()).
  */
-static enum kiwi_term_err kiwi_rx_invalidate(struct kiwi_qp *qp, u32 stag)
+static enum kiwi_term_err kiwi_rx_check_inval(struct kiwi_qp *qp, u32 stag)
 {
 	struct kiwi_ddp_stag_info st;
 	struct kiwi_ddp_stream s;
@@ -436,9 +440,6 @@ static enum kiwi_term_err kiwi_rx_invalidate(struct kiwi_qp *qp, u32 stag)
 	err = kiwi_rdmap_check_inval(&s, mr ? &st : NULL);
 	if (mr)
 		kiwi_mr_put(mr);
-	if (!err && kiwi_mr_invalidate(to_kdev(qp->ibqp.device), stag,
-				       qp->ibqp.pd, true))
-		err = KIWI_TERM_ERR_RDMAP_CANNOT_INVALIDATE;
 	return err;
 }
 
@@ -455,7 +456,7 @@ static void kiwi_rx_send_done(struct kiwi_qp *qp)
 
 	rx->send_placed = 0;
 	if (kiwi_rx_is_inv(op)) {
-		err = kiwi_rx_invalidate(qp, rx->h.ulp_word);
+		err = kiwi_rx_check_inval(qp, rx->h.ulp_word);
 		if (err) {
 			kiwi_rx_fail(qp, err, true);
 			return;
@@ -467,7 +468,9 @@ static void kiwi_rx_send_done(struct kiwi_qp *qp)
 		cqe.flags |= KIWI_CQE_SOLICITED;
 	rx->after_write = false;
 	rx->msn_send++;
-	kiwi_rx_complete_rqe(qp, &cqe);
+	/* The MR changed since the check: "STag cannot be invalidated". */
+	if (!kiwi_rx_complete_rqe_inv(qp, &cqe))
+		kiwi_rx_fail(qp, KIWI_TERM_ERR_RDMAP_CANNOT_INVALIDATE, true);
 }
 
 /*

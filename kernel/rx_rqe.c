@@ -38,6 +38,7 @@ static bool kiwi_rx_take_srq(struct kiwi_qp *qp, struct kiwi_rqe *rqe,
 		memcpy(rqe, kiwi_ring_elem(&srq->ring, srq->ring.cons),
 		       sizeof(*rqe));
 		kiwi_ring_consumed(&srq->ring);
+		atomic_inc(&srq->held);
 		fire = srq->limit && left - 1 < srq->limit;
 		if (fire)
 			srq->limit = 0;
@@ -215,31 +216,58 @@ int kiwi_rx_place_rqe(struct kiwi_qp *qp, u64 off, const u8 *src, u32 len)
 }
 
 /**
- * kiwi_rx_complete_rqe - complete the held receive WR
+ * kiwi_rx_complete_rqe_inv - complete the held receive WR
  * @qp: the QP
- * @cqe: the completion (wr_id is filled in here)
+ * @cqe: the completion (wr_id is filled in here); with KIWI_CQE_WITH_INV
+ *	the MR of cqe->inv_rkey, checked already, is invalidated first
  *
  * An RQ element is consumed only while the QP is connected: once the QP
- * went to error the flush completed it already.
+ * went to error the flush completes it (kiwi_rq_flush()). The invalidation
+ * and the completion are one step under qp->lock, so the completion says
+ * what happened: a receive the flush completed first invalidates nothing.
+ * The completion of a Send with Invalidate, and those behind it, reach
+ * the CQ one RCU grace period after the invalidation (rx_gp.c).
+ *
+ * Return: true; false if the invalidation failed (the MR changed since
+ * the check): the WR is still held.
  */
-void kiwi_rx_complete_rqe(struct kiwi_qp *qp, struct kiwi_cqe *cqe)
+bool kiwi_rx_complete_rqe_inv(struct kiwi_qp *qp, struct kiwi_cqe *cqe)
 {
+	enum kiwi_mem_status st = KIWI_MEM_OK;
 	struct kiwi_qp_rx *rx = &qp->rx;
 	unsigned long flags;
 	int res = 0;
 
 	cqe->wr_id = rx->rqe.wr_id;
 	cqe->qp_num = qp->ibqp.qp_num;
-	kiwi_rx_rqe_put(rx);
-	rx->have_rqe = false;
 	spin_lock_irqsave(&qp->lock, flags);
 	if (rx->rqe_srq || kiwi_qp_connected(qp)) {
-		if (!rx->rqe_srq)
+		if (cqe->flags & KIWI_CQE_WITH_INV)
+			st = kiwi_mr_invalidate(to_kdev(qp->ibqp.device),
+						cqe->inv_rkey, qp->ibqp.pd,
+						true);
+		if (st == KIWI_MEM_OK && !rx->rqe_srq)
 			kiwi_ring_consumed(&qp->rq);
-		res = kiwi_cq_push(to_kcq(qp->ibqp.recv_cq), cqe, &qp->ibqp);
+		if (st == KIWI_MEM_OK)
+			res = kiwi_rx_gp_push(qp, cqe, rx->rqe_srq);
 	}
 	spin_unlock_irqrestore(&qp->lock, flags);
+	if (st != KIWI_MEM_OK)
+		return false;
+	kiwi_rx_rqe_put(rx);
+	rx->have_rqe = false;
 	kiwi_cq_signal(to_kcq(qp->ibqp.recv_cq), res);
+	return true;
+}
+
+/**
+ * kiwi_rx_complete_rqe - complete the held receive WR (no invalidation)
+ * @qp: the QP
+ * @cqe: the completion, without KIWI_CQE_WITH_INV
+ */
+void kiwi_rx_complete_rqe(struct kiwi_qp *qp, struct kiwi_cqe *cqe)
+{
+	kiwi_rx_complete_rqe_inv(qp, cqe);
 }
 
 /* RX stopped for good: an SRQ element still held completes as flushed. */

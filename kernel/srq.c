@@ -53,6 +53,7 @@ int kiwi_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *attr,
 	if (!kiwi_count_get(&kdev->num_srq, KIWI_MAX_SRQ))
 		return -ENOMEM;
 	spin_lock_init(&srq->lock);
+	atomic_set(&srq->held, 0);
 	srq->max_sge = attr->attr.max_sge;
 	srq->limit = attr->attr.srq_limit;
 	rv = kiwi_srq_alloc(srq, roundup_pow_of_two(attr->attr.max_wr), udata);
@@ -132,7 +133,8 @@ int kiwi_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 	}
 	spin_lock_irqsave(&srq->lock, flags);
 	for (; wr; wr = wr->next) {
-		if (!kiwi_ring_room(r)) {
+		/* Taken WRs not yet completed are outstanding (rx_gp.c). */
+		if (kiwi_ring_room(r) <= (u32)atomic_read(&srq->held)) {
 			rv = -ENOMEM;
 			break;
 		}

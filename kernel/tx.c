@@ -495,7 +495,7 @@ static bool kiwi_tx_fill(struct kiwi_qp *qp)
  * Response arrived,
  * an Immediate Data probe when its Read was answered, and a local operation
  * (Local Invalidate, fast-register) when tx_wr.c executed it: a Local
- * Invalidate one RCU grace period later (kiwi_sq_complete_after_gp()),
+ * Invalidate one RCU grace period later (kiwi_sq_execute()),
  * which the buffer handed to TCP must not cut short.
  */
 static bool kiwi_tx_done_when_sent(struct kiwi_qp *qp,

@@ -199,14 +199,27 @@ static u8 kiwi_tx_setup_read(struct kiwi_qp *qp, struct kiwi_swqe *w,
 	return st;
 }
 
-/* Local Invalidate and fast-register: done when TX reaches them. */
-static u8 kiwi_tx_local_op(struct kiwi_qp *qp, struct kiwi_swqe *w)
+/* Invalidate @stag for a WR of @qp. */
+static u8 kiwi_tx_invalidate(struct kiwi_qp *qp, u32 stag)
+{
+	return kiwi_mr_invalidate(to_kdev(qp->ibqp.device), stag, qp->ibqp.pd,
+				  false) ? IB_WC_LOC_PROT_ERR : IB_WC_SUCCESS;
+}
+
+/**
+ * kiwi_swqe_local_op - the memory operation of a local WR
+ * @qp: the QP, qp->lock held (kiwi_sq_execute())
+ * @w: a Local Invalidate or fast-register TX reached, or a Read with
+ *     Invalidate whose sink is invalidated as the Read completes
+ *
+ * Return: IB_WC_SUCCESS, or the status of the failed operation.
+ */
+u8 kiwi_swqe_local_op(struct kiwi_qp *qp, const struct kiwi_swqe *w)
 {
 	if (w->sqe.opcode == KIWI_WR_LOCAL_INV)
-		return kiwi_mr_invalidate(to_kdev(qp->ibqp.device),
-					  w->sqe.inv_or_rkey, qp->ibqp.pd,
-					  false) ? IB_WC_LOC_PROT_ERR :
-						   IB_WC_SUCCESS;
+		return kiwi_tx_invalidate(qp, w->sqe.inv_or_rkey);
+	if (w->sqe.opcode == KIWI_WR_KREAD_INV)
+		return kiwi_tx_invalidate(qp, w->sqe.sge[0].lkey);
 	if (qp->ibqp.uobject || !w->reg_mr)
 		return IB_WC_LOC_QP_OP_ERR;
 	return kiwi_mr_fast_reg(to_kmr(w->reg_mr), w->reg_key,
@@ -245,20 +258,16 @@ static bool kiwi_tx_setup(struct kiwi_qp *qp, u32 idx)
 		break;
 	case KIWI_WR_LOCAL_INV:
 	case KIWI_WR_KREG_MR:
-		st = kiwi_tx_local_op(qp, w);
-		if (st)
-			break;
 		/*
-		 * A copy into or out of the MR that passed its validity check
-		 * before the invalidation may still run on another CPU (in an
-		 * RCU read-side section): the consumer may reuse the buffer
-		 * only once it is done, one grace period later.
+		 * Executed and completed as one against a flush; a Local
+		 * Invalidate one RCU grace period later, once a copy into or
+		 * out of the MR that passed its validity check before the
+		 * invalidation is over on every CPU.
 		 */
-		if (w->sqe.opcode == KIWI_WR_LOCAL_INV)
-			kiwi_sq_complete_after_gp(qp, idx);
-		else
-			kiwi_sq_complete(qp, idx, IB_WC_SUCCESS);
-		return false;
+		st = kiwi_sq_execute(qp, idx);
+		if (st == IB_WC_SUCCESS || st == IB_WC_WR_FLUSH_ERR)
+			return false;
+		break;
 	default:
 		st = IB_WC_LOC_QP_OP_ERR;
 		break;

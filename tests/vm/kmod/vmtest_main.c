@@ -89,7 +89,7 @@ static const struct kernel_param_ops vmtest_run_ops = {
 };
 
 module_param_cb(run, &vmtest_run_ops, NULL, 0200);
-MODULE_PARM_DESC(run, "run a kernel-ULP test: ulp, inval, regmr, kqp, kqp-free, dropreq");
+MODULE_PARM_DESC(run, "run a kernel-ULP test: ulp, inval, regmr, rresp, sendinv, readinv, linvflush, sendinvflush, kqp, kqp-free, dropreq");
 
 static int __init vmtest_init(void)
 {

@@ -15,6 +15,16 @@
  *   rresp    the QP moved to ERR while a Read Response's copy into the
  *            Read's sink is held at its start by a delay: once the Read
  *            completed (flushed), nothing more lands in the sink
+ *   sendinv  a Send with Invalidate received while another connection's
+ *            RDMA Write is being copied into the MR (held open by a
+ *            delay): once the receive completed the buffer is the
+ *            consumer's
+ *   readinv  the same for the sink of an RDMA Read with Invalidate
+ *   linvflush the QP moved to ERR while TX holds a Local Invalidate whose
+ *            invalidation has not run (held by a delay): it completes
+ *            once, successfully only if the MR was invalidated
+ *   sendinvflush the same for a received Send with Invalidate whose
+ *            invalidation RX holds
  *   kqp      create a kernel QP in INIT and report its QPN (kqp-free ends it)
  *   dropreq  a CONNECT_REQUEST iw_cm drops (vmtest_iwcm.c)
  *
@@ -664,6 +674,332 @@ out_env:
 	return rv;
 }
 
+/*
+ * While pair 0's RDMA Write is copied into the server's fast-reg MR (the
+ * copy held open at the return of kiwi_mr_page by a delay), pair 1's
+ * client sends with Invalidate of that MR's rkey to the server: once the
+ * receive completed (IB_WC_WITH_INVALIDATE), the buffer is the consumer's
+ * and nothing may overwrite it.
+ */
+static int vt_test_sendinv(char *res, size_t len)
+{
+	struct vmtest_delay d = { .sym = "kiwi_mr_page", .at_return = true,
+				  .ms = 500, .count = 1 };
+	struct ib_sge rsge = { .length = 64 }, ssge = { .length = 16 };
+	struct ib_recv_wr rwr = { .wr_id = 7, .sg_list = &rsge, .num_sge = 1 };
+	struct ib_send_wr swr = {
+		.opcode = IB_WR_SEND_WITH_INV,
+		.send_flags = IB_SEND_SIGNALED,
+		.wr_id = 8,
+		.sg_list = &ssge,
+		.num_sge = 1,
+	};
+	const struct ib_recv_wr *rbad;
+	struct scatterlist sg;
+	struct ib_wc wc;
+	struct vt_env *e;
+	struct ib_mr *mr;
+	int rv, bad;
+
+	e = vt_env_new(2);
+	if (IS_ERR(e))
+		return scnprintf(res, len, "FAIL setup: %ld", PTR_ERR(e));
+	mr = vt_frmr_reg(e, 0, &sg, e->srv[0].id->qp, e->cq[VT_PAIRS],
+			 IB_ACCESS_REMOTE_WRITE);
+	if (IS_ERR(mr)) {
+		rv = scnprintf(res, len, "FAIL frmr: %ld", PTR_ERR(mr));
+		goto out_env;
+	}
+	rsge.addr = (uintptr_t)vt_buf(e, 2);
+	rsge.lkey = e->pd->local_dma_lkey;
+	ssge.addr = (uintptr_t)vt_buf(e, 3);
+	ssge.lkey = e->pd->local_dma_lkey;
+	swr.ex.invalidate_rkey = mr->rkey;
+	memset(vt_buf(e, 1), 0xa1, VT_INVAL_LEN);
+	d.arg0 = (unsigned long)mr;	/* struct kiwi_mr starts with it */
+	rv = ib_post_recv(e->srv[1].id->qp, &rwr, &rbad);
+	if (!rv)
+		rv = vmtest_delay_set(&d);
+	if (!rv)
+		rv = vt_write(e, e->cli[0].id->qp, vt_buf(e, 1), VT_INVAL_LEN,
+			      mr->rkey, mr->iova);
+	if (rv || !vmtest_delay_wait_started(3000)) {
+		rv = scnprintf(res, len, "FAIL the Write's copy was not delayed (%d)",
+			       rv);
+		goto out_delay;
+	}
+	/* The copy into the MR is under way on another CPU. */
+	rv = vt_post(e->cli[1].id->qp, &swr);
+	if (!rv)
+		rv = vt_poll(e->cq[VT_PAIRS + 1], &wc);
+	if (rv || wc.status != IB_WC_SUCCESS ||
+	    !(wc.wc_flags & IB_WC_WITH_INVALIDATE)) {
+		rv = scnprintf(res, len,
+			       "FAIL Send with Invalidate: %d status %d flags 0x%x",
+			       rv, wc.status, wc.wc_flags);
+		goto out_delay;
+	}
+	bad = vt_canary_changed(vt_buf(e, 0));
+	if (bad)
+		rv = scnprintf(res, len,
+			       "FAIL %d octets overwritten after the Send with Invalidate completed",
+			       bad);
+	else
+		rv = scnprintf(res, len,
+			       "PASS the buffer stayed the consumer's after the Send with Invalidate completed (delays %d)",
+			       atomic_read(&vmtest_delays));
+out_delay:
+	vmtest_delay_clear();
+	vt_frmr_free(e, mr, &sg);
+out_env:
+	vt_env_free(e);
+	return rv;
+}
+
+/*
+ * While pair 1's server Writes into the client's fast-reg sink (the copy
+ * held open at the return of kiwi_mr_page by a delay), pair 0's client
+ * Reads into that sink with Invalidate: once the Read completed, the sink
+ * is the consumer's and nothing may overwrite it.
+ */
+static int vt_test_readinv(char *res, size_t len)
+{
+	struct vmtest_delay d = { .sym = "kiwi_mr_page", .at_return = true,
+				  .ms = 500, .count = 1 };
+	struct scatterlist sg_sink, sg_src;
+	struct ib_mr *sink, *src;
+	struct ib_sge sge;
+	struct ib_rdma_wr rd = {
+		.wr.opcode = IB_WR_RDMA_READ_WITH_INV,
+		.wr.send_flags = IB_SEND_SIGNALED,
+		.wr.wr_id = 4,
+		.wr.sg_list = &sge,
+		.wr.num_sge = 1,
+	};
+	struct ib_wc wc;
+	struct vt_env *e;
+	int rv, bad;
+
+	e = vt_env_new(2);
+	if (IS_ERR(e))
+		return scnprintf(res, len, "FAIL setup: %ld", PTR_ERR(e));
+	sink = vt_frmr_reg(e, 0, &sg_sink, e->cli[0].id->qp, e->cq[0],
+			   IB_ACCESS_REMOTE_WRITE);
+	if (IS_ERR(sink)) {
+		rv = scnprintf(res, len, "FAIL frmr: %ld", PTR_ERR(sink));
+		goto out_env;
+	}
+	src = vt_frmr_reg(e, 1, &sg_src, e->srv[0].id->qp, e->cq[VT_PAIRS],
+			  IB_ACCESS_REMOTE_READ);
+	if (IS_ERR(src)) {
+		rv = scnprintf(res, len, "FAIL frmr: %ld", PTR_ERR(src));
+		goto out_sink;
+	}
+	memset(vt_buf(e, 1), 0xc3, VT_RRESP_LEN);
+	memset(vt_buf(e, 2), 0xa1, VT_INVAL_LEN);
+	sge = (struct ib_sge){ .addr = sink->iova, .length = VT_RRESP_LEN,
+			       .lkey = sink->lkey };
+	rd.remote_addr = src->iova;
+	rd.rkey = src->rkey;
+	rd.wr.ex.invalidate_rkey = sink->lkey;
+	d.arg0 = (unsigned long)sink;	/* struct kiwi_mr starts with it */
+	rv = vmtest_delay_set(&d);
+	if (!rv)
+		rv = vt_write(e, e->srv[1].id->qp, vt_buf(e, 2), VT_INVAL_LEN,
+			      sink->rkey, sink->iova);
+	if (rv || !vmtest_delay_wait_started(3000)) {
+		rv = scnprintf(res, len, "FAIL the Write's copy was not delayed (%d)",
+			       rv);
+		goto out_delay;
+	}
+	/* The Write's copy into the sink is under way on another CPU. */
+	rv = vt_post(e->cli[0].id->qp, &rd.wr);
+	if (!rv)
+		rv = vt_poll(e->cq[0], &wc);
+	if (rv || wc.wr_id != 4 || wc.status != IB_WC_SUCCESS) {
+		rv = scnprintf(res, len, "FAIL Read with Invalidate: %d status %d",
+			       rv, wc.status);
+		goto out_delay;
+	}
+	bad = vt_canary_changed(vt_buf(e, 0));
+	if (bad)
+		rv = scnprintf(res, len,
+			       "FAIL %d octets overwritten after the Read with Invalidate completed",
+			       bad);
+	else
+		rv = scnprintf(res, len,
+			       "PASS the sink stayed the consumer's after the Read with Invalidate completed (delays %d)",
+			       atomic_read(&vmtest_delays));
+out_delay:
+	vmtest_delay_clear();
+	vt_frmr_free(e, src, &sg_src);
+out_sink:
+	vt_frmr_free(e, sink, &sg_sink);
+out_env:
+	vt_env_free(e);
+	return rv;
+}
+
+/*
+ * TX took a Local Invalidate off the SQ; its invalidation is held at its
+ * start by a delay while the consumer moves the QP to ERR. The WR
+ * completes once, and its status says what happened to the MR: success
+ * only if it was invalidated (another QP's REG_MR, which only an invalid
+ * MR takes, tells), a flush only if not.
+ */
+static int vt_test_linvflush(char *res, size_t len)
+{
+	struct vmtest_delay d = { .sym = "kiwi_mr_invalidate", .ms = 300,
+				  .count = 1 };
+	struct ib_qp_attr err = { .qp_state = IB_QPS_ERR };
+	struct ib_send_wr linv = {
+		.opcode = IB_WR_LOCAL_INV,
+		.send_flags = IB_SEND_SIGNALED,
+		.wr_id = 2,
+	};
+	struct scatterlist sg;
+	struct ib_wc wc, rwc;
+	struct vt_env *e;
+	struct ib_mr *mr;
+	bool invalid;
+	int rv, more;
+
+	e = vt_env_new(2);
+	if (IS_ERR(e))
+		return scnprintf(res, len, "FAIL setup: %ld", PTR_ERR(e));
+	mr = vt_frmr_reg(e, 0, &sg, e->cli[0].id->qp, e->cq[0],
+			 IB_ACCESS_REMOTE_WRITE);
+	if (IS_ERR(mr)) {
+		rv = scnprintf(res, len, "FAIL frmr: %ld", PTR_ERR(mr));
+		goto out_env;
+	}
+	linv.ex.invalidate_rkey = mr->rkey;
+	rv = vmtest_delay_set(&d);
+	if (!rv)
+		rv = vt_post(e->cli[0].id->qp, &linv);
+	if (rv || !vmtest_delay_wait_started(3000)) {
+		rv = scnprintf(res, len,
+			       "FAIL the invalidation was not delayed (%d)", rv);
+		goto out_delay;
+	}
+	/* TX holds the WR; its invalidation is about to run. */
+	rv = ib_modify_qp(e->cli[0].id->qp, &err, IB_QP_STATE);
+	if (!rv)
+		rv = vt_poll(e->cq[0], &wc);
+	if (rv || wc.wr_id != 2) {
+		rv = scnprintf(res, len,
+			       "FAIL the Local Invalidate did not complete: %d", rv);
+		goto out_delay;
+	}
+	msleep(200);
+	more = ib_poll_cq(e->cq[0], 1, &rwc);
+	rv = vt_reg(e->cli[1].id->qp, e->cq[1], mr, IB_ACCESS_REMOTE_WRITE,
+		    &rwc);
+	invalid = !rv && rwc.status == IB_WC_SUCCESS;
+	if (more || (wc.status != IB_WC_SUCCESS &&
+		     wc.status != IB_WC_WR_FLUSH_ERR) ||
+	    (wc.status == IB_WC_SUCCESS) != invalid)
+		rv = scnprintf(res, len,
+			       "FAIL Local Invalidate completed with status %d (%d more) but the MR is %s",
+			       wc.status, more, invalid ? "invalid" : "valid");
+	else
+		rv = scnprintf(res, len,
+			       "PASS Local Invalidate completed once with status %d and the MR is %s (delays %d)",
+			       wc.status, invalid ? "invalid" : "valid",
+			       atomic_read(&vmtest_delays));
+out_delay:
+	vmtest_delay_clear();
+	vt_frmr_free(e, mr, &sg);
+out_env:
+	vt_env_free(e);
+	return rv;
+}
+
+/*
+ * The server's RX holds a received Send with Invalidate at the start of
+ * its invalidation (a delay) while the consumer moves the server's QP to
+ * ERR. The receive completes once, and its status says what happened to
+ * the MR: success only if it was invalidated, a flush only if not.
+ */
+static int vt_test_sendinvflush(char *res, size_t len)
+{
+	struct vmtest_delay d = { .sym = "kiwi_mr_invalidate", .ms = 300,
+				  .count = 1 };
+	struct ib_qp_attr err = { .qp_state = IB_QPS_ERR };
+	struct ib_sge rsge = { .length = 64 }, ssge = { .length = 16 };
+	struct ib_recv_wr rwr = { .wr_id = 7, .sg_list = &rsge, .num_sge = 1 };
+	struct ib_send_wr swr = {
+		.opcode = IB_WR_SEND_WITH_INV,
+		.send_flags = IB_SEND_SIGNALED,
+		.wr_id = 8,
+		.sg_list = &ssge,
+		.num_sge = 1,
+	};
+	const struct ib_recv_wr *rbad;
+	struct scatterlist sg;
+	struct ib_wc wc, rwc;
+	struct vt_env *e;
+	struct ib_mr *mr;
+	bool invalid;
+	int rv, more;
+
+	e = vt_env_new(2);
+	if (IS_ERR(e))
+		return scnprintf(res, len, "FAIL setup: %ld", PTR_ERR(e));
+	mr = vt_frmr_reg(e, 0, &sg, e->srv[0].id->qp, e->cq[VT_PAIRS],
+			 IB_ACCESS_REMOTE_WRITE);
+	if (IS_ERR(mr)) {
+		rv = scnprintf(res, len, "FAIL frmr: %ld", PTR_ERR(mr));
+		goto out_env;
+	}
+	rsge.addr = (uintptr_t)vt_buf(e, 2);
+	rsge.lkey = e->pd->local_dma_lkey;
+	ssge.addr = (uintptr_t)vt_buf(e, 3);
+	ssge.lkey = e->pd->local_dma_lkey;
+	swr.ex.invalidate_rkey = mr->rkey;
+	rv = ib_post_recv(e->srv[0].id->qp, &rwr, &rbad);
+	if (!rv)
+		rv = vmtest_delay_set(&d);
+	if (!rv)
+		rv = vt_post(e->cli[0].id->qp, &swr);
+	if (rv || !vmtest_delay_wait_started(3000)) {
+		rv = scnprintf(res, len,
+			       "FAIL the invalidation was not delayed (%d)", rv);
+		goto out_delay;
+	}
+	/* RX holds the Send; its invalidation is about to run. */
+	rv = ib_modify_qp(e->srv[0].id->qp, &err, IB_QP_STATE);
+	if (!rv)
+		rv = vt_poll(e->cq[VT_PAIRS], &wc);
+	if (rv || wc.wr_id != 7) {
+		rv = scnprintf(res, len, "FAIL the receive did not complete: %d",
+			       rv);
+		goto out_delay;
+	}
+	msleep(200);
+	more = ib_poll_cq(e->cq[VT_PAIRS], 1, &rwc);
+	rv = vt_reg(e->cli[1].id->qp, e->cq[1], mr, IB_ACCESS_REMOTE_WRITE,
+		    &rwc);
+	invalid = !rv && rwc.status == IB_WC_SUCCESS;
+	if (more || (wc.status != IB_WC_SUCCESS &&
+		     wc.status != IB_WC_WR_FLUSH_ERR) ||
+	    (wc.status == IB_WC_SUCCESS) != invalid)
+		rv = scnprintf(res, len,
+			       "FAIL the Send with Invalidate completed with status %d (%d more) but the MR is %s",
+			       wc.status, more, invalid ? "invalid" : "valid");
+	else
+		rv = scnprintf(res, len,
+			       "PASS the Send with Invalidate completed once with status %d and the MR is %s (delays %d)",
+			       wc.status, invalid ? "invalid" : "valid",
+			       atomic_read(&vmtest_delays));
+out_delay:
+	vmtest_delay_clear();
+	vt_frmr_free(e, mr, &sg);
+out_env:
+	vt_env_free(e);
+	return rv;
+}
+
 static int vt_test_ulp(char *res, size_t len)
 {
 	struct ib_sge sge = { .length = 64 };
@@ -778,6 +1114,14 @@ int vmtest_ulp_run(const char *test, char *res, size_t len)
 		return vt_test_regmr(res, len);
 	if (!strcmp(test, "rresp"))
 		return vt_test_rresp(res, len);
+	if (!strcmp(test, "sendinv"))
+		return vt_test_sendinv(res, len);
+	if (!strcmp(test, "readinv"))
+		return vt_test_readinv(res, len);
+	if (!strcmp(test, "linvflush"))
+		return vt_test_linvflush(res, len);
+	if (!strcmp(test, "sendinvflush"))
+		return vt_test_sendinvflush(res, len);
 	if (!strcmp(test, "kqp"))
 		return vt_test_kqp(res, len);
 	if (!strcmp(test, "dropreq"))

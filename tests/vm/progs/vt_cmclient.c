@@ -14,6 +14,9 @@
  *            lookup open meanwhile)
  *   -H S     only hold a QP for S seconds ("hold qpn N"), for another
  *            process to name
+ *   -L S     instead listen on ADDR:PORT ("listening") for S seconds and
+ *            never read an event: a CONNECT_REQUEST is never accepted or
+ *            rejected by the application
  *
  * Prints one line per step ("connect: ok", "connect: errno N ...",
  * "event: NAME status S after N ms", "destroy_qp: N ms") for the scenario
@@ -37,7 +40,9 @@ static struct {
 	long destroy_ms;
 	long race_ms;
 	long hold;
-} opt = { .qpn = -1, .destroy_ms = -1, .race_ms = -1, .hold = -1 };
+	long listen;
+} opt = { .qpn = -1, .destroy_ms = -1, .race_ms = -1, .hold = -1,
+	  .listen = -1 };
 
 static struct rdma_event_channel *ech;
 static struct rdma_cm_id *id;
@@ -48,7 +53,7 @@ static struct ibv_qp *qp;
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: vt_cmclient -a ADDR -p PORT [-q QPN] [-D MS] [-R MS] [-H S]\n");
+		"usage: vt_cmclient -a ADDR -p PORT [-q QPN] [-D MS] [-R MS] [-H S] [-L S]\n");
 	exit(2);
 }
 
@@ -56,7 +61,7 @@ static void parse(int argc, char **argv)
 {
 	int c;
 
-	while ((c = getopt(argc, argv, "a:p:q:D:R:H:")) != -1) {
+	while ((c = getopt(argc, argv, "a:p:q:D:R:H:L:")) != -1) {
 		switch (c) {
 		case 'a': opt.addr = optarg; break;
 		case 'p': opt.port = vt_ulong("-p", optarg); break;
@@ -64,6 +69,7 @@ static void parse(int argc, char **argv)
 		case 'D': opt.destroy_ms = vt_ulong("-D", optarg); break;
 		case 'R': opt.race_ms = vt_ulong("-R", optarg); break;
 		case 'H': opt.hold = vt_ulong("-H", optarg); break;
+		case 'L': opt.listen = vt_ulong("-L", optarg); break;
 		default: usage();
 		}
 	}
@@ -97,6 +103,28 @@ static void expect_event(enum rdma_cm_event_type want)
 	rdma_ack_cm_event(ev);
 }
 
+static void set_addr(struct sockaddr_in *sin)
+{
+	sin->sin_port = htons(opt.port);
+	if (inet_pton(AF_INET, opt.addr, &sin->sin_addr) != 1)
+		vt_fatal("bad IPv4 address %s", opt.addr);
+}
+
+/* -L: a listener that never reads an event, for opt.listen seconds. */
+static void listen_only(void)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+
+	set_addr(&sin);
+	ech = rdma_create_event_channel();
+	if (!ech || rdma_create_id(ech, &id, NULL, RDMA_PS_TCP))
+		vt_fatal("rdma_create_id: %s", strerror(errno));
+	if (rdma_bind_addr(id, (struct sockaddr *)&sin) || rdma_listen(id, 4))
+		vt_fatal("rdma_listen: %s", strerror(errno));
+	printf("listening\n");
+	sleep(opt.listen);
+}
+
 static void setup(void)
 {
 	struct sockaddr_in sin = { .sin_family = AF_INET };
@@ -106,9 +134,7 @@ static void setup(void)
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
 
-	sin.sin_port = htons(opt.port);
-	if (inet_pton(AF_INET, opt.addr, &sin.sin_addr) != 1)
-		vt_fatal("bad IPv4 address %s", opt.addr);
+	set_addr(&sin);
 	ech = rdma_create_event_channel();
 	if (!ech || rdma_create_id(ech, &id, NULL, RDMA_PS_TCP))
 		vt_fatal("rdma_create_id: %s", strerror(errno));
@@ -162,6 +188,10 @@ int main(int argc, char **argv)
 
 	vt_init("vt_cmclient");
 	parse(argc, argv);
+	if (opt.listen >= 0) {
+		listen_only();
+		return 0;
+	}
 	setup();
 	if (opt.hold >= 0) {
 		printf("hold qpn %u\n", qp->qp_num);

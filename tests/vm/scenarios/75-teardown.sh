@@ -24,18 +24,27 @@
 #  2. rdma_cm connects naming another process's QP or a kernel QP: refused.
 #  3. kernel ULP over kernel QPs: connect/Send/disconnect; a Local
 #     Invalidate racing a copy into the MR; REG_MR racing a stale-STag probe;
-#     modify_qp to ERR racing a Read Response's copy into the Read's sink.
+#     modify_qp to ERR racing a Read Response's copy into the Read's sink;
+#     a received Send with Invalidate and a Read with Invalidate racing
+#     another connection's Write into the MR (their completions wait for
+#     an RCU grace period); modify_qp to ERR racing TX's execution of a
+#     Local Invalidate, and RX's of a received Send with Invalidate (one
+#     completion, saying whether the MR changed).
 #  4. a QP destroyed while its connect waits for a silent server.
 #  5. rdma link delete and modprobe -r with a connection whose peer never
 #     sends its FIN and a connect to a silent server in progress.
-#  6. ibv_destroy_qp racing iw_cm's QPN lookup (last: before the fix it was
-#     a use after free).
+#  6. ibv_destroy_qp racing iw_cm's QPN lookup (before the fix it was a use
+#     after free).
+#  7. rdma link delete while a reported Request waits for an application
+#     that never reads its events: the connection ends at once, the
+#     removal completes.
 
 . "$(dirname "$0")/lib/common.bash"
 
 IP=${KIWI_MY_IP:-10.77.0.1}
 PORT=7480
 SILENT_PORT=7481
+NOACC_PORT=7482
 PEER=$KIWI_SRC/tests/vm/hostile/peer.py
 KMOD=$KIWI_BUILD/vmkmod/$(uname -r)/kiwi_vmtest.ko
 VP=/sys/module/kiwi_vmtest/parameters
@@ -238,7 +247,7 @@ vt_wait_for 20 test "$(ends)" -ge "$(grep -c '^conn [0-9]* request' "$VT_TMP/tar
 invariants "QP ownership"
 
 # 3. Kernel ULP tests.
-for t in ulp inval regmr rresp; do
+for t in ulp inval regmr rresp sendinv readinv linvflush sendinvflush; do
 	[ "$t" = ulp ] || probes "kernel ULP $t" || continue
 	echo "$t" > $VP/run
 	res=$(cat $VP/result)
@@ -318,7 +327,38 @@ if probes "destroy racing iw_cm's QPN lookup"; then
 		vt_fail "ibv_destroy_qp did not succeed: $out"
 	invariants "QPN lookup race"
 fi
-vt_link_del kiwi0
+
+# 7. Device removal while a reported Request waits for an application that
+# never reads its events, so never accepts or rejects it: the connection
+# ends at once (kiwi resets it; rdma_cm's removal then destroys the id and
+# iw_cm rejects a connection that is gone), and the removal completes.
+# (76-cm-dropped-request.sh shows the case only kiwi can end.)
+echo 30 > /sys/class/infiniband/kiwi0/kiwi/mpa_timeout
+"$VT_PROGS/vt_cmclient" -a "$IP" -p "$NOACC_PORT" -L 120 >"$VT_TMP/noaccept" 2>&1 &
+lsn=$!
+vt_wait_for 20 grep -q '^listening' "$VT_TMP/noaccept"
+timeout 90 python3 "$KIWI_LIB/mpa-raw-peer.py" request "$NOACC_PORT" "$IP" 60 \
+	>"$VT_TMP/rawreq" 2>&1 &
+raw=$!
+sleep 2		# the Request is read and reported to rdma_cm
+t0=$(date +%s%N)
+timeout 120 rdma link delete kiwi0 >"$VT_TMP/linkdel" 2>&1 &
+del=$!
+wait $raw
+t=$((($(date +%s%N) - t0) / 1000000))
+vt_log "raw peer: $(tr '\n' ' ' <"$VT_TMP/rawreq")"
+grep -q '^reset\|^eof\|^data' "$VT_TMP/rawreq" && [ "$t" -lt "$BOUND_MS" ] &&
+	vt_pass "a Request nobody answered ended $t ms into device removal" ||
+	vt_fail "a Request nobody answered ended $t ms into device removal: $(tr '\n' ' ' <"$VT_TMP/rawreq")"
+kill $lsn 2>/dev/null
+wait $lsn 2>/dev/null
+t0=$(date +%s%N)
+wait $del
+rc=$?
+t=$((($(date +%s%N) - t0) / 1000000))
+[ $rc = 0 ] && [ "$t" -lt "$BOUND_MS" ] && vt_wait_gone kiwi0 10 &&
+	vt_pass "the removal completed $t ms after the application exited" ||
+	vt_fail "the removal: rc $rc $t ms after the application exited: $(cat "$VT_TMP/linkdel")"
 rmmod kiwi_vmtest || vt_fail "rmmod kiwi_vmtest"
 vt_check "modprobe -r kiwi" timeout 60 modprobe -r kiwi
 vt_finish

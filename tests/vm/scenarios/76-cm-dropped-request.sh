@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# kiwi-lab: timeout=240
+# kiwi-lab: timeout=300
 #
 # A CONNECT_REQUEST iw_cm drops (Documentation/cm.md, "Startup rules"):
 # iw_cm drops a request without a word when its listener is being
@@ -13,7 +13,10 @@
 # and then stay silent. One is rejected by the handler 5 s after its
 # request (an MPA Reply: within mpa_timeout, 8 s here); the other's
 # request is dropped: its connection must end (RST) within mpa_timeout
-# plus a margin, and no socket may stay on the port.
+# plus a margin, and no socket may stay on the port. Then the same with
+# mpa_timeout 30 s and `rdma link delete` right after the listener went:
+# device removal must end the dropped request at once (before the fix it
+# waited for mpa_timeout: removal skipped a responder's children).
 
 . "$(dirname "$0")/lib/common.bash"
 
@@ -72,7 +75,30 @@ vt_eq "dropped requests ended by kiwi within ${BOUND} s" $ended 1
 vt_wait_for 5 no_lingering ||
 	vt_fail "connections left on port $PORT: $(lingering | tr '\n' ' ')"
 
-rmmod kiwi_vmtest || vt_fail "rmmod kiwi_vmtest"
+# 2. A dropped request ended by device removal, well before mpa_timeout.
+echo 30 > /sys/class/infiniband/kiwi0/kiwi/mpa_timeout
+echo dropreq > $VP/run &
+run=$!
+vt_wait_for 30 vt_listening $PORT || vt_die "dropreq does not listen"
+peers=()
+for p in a b; do
+	timeout 70 python3 "$RAW" request $PORT "$IP" 60 > "$VT_TMP/rm.$p" 2>&1 &
+	peers+=($!)
+done
+wait $run
+vt_eq "dropreq before the removal" "$(cat $VP/result)" "PASS requests=1"
+t0=$(date +%s%N)
 vt_link_del kiwi0
+wait "${peers[@]}"
+t=$((($(date +%s%N) - t0) / 1000000))
+res="$(cat "$VT_TMP/rm.a") / $(cat "$VT_TMP/rm.b")"
+vt_log "peers: $res"
+grep -q '^reset\|^eof' "$VT_TMP/rm.a" "$VT_TMP/rm.b" && [ $t -lt 5000 ] &&
+	vt_pass "the dropped request ended $t ms into device removal" ||
+	vt_fail "the dropped request ended $t ms into device removal: $res"
+vt_wait_for 5 no_lingering ||
+	vt_fail "connections left on port $PORT: $(lingering | tr '\n' ' ')"
+
+rmmod kiwi_vmtest || vt_fail "rmmod kiwi_vmtest"
 vt_check "modprobe -r kiwi" timeout 60 modprobe -r kiwi
 vt_finish

@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * kiwi: receive completions held for an RCU grace period.
+ *
+ * A received Send with Invalidate invalidates one of the consumer's MRs.
+ * A copy into or out of that MR that passed its validity check before may
+ * still run on another CPU, inside an RCU read-side section (mem_access.c):
+ * another connection's RDMA Write being placed, a Read Response being
+ * built from it. The consumer reuses the memory on the receive completion,
+ * so that completion reaches the CQ only one grace period after the
+ * invalidation, pushed from an RCU callback: RX never waits. Receives
+ * complete in order, so the completions behind it wait as well, and so
+ * does the flush of the RQ (kiwi_rq_flush()).
+ *
+ * Only kernel QPs hold fast-register MRs, the only MRs that can be
+ * invalidated, so only they ever hold completions here. The room is
+ * bounded by the receive queue: a held receive WR still counts as
+ * outstanding when the consumer posts (kiwi_post_recv(), and
+ * kiwi_srq.held for an SRQ).
+ */
+#include <linux/mm.h>
+#include <linux/rcupdate.h>
+
+#include "kiwi.h"
+
+static u64 kiwi_rx_gp_qmem(u32 cap)
+{
+	return (u64)cap * sizeof(struct kiwi_rx_gp_ent);
+}
+
+/**
+ * kiwi_rx_gp_alloc - room for the receive completions a QP may hold
+ * @qp: a new QP, its rings allocated
+ * @attr: its creation attributes
+ * @user: a user QP (none needed)
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int kiwi_rx_gp_alloc(struct kiwi_qp *qp, const struct ib_qp_init_attr *attr,
+		     bool user)
+{
+	struct kiwi_device *kdev = to_kdev(qp->ibqp.device);
+	struct kiwi_rx_gp *g = &qp->rx_gp;
+	u32 cap;
+	int rv;
+
+	if (user)
+		return 0;
+	cap = attr->srq ? to_ksrq(attr->srq)->ring.num : qp->rq.num;
+	rv = kiwi_qmem_charge(kdev, kiwi_rx_gp_qmem(cap));
+	if (rv)
+		return rv;
+	g->ent = kvcalloc(cap, sizeof(*g->ent), GFP_KERNEL);
+	if (!g->ent) {
+		kiwi_qmem_uncharge(kdev, kiwi_rx_gp_qmem(cap));
+		return -ENOMEM;
+	}
+	g->cap = cap;
+	return 0;
+}
+
+/* Undo kiwi_rx_gp_alloc(), after the last QP reference went. */
+void kiwi_rx_gp_free(struct kiwi_qp *qp)
+{
+	struct kiwi_rx_gp *g = &qp->rx_gp;
+
+	if (!g->ent)
+		return;
+	kvfree(g->ent);
+	g->ent = NULL;
+	kiwi_qmem_uncharge(to_kdev(qp->ibqp.device), kiwi_rx_gp_qmem(g->cap));
+	g->cap = 0;
+}
+
+/* Under qp->lock: push @cqe to the receive CQ. */
+static int kiwi_rx_gp_cq(struct kiwi_qp *qp, const struct kiwi_cqe *cqe,
+			 bool srq)
+{
+	if (srq)
+		atomic_dec(&to_ksrq(qp->ibqp.srq)->held);
+	return kiwi_cq_push(to_kcq(qp->ibqp.recv_cq), cqe, &qp->ibqp);
+}
+
+static int kiwi_rx_gp_merge(int acc, int res)
+{
+	return acc < 0 || res < 0 ? -ENOSPC : max(acc, res);
+}
+
+/*
+ * RCU callback: push the held completions whose turn came, oldest first;
+ * once none is left, flush the RQ of a QP in error. Wait for another grace
+ * period if some remain.
+ */
+static void kiwi_rx_gp_done(struct rcu_head *head)
+{
+	struct kiwi_qp *qp = container_of(head, struct kiwi_qp, rx_gp.rcu);
+	struct kiwi_rx_gp *g = &qp->rx_gp;
+	struct kiwi_rx_gp_ent *e;
+	unsigned long flags;
+	int acc = 0;
+	bool again;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	while (g->n) {
+		e = &g->ent[g->head];
+		if (e->gp && !poll_state_synchronize_rcu(e->cookie))
+			break;
+		acc = kiwi_rx_gp_merge(acc, kiwi_rx_gp_cq(qp, &e->cqe, e->srq));
+		g->head = (g->head + 1) % g->cap;
+		g->n--;
+	}
+	if (!g->n && qp->state == IB_QPS_ERR)
+		acc = kiwi_rx_gp_merge(acc, kiwi_rq_flush(qp));
+	again = g->n;
+	g->armed = again;
+	if (again)
+		call_rcu(&g->rcu, kiwi_rx_gp_done);
+	spin_unlock_irqrestore(&qp->lock, flags);
+	kiwi_cq_signal(to_kcq(qp->ibqp.recv_cq), acc);
+	if (!again)
+		kiwi_qp_put(qp);
+}
+
+/**
+ * kiwi_rx_gp_push - complete a receive WR, in order
+ * @qp: the QP, qp->lock held
+ * @cqe: its completion
+ * @srq: the WR came from the SRQ
+ *
+ * A successful Send with Invalidate is held until one RCU grace period
+ * from now is over; any completion is held while others are.
+ *
+ * Return: the kiwi_cq_push() result for kiwi_cq_signal() (0 if held).
+ */
+int kiwi_rx_gp_push(struct kiwi_qp *qp, const struct kiwi_cqe *cqe, bool srq)
+{
+	bool gp = cqe->status == IB_WC_SUCCESS &&
+		  (cqe->flags & KIWI_CQE_WITH_INV);
+	struct kiwi_rx_gp *g = &qp->rx_gp;
+	struct kiwi_rx_gp_ent *e;
+
+	lockdep_assert_held(&qp->lock);
+	if ((!gp && !g->n) || WARN_ON_ONCE(g->n >= g->cap))
+		return kiwi_rx_gp_cq(qp, cqe, srq);
+	e = &g->ent[(g->head + g->n++) % g->cap];
+	e->cqe = *cqe;
+	e->gp = gp;
+	e->srq = srq;
+	if (gp)
+		e->cookie = get_state_synchronize_rcu();
+	if (!g->armed) {
+		g->armed = true;
+		kiwi_qp_get(qp);
+		call_rcu(&g->rcu, kiwi_rx_gp_done);
+	}
+	return 0;
+}
+
+/**
+ * kiwi_rx_gp_discard - drop the held completions (modify_qp to RESET)
+ * @qp: the QP, qp->lock held
+ *
+ * A pending callback finds none left and ends.
+ */
+void kiwi_rx_gp_discard(struct kiwi_qp *qp)
+{
+	struct kiwi_rx_gp *g = &qp->rx_gp;
+
+	lockdep_assert_held(&qp->lock);
+	for (; g->n; g->n--, g->head = (g->head + 1) % g->cap)
+		if (g->ent[g->head].srq)
+			atomic_dec(&to_ksrq(qp->ibqp.srq)->held);
+}
