@@ -20,8 +20,11 @@ namespace kiwi {
 class SendQueue {
 public:
 	// area: mapped SQ ring of num_entries (ring_entries_valid()) SQEs.
-	void attach(void *area, uint32_t num_entries,
-		    const SendLimits &lim) noexcept;
+	// doorbell_flag: the kernel keeps the ring's KIWI_RING_F_DOORBELL
+	// (KIWI_QP_FEAT_SQ_DOORBELL), so a post may skip the doorbell while
+	// the kernel's transmit engine runs; without it every post rings.
+	void attach(void *area, uint32_t num_entries, const SendLimits &lim,
+		    bool doorbell_flag = false) noexcept;
 
 	// Encodes and publishes the WR list. Returns 0, or an errno value
 	// with *bad_wr at the first WR not posted (EINVAL/EOPNOTSUPP: that
@@ -36,7 +39,10 @@ public:
 	// (or once the device is gone) and then drops what it had not
 	// started, this post's WRs among them (Documentation/abi.md): the
 	// whole list failed, so the doorbell's errno is returned with
-	// *bad_wr = wr.
+	// *bad_wr = wr. With the doorbell flag the doorbell is skipped while
+	// the kernel's transmit engine runs and will find the new WRs
+	// (ProducerRing::needs_doorbell()); the flag is always set while the
+	// QP takes no sends, so a post that would be refused still rings.
 	template <typename Doorbell>
 	int post_and_ring(ibv_send_wr *wr, ibv_send_wr **bad_wr,
 			  Doorbell &&doorbell) noexcept
@@ -45,6 +51,8 @@ public:
 		const int ret = post(wr, bad_wr, posted);
 
 		if (!posted)
+			return ret;
+		if (doorbell_flag_ && !ring_.needs_doorbell())
 			return ret;
 		const int refused = doorbell();
 		if (!refused)
@@ -58,6 +66,7 @@ private:
 	SpinLock lock_;
 	ProducerRing<kiwi_sqe> ring_;
 	SendLimits lim_{};
+	bool doorbell_flag_ = false;
 };
 
 // A receive queue: a QP's RQ or an SRQ.
