@@ -36,8 +36,8 @@ int post_list(ProducerRing<Elem> &ring, Wr *wr, Wr **bad_wr, uint32_t &posted,
 
 } // namespace
 
-void SendQueue::attach(void *area, uint32_t num_entries,
-		       const SendLimits &lim, bool doorbell_flag) noexcept
+void SendQueue::attach(void *area, uint32_t num_entries, const SendLimits &lim,
+		       bool doorbell_flag) noexcept
 {
 	ring_ = ProducerRing<kiwi_sqe>(area, num_entries);
 	lim_ = lim;

@@ -143,8 +143,8 @@ TEST(RingOrder, SendRacingTransmitIdleIsNeverStranded)
 {
 	FakeRing<kiwi_sqe> mem(4);
 	SendQueue sq;
-	sq.attach(mem.area(), 4, {.max_sge = 1, .max_inline = 0, .sig_all = false},
-		  true);
+	sq.attach(mem.area(), 4,
+		  {.max_sge = 1, .max_inline = 0, .sig_all = false}, true);
 	ibv_send_wr wr{};
 	wr.opcode = IBV_WR_SEND;
 	auto &ctrl = mem.ctrl();
@@ -181,7 +181,8 @@ TEST(RingOrder, SendRacingTransmitIdleIsNeverStranded)
 			// then TX runs again (flag clear) for the next race.
 			ring_word(ctrl.consumer)
 				.store(published, std::memory_order_release);
-			ring_word(ctrl.flags).store(0, std::memory_order_relaxed);
+			ring_word(ctrl.flags)
+				.store(0, std::memory_order_relaxed);
 		});
 	EXPECT_EQ(lost, 0u) << "sends neither seen by TX nor doorbelled in "
 			    << races << " races";
