@@ -46,6 +46,8 @@
  * KIWI_WC_COMP_SWAP and KIWI_WC_FETCH_ADD.
  * Element sizes are unchanged. A library and a kernel of different
  * versions do not pair: libkiwi claims only devices of its own version.
+ * Within a version, feature bits (KIWI_QP_FEAT_*) announce additions the
+ * other side may ignore: either side uses one only if both have it.
  */
 #define KIWI_ABI_VERSION 3
 
