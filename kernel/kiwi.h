@@ -160,6 +160,7 @@ struct kiwi_ring {
 	u32 elem_size;
 	u32 prod;
 	u32 cons;
+	u32 flags;	/* what ctrl->flags holds; a QP's rings: qp->lock */
 	struct kiwi_mmap *mmap;
 	struct kiwi_device *kdev;
 };
@@ -443,6 +444,8 @@ void kiwi_ring_produced(struct kiwi_ring *r);
 void kiwi_ring_consumed(struct kiwi_ring *r);
 void kiwi_ring_discard(struct kiwi_ring *r);
 void kiwi_ring_set_error(struct kiwi_ring *r, bool error);
+void kiwi_ring_set_doorbell(struct kiwi_ring *r, bool needed);
+u32 kiwi_ring_published(const struct kiwi_ring *r);
 int kiwi_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma);
 void kiwi_mmap_free(struct rdma_user_mmap_entry *entry);
 

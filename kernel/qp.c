@@ -129,6 +129,7 @@ static int kiwi_qp_respond(struct kiwi_qp *qp, struct ib_udata *udata)
 		.num_sqe = qp->sq.num,
 		.num_rqe = qp->rq.num,
 		.qp_id = qp->ibqp.qp_num,
+		.features = KIWI_QP_FEAT_SQ_DOORBELL,
 	};
 
 	return kiwi_udata_respond(udata, &resp, sizeof(resp));
@@ -145,8 +146,12 @@ static int kiwi_qp_alloc_rings(struct kiwi_qp *qp,
 	rv = kiwi_ring_alloc(kdev, &qp->sq,
 			     roundup_pow_of_two(max(attr->cap.max_send_wr, 1U)),
 			     sizeof(struct kiwi_sqe), ibuc);
-	if (rv || attr->srq)
+	if (rv)
 		return rv;
+	/* Not connected: the first SQEs need the doorbell. */
+	kiwi_ring_set_doorbell(&qp->sq, true);
+	if (attr->srq)
+		return 0;
 	rv = kiwi_ring_alloc(kdev, &qp->rq,
 			     roundup_pow_of_two(max(attr->cap.max_recv_wr, 1U)),
 			     sizeof(struct kiwi_rqe), ibuc);
@@ -324,6 +329,7 @@ static bool kiwi_qp_enter(struct kiwi_qp *qp, enum ib_qp_state next)
 		kiwi_rx_gp_discard(qp);
 		kiwi_ring_set_error(&qp->sq, false);
 		kiwi_ring_set_error(&qp->rq, false);
+		kiwi_ring_set_doorbell(&qp->sq, true);
 		qp->tx.next = qp->sq.cons;
 		break;
 	default:

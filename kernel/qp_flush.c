@@ -95,15 +95,22 @@ int kiwi_rq_flush(struct kiwi_qp *qp)
  * flag load. Of a receive published concurrently, either the flush below
  * reads its producer index or libkiwi sees the flag and rings the doorbell,
  * which flushes again (store buffering: both loads missing both stores is
- * impossible with a full barrier on each side).
+ * impossible with a full barrier on each side). Sends are the same pair
+ * with KIWI_RING_F_DOORBELL, which a QP in error always has: a send WR
+ * that libkiwi published without a doorbell, because TX was running, is
+ * either flushed here or followed by a doorbell.
  */
 void kiwi_qp_flush(struct kiwi_qp *qp, int *send_res, int *recv_res)
 {
 	lockdep_assert_held(&qp->lock);
 
 	kiwi_ring_set_error(&qp->sq, true);
+	kiwi_ring_set_doorbell(&qp->sq, true);
 	kiwi_ring_set_error(&qp->rq, true);
-	/* Flag before producer loads; pairs with libkiwi's in_error(). */
+	/*
+	 * Flags before producer loads; pairs with libkiwi's in_error() and
+	 * needs_doorbell().
+	 */
 	smp_mb();
 	*send_res = kiwi_push_merge(*send_res, kiwi_sq_flush(qp));
 	*recv_res = kiwi_push_merge(*recv_res, kiwi_rq_flush(qp));

@@ -319,6 +319,7 @@ static int kiwi_doorbell(struct kiwi_qp *qp)
 	enum ib_qp_state state;
 	unsigned long flags;
 
+	kiwi_qp_stat_inc(&qp->stats, KIWI_STAT_TX_DOORBELLS);
 	spin_lock_irqsave(&qp->lock, flags);
 	state = qp->state;
 	if (state == IB_QPS_ERR)

@@ -170,13 +170,47 @@ void kiwi_ring_discard(struct kiwi_ring *r)
 }
 
 /*
+ * Set or clear @flag in the ring's flags. The kernel keeps its own copy
+ * and only ever stores it: what user space writes into the shared word is
+ * never read back.
+ */
+static void kiwi_ring_flag(struct kiwi_ring *r, u32 flag, bool on)
+{
+	u32 flags = on ? r->flags | flag : r->flags & ~flag;
+
+	if (!r->ctrl || flags == r->flags)
+		return;
+	r->flags = flags;
+	WRITE_ONCE(r->ctrl->flags, flags);
+}
+
+/*
  * Tell user space whether the kernel still consumes this ring. Setting
  * the flag orders nothing by itself: kiwi_qp_flush() has the barrier.
  */
 void kiwi_ring_set_error(struct kiwi_ring *r, bool error)
 {
-	if (r->ctrl)
-		WRITE_ONCE(r->ctrl->flags, error ? KIWI_RING_F_ERROR : 0);
+	kiwi_ring_flag(r, KIWI_RING_F_ERROR, error);
+}
+
+/*
+ * Tell user space whether new SQEs need the doorbell (KIWI_RING_F_DOORBELL).
+ * Setting it orders nothing by itself: the caller fences before it reads
+ * the producer index again (kiwi_tx_park(), kiwi_qp_flush()).
+ */
+void kiwi_ring_set_doorbell(struct kiwi_ring *r, bool needed)
+{
+	kiwi_ring_flag(r, KIWI_RING_F_DOORBELL, needed);
+}
+
+/*
+ * The producer index as the other side last published it, without
+ * validation: only compared with an earlier value of itself.
+ */
+u32 kiwi_ring_published(const struct kiwi_ring *r)
+{
+	/* Acquire as in kiwi_ring_avail(). */
+	return smp_load_acquire(&r->ctrl->producer);
 }
 
 /* Map every page of a ring area, as remap_vmalloc_range() would. */

@@ -27,6 +27,8 @@
  * @KIWI_STAT_TX_OCTETS: octets of the MPA stream TCP took
  * @KIWI_STAT_TX_STALLS: times TX stopped because the socket was full
  * @KIWI_STAT_TX_WAKEUPS: times TCP's write-space callback resumed TX
+ * @KIWI_STAT_TX_DOORBELLS: doorbells of user QPs (post_send system calls
+ *	without a work request)
  * @KIWI_STAT_TX_DOORBELLS_DEFERRED: doorbells that found TX waiting for
  *	write space and left the new work requests to that wakeup
  * @KIWI_STAT_RTR_SENT: RFC 6581 RTR messages sent (initiator)
@@ -69,6 +71,7 @@ enum kiwi_stat_id {
 	KIWI_STAT_TX_OCTETS,
 	KIWI_STAT_TX_STALLS,
 	KIWI_STAT_TX_WAKEUPS,
+	KIWI_STAT_TX_DOORBELLS,
 	KIWI_STAT_TX_DOORBELLS_DEFERRED,
 	KIWI_STAT_RTR_SENT,
 	KIWI_STAT_RREQ_SERVED,

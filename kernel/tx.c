@@ -572,13 +572,72 @@ static void kiwi_tx_idle(struct kiwi_qp *qp)
 		kiwi_qp_close_llp(qp, false);
 }
 
+/*
+ * Posters need not ring the doorbell (KIWI_RING_F_DOORBELL clear): this
+ * run reads the producer index again before it ends (kiwi_tx_park()), or
+ * it stalls and the write-space wakeup runs TX. Only while the QP takes
+ * sends: in any other state a doorbell has work to do.
+ */
+static void kiwi_tx_busy(struct kiwi_qp *qp)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	if (qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD)
+		kiwi_ring_set_doorbell(&qp->sq, false);
+	spin_unlock_irqrestore(&qp->lock, flags);
+}
+
+/**
+ * kiwi_tx_park - TX found nothing to do: may it stop?
+ * @qp: the QP
+ * @seen: the SQ producer index read before the last kiwi_tx_fill()
+ *
+ * Asks posters for the doorbell again (KIWI_RING_F_DOORBELL), then reads
+ * the producer index once more. This is one half of a store-buffering
+ * pair; libkiwi's post is the other (SendQueue::post_and_ring()):
+ *
+ *   kernel (here)                    libkiwi
+ *   store KIWI_RING_F_DOORBELL       store producer (release)
+ *   smp_mb()                         atomic_thread_fence(seq_cst)
+ *   load producer                    load flags
+ *
+ * With a full barrier on each side both loads cannot miss both stores: a
+ * WR published as TX goes idle is either seen here (TX goes on) or its
+ * poster sees the flag and rings the doorbell. The fill before compared
+ * against a producer index no older than @seen, so a changed index means
+ * WRs this run may not have looked at.
+ *
+ * Return: true if TX may stop, false if it must fill again.
+ */
+static bool kiwi_tx_park(struct kiwi_qp *qp, u32 seen)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	kiwi_ring_set_doorbell(&qp->sq, true);
+	spin_unlock_irqrestore(&qp->lock, flags);
+	smp_mb();	/* the flag before the producer index */
+	if (kiwi_ring_published(&qp->sq) == seen)
+		return true;
+	kiwi_tx_busy(qp);
+	return false;
+}
+
+/*
+ * Framing and sending until nothing is left, TCP takes no more (stalled:
+ * the write-space wakeup resumes) or the stream is gone (the QP goes to
+ * error, whose flush asks for the doorbell: kiwi_qp_flush()).
+ */
 static void kiwi_tx_run(struct kiwi_qp *qp, struct socket *sock)
 {
 	struct kiwi_qp_tx *tx = &qp->tx;
+	u32 seen;
 	int rv;
 
 	/* Pairs with the barrier in kiwi_tx_kick_now(). */
 	smp_store_mb(tx->stalled, false);
+	kiwi_tx_busy(qp);
 	for (;;) {
 		/* Detached meanwhile: detach waits for this run to end. */
 		if (READ_ONCE(tx->sock) != sock)
@@ -598,7 +657,8 @@ static void kiwi_tx_run(struct kiwi_qp *qp, struct socket *sock)
 		}
 		if (tx->len)
 			kiwi_tx_flushed(qp);
-		if (!kiwi_tx_fill(qp)) {
+		seen = kiwi_ring_published(&qp->sq);
+		if (!kiwi_tx_fill(qp) && kiwi_tx_park(qp, seen)) {
 			kiwi_tx_idle(qp);
 			return;
 		}
@@ -637,6 +697,8 @@ static void kiwi_tx_run_locked(struct kiwi_qp *qp)
  * doorbell reads it after one: either that run sees the new work
  * requests, or the doorbell sees TX running. A poster streaming work
  * requests then costs one failed send per stall, not one per doorbell.
+ * (A libkiwi that reads KIWI_RING_F_DOORBELL rings none at all then: a
+ * stalled run leaves the flag clear.)
  */
 void kiwi_tx_kick_now(struct kiwi_qp *qp)
 {

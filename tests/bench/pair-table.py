@@ -23,6 +23,8 @@ def unit(name):
         return "s"
     if name.startswith("bytes."):
         return "B"
+    if name.startswith("doorbells."):
+        return "count"
     return "us" if "_lat" in name else "MiB/s"
 
 
@@ -109,7 +111,8 @@ def sweep(data, combos, wid):
                                   if "@" in n else 0, n))
     if not names:
         return
-    print("\nSweep (one round; MiB/s, latency µs median)")
+    print("\nSweep and NAME@SIZE steps (median of the rounds they ran in; MiB/s,"
+          " latency µs median;\n doorbells.*: send doorbells the kiwi client rang)")
     print("%-24s" % "figure" + "".join("%*s" % (wid, c) for c in combos))
     for n in names:
         print("%-24s" % n + "".join("%*s" % (wid, "%.1f" % med(data[c][0], n)

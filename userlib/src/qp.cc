@@ -2,7 +2,8 @@
 //
 // Queue pairs (RC only): the kernel creates them and maps their SQ and RQ
 // rings; work requests go straight into the rings, sends are followed by
-// one doorbell write().
+// one doorbell write() unless the kernel's transmit engine is running and
+// will find them (KIWI_RING_F_DOORBELL clear).
 #include "provider.h"
 
 #include <unistd.h>
@@ -89,7 +90,8 @@ int attach_rings(Qp &qp, const ibv_qp_init_attr_ex &attr,
 		.max_inline = attr.cap.max_inline_data,
 		.sig_all = attr.sq_sig_all != 0,
 	};
-	qp.sq.attach(qp.sq_map.addr(), drv.num_sqe, lim);
+	qp.sq.attach(qp.sq_map.addr(), drv.num_sqe, lim,
+		     (drv.features & KIWI_QP_FEAT_SQ_DOORBELL) != 0);
 
 	if (attr.srq)
 		return drv.rq_key == KIWI_INVALID_MMAP_KEY ? 0 : EPROTO;

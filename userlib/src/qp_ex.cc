@@ -4,7 +4,7 @@
 // IBV_QP_INIT_ATTR_SEND_OPS_FLAGS. Each turns its arguments into the
 // fields of an ibv_send_wr for SendBatch, which encodes it with the same
 // code as ibv_post_send(); wr_complete() rings the doorbell once for the
-// whole batch.
+// whole batch, or not at all while the kernel's transmit engine runs.
 #include "provider.h"
 
 #include <cerrno>
@@ -35,7 +35,7 @@ int wr_complete(ibv_qp_ex *qpx) noexcept
 	uint32_t posted = 0;
 	const int ret = batch(qpx).complete(posted);
 
-	if (ret || !posted)
+	if (ret || !posted || !to_qp(qpx)->sq.needs_doorbell())
 		return ret;
 	return ring_doorbell(*to_qp(qpx));
 }

@@ -36,11 +36,12 @@ int post_list(ProducerRing<Elem> &ring, Wr *wr, Wr **bad_wr, uint32_t &posted,
 
 } // namespace
 
-void SendQueue::attach(void *area, uint32_t num_entries,
-		       const SendLimits &lim) noexcept
+void SendQueue::attach(void *area, uint32_t num_entries, const SendLimits &lim,
+		       bool doorbell_flag) noexcept
 {
 	ring_ = ProducerRing<kiwi_sqe>(area, num_entries);
 	lim_ = lim;
+	doorbell_flag_ = doorbell_flag;
 }
 
 int SendQueue::post(ibv_send_wr *wr, ibv_send_wr **bad_wr,

@@ -20,8 +20,11 @@ namespace kiwi {
 class SendQueue {
 public:
 	// area: mapped SQ ring of num_entries (ring_entries_valid()) SQEs.
-	void attach(void *area, uint32_t num_entries,
-		    const SendLimits &lim) noexcept;
+	// doorbell_flag: the kernel keeps the ring's KIWI_RING_F_DOORBELL
+	// (KIWI_QP_FEAT_SQ_DOORBELL), so a post may skip the doorbell while
+	// the kernel's transmit engine runs; without it every post rings.
+	void attach(void *area, uint32_t num_entries, const SendLimits &lim,
+		    bool doorbell_flag = false) noexcept;
 
 	// Encodes and publishes the WR list. Returns 0, or an errno value
 	// with *bad_wr at the first WR not posted (EINVAL/EOPNOTSUPP: that
@@ -36,7 +39,10 @@ public:
 	// (or once the device is gone) and then drops what it had not
 	// started, this post's WRs among them (Documentation/abi.md): the
 	// whole list failed, so the doorbell's errno is returned with
-	// *bad_wr = wr.
+	// *bad_wr = wr. With the doorbell flag the doorbell is skipped while
+	// the kernel's transmit engine runs and will find the new WRs
+	// (ProducerRing::needs_doorbell()); the flag is always set while the
+	// QP takes no sends, so a post that would be refused still rings.
 	template <typename Doorbell>
 	int post_and_ring(ibv_send_wr *wr, ibv_send_wr **bad_wr,
 			  Doorbell &&doorbell) noexcept
@@ -44,7 +50,7 @@ public:
 		uint32_t posted = 0;
 		const int ret = post(wr, bad_wr, posted);
 
-		if (!posted)
+		if (!posted || !needs_doorbell())
 			return ret;
 		const int refused = doorbell();
 		if (!refused)
@@ -52,6 +58,14 @@ public:
 		if (bad_wr)
 			*bad_wr = wr;
 		return refused;
+	}
+
+	// After WRs were published: whether the kernel must be told. Always
+	// without the doorbell flag; with it, only while the kernel's
+	// transmit engine is idle (ProducerRing::needs_doorbell()).
+	[[nodiscard]] bool needs_doorbell() const noexcept
+	{
+		return !doorbell_flag_ || ring_.needs_doorbell();
 	}
 
 	// The ibv_wr_*() batch of the extended verbs API, on the same ring
@@ -72,6 +86,7 @@ private:
 	SendLimits lim_{};
 	uint32_t batch_len_ = 0;   // slots filled by add() since begin()
 	uint32_t batch_space_ = 0; // free slots last seen in this batch
+	bool doorbell_flag_ = false;
 };
 
 // A receive queue: a QP's RQ or an SRQ.

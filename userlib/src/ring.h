@@ -97,6 +97,28 @@ public:
 			KIWI_RING_F_ERROR) != 0;
 	}
 
+	// SQ of a QP with KIWI_QP_FEAT_SQ_DOORBELL: does the kernel need the
+	// doorbell for what publish() just handed over? Call it after
+	// publish(). The other half of a store-buffering pair with the
+	// kernel's transmit engine (kiwi_tx_park()):
+	//
+	//   libkiwi (here)                 kiwi.ko, TX going idle
+	//   store producer (release)       store KIWI_RING_F_DOORBELL
+	//   fence (seq_cst)                smp_mb()
+	//   load flags                     load producer
+	//
+	// Both loads cannot miss both stores: either TX sees the new producer
+	// index and sends the new elements, or this sees the flag and the
+	// caller rings. The kernel sets KIWI_RING_F_DOORBELL with
+	// KIWI_RING_F_ERROR (kiwi_qp_flush()); either flag asks for it.
+	[[nodiscard]] bool needs_doorbell() const noexcept
+	{
+		std::atomic_thread_fence(std::memory_order_seq_cst);
+		return (ring_word(ctrl_->flags)
+				.load(std::memory_order_relaxed) &
+			(KIWI_RING_F_DOORBELL | KIWI_RING_F_ERROR)) != 0;
+	}
+
 private:
 	kiwi_ring_ctrl *ctrl_ = nullptr;
 	Elem *elems_ = nullptr;

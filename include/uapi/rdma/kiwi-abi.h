@@ -22,8 +22,12 @@
  *
  * Doorbell: after producing SQ elements user space calls write(2) on the
  * uverbs fd with a legacy IB_USER_VERBS_CMD_POST_SEND command whose wr_count
- * is 0 (see libkiwi). RQ and SRQ need no doorbell: the receive path looks at
- * the ring when a message arrives.
+ * is 0 (see libkiwi). On a QP whose create response has
+ * KIWI_QP_FEAT_SQ_DOORBELL it may skip the call while the SQ ring's flags
+ * hold neither KIWI_RING_F_DOORBELL nor KIWI_RING_F_ERROR, read after a
+ * full fence that follows its producer store (Documentation/abi.md). RQ and
+ * SRQ need no doorbell: the receive path looks at the ring when a message
+ * arrives.
  *
  * CQ arming: user space stores KIWI_CQ_ARM_SOLICITED or KIWI_CQ_ARM_NEXT into
  * ctrl->arm; when the kernel produces a CQE that satisfies the armed condition
@@ -42,6 +46,8 @@
  * KIWI_WC_COMP_SWAP and KIWI_WC_FETCH_ADD.
  * Element sizes are unchanged. A library and a kernel of different
  * versions do not pair: libkiwi claims only devices of its own version.
+ * Within a version, feature bits (KIWI_QP_FEAT_*) announce additions the
+ * other side may ignore: either side uses one only if both have it.
  */
 #define KIWI_ABI_VERSION 3
 
@@ -73,6 +79,12 @@ struct kiwi_ring_ctrl {
 enum kiwi_ring_flags {
 	/* The QP went to error: no more elements are consumed, user space may stop producing. */
 	KIWI_RING_F_ERROR = 1u << 0,
+	/*
+	 * SQ of a QP with KIWI_QP_FEAT_SQ_DOORBELL: the send engine is idle
+	 * (or the QP takes no sends), so new SQEs need the doorbell. Clear
+	 * while the engine runs and will look at the producer index again.
+	 */
+	KIWI_RING_F_DOORBELL = 1u << 1,
 };
 
 enum kiwi_cq_arm {
@@ -209,13 +221,22 @@ struct kiwi_uresp_create_cq {
 	__u32 rsvd;
 };
 
+/*
+ * What the kernel does for this QP beyond ABI version 3 (0 from a kernel
+ * that predates the bit: the field was reserved and zero).
+ */
+enum kiwi_qp_features {
+	/* The SQ ring's KIWI_RING_F_DOORBELL is kept: doorbells may be skipped. */
+	KIWI_QP_FEAT_SQ_DOORBELL = 1u << 0,
+};
+
 struct kiwi_uresp_create_qp {
 	__aligned_u64 sq_key;
 	__aligned_u64 rq_key;	/* KIWI_INVALID_MMAP_KEY when the QP uses an SRQ */
 	__u32 num_sqe;
 	__u32 num_rqe;
 	__u32 qp_id;
-	__u32 rsvd;
+	__u32 features;		/* KIWI_QP_FEAT_* */
 };
 
 struct kiwi_uresp_create_srq {

@@ -10,6 +10,8 @@
 # BENCH_STEPS (default all: "ib_write_bw ib_send_bw ib_read_bw ib_send_lat
 # ib_write_lat tcp_bw tcp_lat") picks the steps of each round, e.g.
 # "ib_write_bw ib_send_bw" for a short before/after of two kiwi.ko builds.
+# A step NAME@SIZE there (e.g. "ib_write_bw@64 ib_send_lat@8") runs perftest
+# NAME with SIZE-octet messages in each round.
 # BENCH_SWEEP=1 adds, once, bandwidth at 8 B to 1 MiB (x4 steps), 64 KiB with
 # 16 QPs (-q 16) and bidirectional (-b), and latency at 4 KiB.
 #
@@ -19,8 +21,10 @@
 # median and the 99th percentile, one way, i.e. half a round trip, as both
 # perftest and sockperf report it), both guests "cpu.NAME" (CPU seconds that
 # guest spent, all CPUs, from /proc/stat, during that step) and "bytes.NAME"
-# (octets the step moved one way). "info crc32c DRIVER" names the guest's
-# crc32c implementation. A step that fails records nothing.
+# (octets the step moved one way), and a kiwi client "doorbells.NAME" (the
+# send doorbells its device counted during the step, tx_doorbells: posts
+# that found the kernel's TX running rang none). "info crc32c DRIVER" names
+# the guest's crc32c implementation. A step that fails records nothing.
 
 . "$KIWI_SRC/tests/vm/pair/lib.bash"
 
@@ -74,8 +78,9 @@ record() {
 # and perftest then prints 0.00. Such a step runs again, at most five times
 # in all; the client tells the server through the shared folder.
 measure() {
-	local name=$1 size=$2 try again t0 n=$bw_n out
+	local name=$1 size=$2 try again t0 n=$bw_n out db0
 	shift 2
+	db0=$(doorbells)
 	case "$1" in *_lat) n=$lat_n ;; esac
 	# perftest times with the TSC, and TCG's vCPUs do not keep theirs in
 	# step: a run that moves between vCPUs measures nonsense. Each perftest
@@ -99,6 +104,16 @@ measure() {
 		[ -e "$again" ] || break
 	done
 	case "$1" in *_bw) cpu_note "$name" "$t0" $((size * n)) ;; esac
+	if [ "$PAIR_SIDE" = client ] && [ -n "$db0" ]; then
+		echo "doorbells.$name $round $(($(doorbells) - db0))" >> "$res"
+	fi
+}
+
+# doorbells: the send doorbells this guest's kiwi device counted so far;
+# nothing on other providers.
+doorbells() {
+	[ "$PAIR_PROV" = kiwi ] || return 0
+	vt_stat "$(vt_stats "$PAIR_DEV")" tx_doorbells
 }
 
 # tcp_step NAME SERVER_CMD -- CLIENT_CMD: a plain TCP client/server pair
@@ -187,6 +202,9 @@ for ((round = 1; round <= reps; round++)); do
 	done
 	for t in ib_send_lat ib_write_lat; do
 		[[ $steps == *" $t "* ]] && measure "$t" 8 "$t"
+	done
+	for t in $steps; do
+		[[ $t == ib_*@* ]] && measure "$t" "${t#*@}" "${t%@*}"
 	done
 	[[ $steps != *" tcp_bw "* ]] || tcp_bw
 	[[ $steps != *" tcp_lat "* ]] || tcp_lat

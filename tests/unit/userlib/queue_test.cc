@@ -182,6 +182,63 @@ TEST(SendQueue, AcceptedDoorbellKeepsThePostResult)
 	EXPECT_EQ(rings, 2);
 }
 
+// KIWI_QP_FEAT_SQ_DOORBELL: a post rings only while the SQ ring asks for it
+// (KIWI_RING_F_DOORBELL, or KIWI_RING_F_ERROR); the WRs are published
+// either way.
+TEST(SendQueue, DoorbellFlagSkipsTheDoorbellWhileTheKernelSends)
+{
+	FakeRing<kiwi_sqe> mem(8);
+	SendQueue sq;
+	sq.attach(mem.area(), 8, kLimits, true);
+	auto wrs = send_list(1, 0);
+	ibv_send_wr *bad = nullptr;
+	int rings = 0;
+	auto refuse = [&rings] {
+		rings++;
+		return EINVAL;
+	};
+	auto &flags = mem.ctrl().flags;
+
+	flags = 0; // TX running
+	EXPECT_EQ(sq.post_and_ring(wrs.data(), &bad, refuse), 0);
+	EXPECT_EQ(rings, 0);
+	EXPECT_EQ(mem.pending(), 1u);
+
+	// TX idle, or the QP takes no sends: the refusal is the post's.
+	flags = KIWI_RING_F_DOORBELL;
+	EXPECT_EQ(sq.post_and_ring(wrs.data(), &bad, refuse), EINVAL);
+	EXPECT_EQ(bad, &wrs[0]);
+	EXPECT_EQ(rings, 1);
+	flags = KIWI_RING_F_ERROR;
+	EXPECT_EQ(sq.post_and_ring(wrs.data(), &bad, refuse), EINVAL);
+	EXPECT_EQ(rings, 2);
+
+	// Nothing published: nothing to ring for.
+	flags = KIWI_RING_F_DOORBELL;
+	wrs[0].num_sge = KIWI_MAX_SGE + 1;
+	EXPECT_EQ(sq.post_and_ring(wrs.data(), &bad, refuse), EINVAL);
+	EXPECT_EQ(rings, 2);
+}
+
+// A kernel without the feature leaves the flags 0: every post rings.
+TEST(SendQueue, WithoutTheDoorbellFlagEveryPostRings)
+{
+	FakeRing<kiwi_sqe> mem(8);
+	SendQueue sq;
+	sq.attach(mem.area(), 8, kLimits, false);
+	auto wrs = send_list(1, 0);
+	ibv_send_wr *bad = nullptr;
+	int rings = 0;
+	auto accept = [&rings] {
+		rings++;
+		return 0;
+	};
+
+	for (int i = 0; i < 3; i++)
+		EXPECT_EQ(sq.post_and_ring(wrs.data(), &bad, accept), 0);
+	EXPECT_EQ(rings, 3);
+}
+
 TEST(RecvQueue, PostsAndChecks)
 {
 	FakeRing<kiwi_rqe> mem(2);

@@ -8,6 +8,10 @@
 //    KIWI_RING_F_ERROR (RecvQueue::post, in_error()); the kernel sets the
 //    flag, fences and reads the producer index (kiwi_qp_flush()). Either
 //    the flush sees the receive or the provider sees the flag;
+//  - send vs. TX going idle: the provider publishes a send and reads
+//    KIWI_RING_F_DOORBELL (SendQueue::post_and_ring with the doorbell
+//    flag); the kernel's TX sets the flag, fences and reads the producer
+//    index (kiwi_tx_park()). Either TX sees the send or the provider rings;
 //  - arm vs. completion: the provider arms the CQ and polls it
 //    (CompletionQueue::arm, poll); the kernel publishes a CQE, fences and
 //    reads the arm word (kiwi_cq_push()). Either the poll finds the CQE or
@@ -131,6 +135,56 @@ TEST(RingOrder, ReceiveRacingTheErrorFlagIsNeverLost)
 				.store(0, std::memory_order_relaxed);
 		});
 	EXPECT_EQ(lost, 0u) << "receives neither flushed nor doorbelled in "
+			    << races << " races";
+	EXPECT_GT(races, 0u);
+}
+
+TEST(RingOrder, SendRacingTransmitIdleIsNeverStranded)
+{
+	FakeRing<kiwi_sqe> mem(4);
+	SendQueue sq;
+	sq.attach(mem.area(), 4,
+		  {.max_sge = 1, .max_inline = 0, .sig_all = false}, true);
+	ibv_send_wr wr{};
+	wr.opcode = IBV_WR_SEND;
+	auto &ctrl = mem.ctrl();
+	uint32_t published = 0; // producer index the provider wrote
+	uint32_t seen = 0;	// producer index TX read after the flag
+	bool rang = false;
+	uint32_t lost = 0;
+
+	const uint32_t races = litmus(
+		[&] {
+			ibv_send_wr *bad = nullptr;
+
+			rang = false;
+			ASSERT_EQ(sq.post_and_ring(&wr, &bad,
+						   [&] {
+							   rang = true;
+							   return 0;
+						   }),
+				  0);
+		},
+		[&] {
+			ring_word(ctrl.flags)
+				.store(KIWI_RING_F_DOORBELL,
+				       std::memory_order_relaxed);
+			std::atomic_thread_fence(std::memory_order_seq_cst);
+			seen = ring_word(ctrl.producer)
+				       .load(std::memory_order_acquire);
+		},
+		[&] {
+			published++;
+			if (!rang && seen != published)
+				lost++;
+			// TX sends what it saw, the doorbell's run the rest;
+			// then TX runs again (flag clear) for the next race.
+			ring_word(ctrl.consumer)
+				.store(published, std::memory_order_release);
+			ring_word(ctrl.flags)
+				.store(0, std::memory_order_relaxed);
+		});
+	EXPECT_EQ(lost, 0u) << "sends neither seen by TX nor doorbelled in "
 			    << races << " races";
 	EXPECT_GT(races, 0u);
 }

@@ -37,7 +37,10 @@
  *  - nothing hangs: after both QPs went to error every WR completes within
  *    HANG_MS.
  * Runs rounds until -t seconds (default 40) or -r rounds passed; prints a
- * summary. Exit 0 if every check passed, 1 if one failed, 2 on setup errors.
+ * summary, with the ibv_post_send calls made while both QPs were connected
+ * and the send doorbells kiwi.ko counted meanwhile (its tx_doorbells hw
+ * counter): fewer doorbells than calls means posts found TX running and
+ * skipped the doorbell (65-ring-stress checks it). Exit 0 if every check passed, 1 if one failed, 2 on setup errors.
  */
 #define _GNU_SOURCE
 #include <getopt.h>
@@ -80,6 +83,7 @@ struct wq {
 	uint32_t retired;	/* everything below completed (in order) */
 	uint32_t outstanding;	/* posted, not completed */
 	uint64_t posted, ok, flushed, silent, refused;
+	uint64_t calls;		/* SQ: ibv_post_send calls */
 	uint64_t left;		/* SRQ: still in the SRQ when it was destroyed */
 };
 
@@ -114,6 +118,9 @@ static bool busy_mode;
 static atomic_bool stop_send, stop_recv, stop_wait, stop_async;
 static atomic_ulong async_events;
 static unsigned long total_events, lost_events, head_checks;
+/* While both QPs were connected: ibv_post_send calls, doorbells counted. */
+static uint64_t conn_calls, conn_doorbells;
+static bool doorbells_known = true;
 static pthread_mutex_t report_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static uint64_t now_ms(void)
@@ -517,6 +524,7 @@ static int post_sends(struct side *s, struct ibv_send_wr *wrs, unsigned int n,
 	q->next += n;
 	q->outstanding += n;
 	q->posted += n;
+	q->calls++;
 	pthread_mutex_unlock(&q->lock);
 
 	rc = ibv_post_send(s->qp, wrs, &bad);
@@ -853,6 +861,60 @@ static bool wait_quiet(void)
 	return false;
 }
 
+/*
+ * The send doorbells kiwi.ko counted on the device so far (its tx_doorbells
+ * hw counter), or -1 if there is no such counter. Both QPs of this process
+ * are the device's only ones while it runs.
+ */
+static long long read_doorbells(struct ibv_context *ctx)
+{
+	char path[256];
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path),
+		 "/sys/class/infiniband/%s/ports/1/hw_counters/tx_doorbells",
+		 ibv_get_device_name(ctx->device));
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+static uint64_t send_calls(void)
+{
+	uint64_t n = 0;
+	unsigned int i;
+
+	for (i = 0; i < 2; i++) {
+		pthread_mutex_lock(&sides[i].sq.lock);
+		n += sides[i].sq.calls;
+		pthread_mutex_unlock(&sides[i].sq.lock);
+	}
+	return n;
+}
+
+/*
+ * Sends posted and doorbells rung while both QPs are connected: no receive
+ * rings then (only in the error state), so every doorbell is a send's, and
+ * a post that found TX running rang none.
+ */
+static void count_connected(struct ibv_context *ctx, uint64_t calls0,
+			    long long db0)
+{
+	long long db1 = read_doorbells(ctx);
+
+	if (db0 < 0 || db1 < db0) {
+		doorbells_known = false;
+		return;
+	}
+	conn_calls += send_calls() - calls0;
+	conn_doorbells += (uint64_t)(db1 - db0);
+}
+
 static bool run_round(struct vt_cm *cm, struct ibv_pd *pd, unsigned int *seed)
 {
 	struct ibv_qp_init_attr a0, a1;
@@ -860,6 +922,8 @@ static bool run_round(struct vt_cm *cm, struct ibv_pd *pd, unsigned int *seed)
 	pthread_t snd[2], rcv[2];
 	struct vt_cm_pair pair;
 	unsigned int i, how;
+	uint64_t calls0;
+	long long db0;
 	bool quiet;
 
 	busy_mode = round_no % 3 == 0;
@@ -883,12 +947,15 @@ static bool run_round(struct vt_cm *cm, struct ibv_pd *pd, unsigned int *seed)
 
 	atomic_store(&stop_send, false);
 	atomic_store(&stop_recv, false);
+	calls0 = send_calls();
+	db0 = read_doorbells(cm->verbs);
 	for (i = 0; i < 2; i++) {
 		if (pthread_create(&rcv[i], NULL, receiver_main, &sides[i]) ||
 		    pthread_create(&snd[i], NULL, sender_main, &sides[i]))
 			vt_fatal("pthread_create failed");
 	}
 	sleep_ms(30 + rand_r(seed) % 271);
+	count_connected(cm->verbs, calls0, db0);
 	how = rand_r(seed) % 4;
 	chaos(&pair, how);
 	sleep_ms(busy_mode ? 50 : rand_r(seed) % 51);
@@ -918,7 +985,7 @@ static bool run_round(struct vt_cm *cm, struct ibv_pd *pd, unsigned int *seed)
 
 static void summary(unsigned int rounds, uint64_t ms)
 {
-	uint64_t sp = 0, so = 0, sf = 0, ss = 0, sr = 0;
+	uint64_t sp = 0, so = 0, sf = 0, ss = 0, sr = 0, sc = 0;
 	uint64_t rp = 0, ro = 0, rf = 0, rl = 0;
 	unsigned int i;
 
@@ -928,6 +995,7 @@ static void summary(unsigned int rounds, uint64_t ms)
 		sf += sides[i].sq.flushed;
 		ss += sides[i].sq.silent;
 		sr += sides[i].sq.refused;
+		sc += sides[i].sq.calls;
 		rp += sides[i].rq.posted;
 		ro += sides[i].rq.ok;
 		rf += sides[i].rq.flushed;
@@ -938,6 +1006,13 @@ static void summary(unsigned int rounds, uint64_t ms)
 	       " flushed, %" PRIu64 " unsignaled retired; %" PRIu64
 	       " refused (%lu unconnected-post checks)\n",
 	       sp, so, sf, ss, sr, head_checks);
+	printf("vt_stress: ibv_post_send calls %" PRIu64 "\n", sc);
+	/* 65-ring-stress checks that some posts skipped the doorbell. */
+	if (doorbells_known)
+		printf("vt_stress: while connected: ibv_post_send calls %" PRIu64
+		       ", doorbells %" PRIu64 "\n", conn_calls, conn_doorbells);
+	else
+		printf("vt_stress: while connected: doorbells not counted (no tx_doorbells counter)\n");
 	printf("vt_stress: receive WRs accepted %" PRIu64 ": %" PRIu64
 	       " ok, %" PRIu64 " flushed, %" PRIu64 " left in an SRQ\n", rp,
 	       ro, rf, rl);
