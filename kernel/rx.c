@@ -409,7 +409,7 @@ static void kiwi_rx_read_done(struct kiwi_qp *qp)
 	if (ent.probe)
 		kiwi_tx_imm_confirmed(qp);
 	if (ent.inv && kiwi_mr_invalidate(to_kdev(qp->ibqp.device), ent.stag,
-					  qp->ibqp.pd, false)) {
+					  qp->ibqp.pd, KIWI_INV_LOCAL)) {
 		/* A local error of this WR: the QP goes to error. */
 		kiwi_sq_complete(qp, ent.idx, IB_WC_LOC_PROT_ERR);
 		kiwi_qp_to_error(qp);
@@ -437,7 +437,7 @@ static enum kiwi_term_err kiwi_rx_invalidate(struct kiwi_qp *qp, u32 stag)
 	if (mr)
 		kiwi_mr_put(mr);
 	if (!err && kiwi_mr_invalidate(to_kdev(qp->ibqp.device), stag,
-				       qp->ibqp.pd, true))
+				       qp->ibqp.pd, qp->ibqp.qp_num))
 		err = KIWI_TERM_ERR_RDMAP_CANNOT_INVALIDATE;
 	return err;
 }

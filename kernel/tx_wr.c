@@ -199,14 +199,20 @@ static u8 kiwi_tx_setup_read(struct kiwi_qp *qp, struct kiwi_swqe *w,
 	return st;
 }
 
-/* Local Invalidate and fast-register: done when TX reaches them. */
-static u8 kiwi_tx_local_op(struct kiwi_qp *qp, struct kiwi_swqe *w)
+/*
+ * Local Invalidate, fast-register and window binds: done when TX reaches
+ * them. *@gp: the WR took access away; it completes after a grace period.
+ */
+static u8 kiwi_tx_local_op(struct kiwi_qp *qp, struct kiwi_swqe *w, bool *gp)
 {
+	*gp = w->sqe.opcode == KIWI_WR_LOCAL_INV;
 	if (w->sqe.opcode == KIWI_WR_LOCAL_INV)
 		return kiwi_mr_invalidate(to_kdev(qp->ibqp.device),
 					  w->sqe.inv_or_rkey, qp->ibqp.pd,
-					  false) ? IB_WC_LOC_PROT_ERR :
+					  KIWI_INV_LOCAL) ? IB_WC_LOC_PROT_ERR :
 						   IB_WC_SUCCESS;
+	if (w->sqe.opcode == KIWI_WR_BIND_MW)
+		return kiwi_mw_bind(qp, &w->sqe, gp);
 	if (qp->ibqp.uobject || !w->reg_mr)
 		return IB_WC_LOC_QP_OP_ERR;
 	return kiwi_mr_fast_reg(to_kmr(w->reg_mr), w->reg_key,
@@ -219,6 +225,7 @@ static bool kiwi_tx_setup(struct kiwi_qp *qp, u32 idx)
 {
 	struct kiwi_swqe *w = &qp->tx.swq[idx & (qp->sq.num - 1)];
 	struct kiwi_tx_msg *m = &qp->tx.cur;
+	bool gp;
 	u8 st;
 
 	memset(m, 0, sizeof(*m));
@@ -245,7 +252,8 @@ static bool kiwi_tx_setup(struct kiwi_qp *qp, u32 idx)
 		break;
 	case KIWI_WR_LOCAL_INV:
 	case KIWI_WR_KREG_MR:
-		st = kiwi_tx_local_op(qp, w);
+	case KIWI_WR_BIND_MW:
+		st = kiwi_tx_local_op(qp, w, &gp);
 		if (st)
 			break;
 		/*
@@ -254,7 +262,7 @@ static bool kiwi_tx_setup(struct kiwi_qp *qp, u32 idx)
 		 * RCU read-side section): the consumer may reuse the buffer
 		 * only once it is done, one grace period later.
 		 */
-		if (w->sqe.opcode == KIWI_WR_LOCAL_INV)
+		if (gp)
 			kiwi_sq_complete_after_gp(qp, idx);
 		else
 			kiwi_sq_complete(qp, idx, IB_WC_SUCCESS);
