@@ -568,6 +568,7 @@ void kiwi_tx_wr_failed(struct kiwi_qp *qp, u32 idx, u8 status);
 
 /* tx_wr.c */
 bool kiwi_tx_start_sqe(struct kiwi_qp *qp);
+void kiwi_tx_read_refused(struct kiwi_qp *qp, const struct kiwi_term *t);
 
 /* tx_imm.c: RFC 7306 Immediate Data, transmit side */
 bool kiwi_sqe_is_imm(const struct kiwi_sqe *sqe);

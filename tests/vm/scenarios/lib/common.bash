@@ -69,7 +69,8 @@ vt_need_progs() {
 	local p missing=0
 	# The list of tests/vm/progs/Makefile.
 	for p in vt_query vt_async vt_objcycle vt_mr vt_badargs vt_qpstate vt_hold \
-		vt_target vt_cmclient vt_flushrace vt_integrity vt_stress vt_qmem; do
+		vt_target vt_cmclient vt_flushrace vt_integrity vt_stress vt_qmem \
+		vt_atomic vt_mw; do
 		[ -x "$VT_PROGS/$p" ] || missing=1
 	done
 	[ "$missing" = 0 ] && return 0
