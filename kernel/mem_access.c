@@ -393,6 +393,7 @@ void kiwi_mw_detach(struct kiwi_mr *win)
 				     lockdep_is_held(&win->mw_lock));
 	if (!parent)
 		return;
+	/* The window's new state is visible before dereg_mr may proceed. */
 	smp_mb__before_atomic();
 	atomic_dec(&parent->mw_bound);
 	kiwi_mr_put(parent);

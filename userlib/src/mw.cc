@@ -16,9 +16,8 @@ ibv_mw *alloc_mw(ibv_pd *pd, ibv_mw_type type)
 	auto mw = std::make_unique<ibv_mw>();
 	pabi::CmdAllocMw cmd{};
 	ib_uverbs_alloc_mw_resp resp{};
-	const int ret = pabi::ibv_cmd_alloc_mw(pd, type, mw.get(), &cmd,
-					       sizeof(cmd), &resp,
-					       sizeof(resp));
+	const int ret = pabi::ibv_cmd_alloc_mw(
+		pd, type, mw.get(), &cmd, sizeof(cmd), &resp, sizeof(resp));
 	if (ret) {
 		mw.reset();
 		errno = ret;

@@ -333,9 +333,9 @@ int ibv_cmd_query_srq(ibv_srq *srq, ibv_srq_attr *srq_attr, CmdQuerySrq *cmd,
 		      size_t cmd_size);
 int ibv_cmd_destroy_srq(ibv_srq *srq);
 // Fill in mw (context, pd, rkey, handle, type) from the kernel's answer.
-int ibv_cmd_alloc_mw(ibv_pd *pd, ibv_mw_type type, ibv_mw *mw,
-		     CmdAllocMw *cmd, size_t cmd_size,
-		     ib_uverbs_alloc_mw_resp *resp, size_t resp_size);
+int ibv_cmd_alloc_mw(ibv_pd *pd, ibv_mw_type type, ibv_mw *mw, CmdAllocMw *cmd,
+		     size_t cmd_size, ib_uverbs_alloc_mw_resp *resp,
+		     size_t resp_size);
 int ibv_cmd_dealloc_mw(ibv_mw *mw);
 } // extern "C"
 

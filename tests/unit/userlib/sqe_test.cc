@@ -279,9 +279,9 @@ TEST(EncodeSend, BindMwCarriesTheBinding)
 	EXPECT_EQ(sqe.bind.addr, 0x10000u);
 	EXPECT_EQ(sqe.bind.length, 1ull << 33);
 	EXPECT_EQ(sqe.bind.mr_lkey, 0x4242u);
-	EXPECT_EQ(sqe.bind.access, static_cast<uint32_t>(
-					   IBV_ACCESS_REMOTE_WRITE |
-					   IBV_ACCESS_REMOTE_READ));
+	EXPECT_EQ(sqe.bind.access,
+		  static_cast<uint32_t>(IBV_ACCESS_REMOTE_WRITE |
+					IBV_ACCESS_REMOTE_READ));
 
 	// Unbinding (type 1): no MR, no range.
 	wr.bind_mw.bind_info = {};
