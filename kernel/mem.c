@@ -177,6 +177,7 @@ static int kiwi_mr_user_pages(struct kiwi_mr *mr)
  * @udata: user data (no driver data in kiwi's ABI)
  *
  * Pins the pages with ib_umem_get() and lists them for the data path.
+ * IB_ACCESS_MW_BIND is allowed here only: windows bind to user MRs.
  *
  * Return: the MR, or ERR_PTR(-EINVAL / -EOPNOTSUPP / -ENOMEM / -EFAULT).
  */
@@ -187,7 +188,7 @@ struct ib_mr *kiwi_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	struct kiwi_mr *mr;
 	int rv;
 
-	rv = kiwi_mr_access_ok(access);
+	rv = kiwi_mr_access_ok(access & ~IB_ACCESS_MW_BIND);
 	if (!rv)
 		rv = kiwi_udata_in_ok(udata);
 	if (rv)

@@ -25,8 +25,7 @@
 #include "conn.h"
 
 #define KIWI_MR_ACCESS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |	\
-			IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC |	\
-			IB_ACCESS_MW_BIND)
+			IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC)
 
 /**
  * kiwi_mr_access_ok - validate the access flags of a registration
