@@ -318,17 +318,20 @@ static void check_type1(struct conn *c, struct conn *other, struct mem *own,
 		return;
 	if (mw->rkey >> 8 != rkey >> 8 || mw->rkey == rkey)
 		vt_fail("type 1 bind: rkey 0x%x after 0x%x", mw->rkey, rkey);
+	/*
+	 * A Write completes when sent; the Read behind it on the stream
+	 * completes when the Write was placed.
+	 */
 	memset(peer->buf, 0x5a, VT_PAGE);
 	if (peer_ok(c, "type 1: peer writes the window", IBV_WR_RDMA_WRITE,
 		    peer, VT_PAGE, base + VT_PAGE, mw->rkey) &&
-	    (own->buf[VT_PAGE] != 0x5a || own->buf[2 * VT_PAGE - 1] != 0x5a ||
-	     own->buf[VT_PAGE - 1] || own->buf[2 * VT_PAGE]))
-		vt_fail("type 1: the Write did not land in the window alone");
-	own->buf[2 * VT_PAGE - 1] = 0xa7;
-	if (peer_ok(c, "type 1: peer reads the window", IBV_WR_RDMA_READ,
+	    peer_ok(c, "type 1: peer reads the window", IBV_WR_RDMA_READ,
 		    peer, 1, base + 2 * VT_PAGE - 1, mw->rkey) &&
-	    peer->buf[0] != 0xa7)
-		vt_fail("type 1: the Read returned 0x%x", peer->buf[0]);
+	    (peer->buf[0] != 0x5a || own->buf[VT_PAGE] != 0x5a ||
+	     own->buf[2 * VT_PAGE - 1] != 0x5a || own->buf[VT_PAGE - 1] ||
+	     own->buf[2 * VT_PAGE]))
+		vt_fail("type 1: the Write did not land in the window alone (Read 0x%x)",
+			peer->buf[0]);
 	own->buf[2 * VT_PAGE] = 0x3c;
 	if (bound(c, "type 1 rebind", bind1(c, mw, own, 2 * VT_PAGE, 100,
 					     IBV_ACCESS_REMOTE_READ)) &&
@@ -355,12 +358,15 @@ static void check_type2(struct conn *c, struct mem *own, struct mem *peer,
 	for (i = 0; i < 2; i++) {
 		if (!bound(c, "type 2 bind", bind2(c, mw, rkey, own->mr,
 						    own->buf, VT_PAGE,
-						    IBV_ACCESS_REMOTE_WRITE)))
+						    IBV_ACCESS_REMOTE_WRITE |
+						    IBV_ACCESS_REMOTE_READ)))
 			return;
 		memset(peer->buf, 0x11 + i, 64);
 		if (peer_ok(c, "type 2: peer writes the window",
 			    IBV_WR_RDMA_WRITE, peer, 64, base, rkey) &&
-		    own->buf[63] != 0x11 + i)
+		    peer_ok(c, "type 2: peer reads the window",
+			    IBV_WR_RDMA_READ, peer, 1, base + 63, rkey) &&
+		    (peer->buf[0] != 0x11 + i || own->buf[63] != 0x11 + i))
 			vt_fail("type 2: the Write did not land");
 		if (!i) {
 			if (!ok_rv("Local Invalidate", local_inv(c, rkey)))
