@@ -200,7 +200,11 @@ int kiwi_mr_read(const struct kiwi_mr *mr, u64 addr, void *dst, u32 len);
 int kiwi_mr_atomic(const struct kiwi_mr *mr, const struct kiwi_rdmap_areq *r,
 		   u64 *orig);
 
-/* kiwi_mr_invalidate()'s @peer_qp of a Local Invalidate (no QPN is 0). */
+/*
+ * kiwi_mr_invalidate()'s @peer_qp of a Local Invalidate (no QPN is 0). A
+ * peer's Send with Invalidate passes the receiving QP's number: a type 2
+ * window is invalidatable only from the QP it is bound to.
+ */
 #define KIWI_INV_LOCAL	0U
 
 /*
