@@ -34,7 +34,10 @@ static int kiwi_query_device(struct ib_device *ibdev,
 	attr->page_size_cap = PAGE_SIZE;
 	attr->max_qp = KIWI_MAX_QP;
 	attr->max_qp_wr = KIWI_MAX_QP_WR;
-	attr->device_cap_flags = IB_DEVICE_MEM_MGT_EXTENSIONS;
+	/* Memory windows: type 1 and type 2B (PD and QP association). */
+	attr->device_cap_flags = IB_DEVICE_MEM_MGT_EXTENSIONS |
+				 IB_DEVICE_MEM_WINDOW |
+				 IB_DEVICE_MEM_WINDOW_TYPE_2B;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	attr->max_send_sge = KIWI_MAX_SGE;
 	attr->max_recv_sge = KIWI_MAX_SGE;
@@ -42,6 +45,7 @@ static int kiwi_query_device(struct ib_device *ibdev,
 	attr->max_cq = KIWI_MAX_CQ;
 	attr->max_cqe = KIWI_MAX_CQE;
 	attr->max_mr = KIWI_MAX_MR;
+	attr->max_mw = KIWI_MAX_MW;
 	attr->max_pd = KIWI_MAX_PD;
 	attr->max_qp_rd_atom = KIWI_MAX_IRD;
 	attr->max_qp_init_rd_atom = KIWI_MAX_ORD;
@@ -172,6 +176,7 @@ static const struct ib_device_ops kiwi_device_ops = {
 
 	.alloc_hw_port_stats = kiwi_alloc_hw_port_stats,
 	.alloc_mr = kiwi_alloc_mr,
+	.alloc_mw = kiwi_alloc_mw,
 	.alloc_pd = kiwi_alloc_pd,
 	.alloc_ucontext = kiwi_alloc_ucontext,
 	.counter_alloc_stats = kiwi_counter_alloc_stats,
@@ -183,6 +188,7 @@ static const struct ib_device_ops kiwi_device_ops = {
 	.create_qp = kiwi_create_qp,
 	.create_srq = kiwi_create_srq,
 	.dealloc_driver = kiwi_dealloc_driver,
+	.dealloc_mw = kiwi_dealloc_mw,
 	.dealloc_pd = kiwi_dealloc_pd,
 	.dealloc_ucontext = kiwi_dealloc_ucontext,
 	.dereg_mr = kiwi_dereg_mr,
@@ -223,6 +229,7 @@ static const struct ib_device_ops kiwi_device_ops = {
 	.req_notify_cq = kiwi_req_notify_cq,
 
 	INIT_RDMA_OBJ_SIZE(ib_cq, kiwi_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_mw, kiwi_mw, ibmw),
 	INIT_RDMA_OBJ_SIZE(ib_pd, kiwi_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, kiwi_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_srq, kiwi_srq, ibsrq),

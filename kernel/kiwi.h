@@ -63,6 +63,7 @@
 #define KIWI_MAX_CQE		65536	/* CQ ring entries */
 #define KIWI_MAX_PD		65536	/* PDs per device */
 #define KIWI_MAX_MR		65536	/* MRs per device (STag indices in use) */
+#define KIWI_MAX_MW		65536	/* memory windows per device (STags too) */
 #define KIWI_MAX_SRQ		1024	/* SRQs per device */
 #define KIWI_MAX_SRQ_WR		4096	/* SRQ ring entries */
 #define KIWI_MAX_ORD		128	/* outstanding RDMA Reads we issue per QP */
@@ -99,6 +100,7 @@ static inline u32 kiwi_stag_index(u32 stag)
  * @num_qp: QPs in use
  * @num_srq: SRQs in use
  * @num_mr: MRs in use
+ * @num_mw: memory windows in use
  * @qmem_used: queue memory held by the device's objects, in octets,
  *             bounded by the budget (qmem.c)
  * @settings: the administrator's settings (settings.h)
@@ -119,6 +121,7 @@ struct kiwi_device {
 	atomic_t num_qp;
 	atomic_t num_srq;
 	atomic_t num_mr;
+	atomic_t num_mw;
 	atomic64_t qmem_used;
 	struct kiwi_settings settings;
 	struct kiwi_dev_stats stats;
@@ -286,11 +289,14 @@ struct kiwi_qp {
  * @KIWI_MR_USER: pinned user pages (ib_umem), addressed by the iova
  * @KIWI_MR_FAST_REG: a page list of kernel virtual addresses (map_mr_sg),
  *                    made valid by IB_WR_REG_MR
+ * @KIWI_MR_MW: a memory window (mem_mw.c): a remote-access STag over a
+ *              range of a user MR (its parent), valid while bound
  */
 enum kiwi_mr_kind {
 	KIWI_MR_DMA,
 	KIWI_MR_USER,
 	KIWI_MR_FAST_REG,
+	KIWI_MR_MW,
 };
 
 /* kiwi_mr.state */
@@ -321,6 +327,19 @@ enum {
  * @pages: fast-reg MRs: page list (kernel virtual addresses) from map_mr_sg
  * @max_pages: fast-reg MRs: capacity of @pages
  * @npages: fast-reg MRs: entries map_mr_sg filled in
+ * @mw_bound: MRs: windows bound to it; -1 once dereg_mr began, after
+ *            which no window binds (atomic)
+ * @mw_seen: MRs: a window was bound to it once: dereg_mr waits a grace
+ *           period, as a window's reader holds no reference on the MR
+ * @mw_type: windows: IB_MW_TYPE_1 or IB_MW_TYPE_2; 0 once deallocated
+ *           (written under @mw_lock)
+ * @mw_lock: windows: serialises bind, invalidation and dealloc (any
+ *           context, interrupts disabled; a leaf lock)
+ * @parent: windows: the MR it is bound to, holding a reference and one
+ *          count of its @mw_bound; NULL while unbound. Written under
+ *          @mw_lock, read under RCU
+ * @qpn: windows: the QP a type 2 window is bound to, KIWI_DDP_ANY_QP for
+ *       type 1 (PD-scoped)
  * @rcu: frees the structure after RCU readers of the mr_xa are done
  *
  * Lifetime: the STag is published in kiwi_device.mr_xa only when the MR is
@@ -339,6 +358,12 @@ enum {
  * @max_pages are fixed at creation. @pages and @npages are written by
  * map_mr_sg (process context, the consumer's serialisation); readers bound
  * indices by @nreg and @max_pages.
+ *
+ * A memory window uses the same fields for its binding (@stag, @access
+ * holding remote rights only, @iova and @length in its parent's address
+ * space) and the same @state protocol; bind, invalidate and dealloc
+ * change them under @mw_lock (mem_mw.c, mem_access.c). Page resolution
+ * goes through @parent, whose own state is checked as well.
  */
 struct kiwi_mr {
 	struct ib_mr ibmr;
@@ -357,7 +382,23 @@ struct kiwi_mr {
 	u64 *pages;
 	u32 max_pages;
 	u32 npages;
+	atomic_t mw_bound;
+	bool mw_seen;
+	u8 mw_type;
+	spinlock_t mw_lock;	/* see kernel-doc above */
+	struct kiwi_mr __rcu *parent;
+	u32 qpn;
 	struct rcu_head rcu;
+};
+
+/**
+ * struct kiwi_mw - a memory window as ib_core sees it
+ * @ibmw: core MW (must be first)
+ * @win: the window's STag object, published in kiwi_device.mr_xa
+ */
+struct kiwi_mw {
+	struct ib_mw ibmw;
+	struct kiwi_mr *win;
 };
 
 static inline struct kiwi_device *to_kdev(struct ib_device *ibdev)
@@ -389,6 +430,11 @@ static inline struct kiwi_srq *to_ksrq(struct ib_srq *ibsrq)
 static inline struct kiwi_mr *to_kmr(struct ib_mr *ibmr)
 {
 	return container_of(ibmr, struct kiwi_mr, ibmr);
+}
+
+static inline struct kiwi_mw *to_kmw(struct ib_mw *ibmw)
+{
+	return container_of(ibmw, struct kiwi_mw, ibmw);
 }
 
 /* The user context of a verb's udata, NULL for a kernel caller. */
@@ -499,7 +545,8 @@ int kiwi_sq_retire(struct kiwi_qp *qp);
 void kiwi_sq_complete(struct kiwi_qp *qp, u32 idx, u8 status);
 bool kiwi_sqe_is_read(const struct kiwi_qp *qp, const struct kiwi_sqe *sqe);
 u8 kiwi_sq_execute(struct kiwi_qp *qp, u32 idx);
-u8 kiwi_swqe_local_op(struct kiwi_qp *qp, const struct kiwi_swqe *w);
+u8 kiwi_swqe_local_op(struct kiwi_qp *qp, const struct kiwi_swqe *w,
+		      bool *gp);
 void kiwi_sq_fail(struct kiwi_qp *qp, u32 idx, u8 status);
 int kiwi_sq_flush(struct kiwi_qp *qp);
 
@@ -534,6 +581,7 @@ void kiwi_tx_wr_failed(struct kiwi_qp *qp, u32 idx, u8 status);
 
 /* tx_wr.c */
 bool kiwi_tx_start_sqe(struct kiwi_qp *qp);
+void kiwi_tx_read_refused(struct kiwi_qp *qp, const struct kiwi_term *t);
 
 /* tx_imm.c: RFC 7306 Immediate Data, transmit side */
 bool kiwi_sqe_is_imm(const struct kiwi_sqe *sqe);
@@ -611,6 +659,17 @@ int kiwi_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 		   unsigned int *sg_offset);
 int kiwi_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 int kiwi_mr_access_ok(int access);
+struct kiwi_mr *kiwi_mr_new(struct ib_pd *ibpd, enum kiwi_mr_kind kind,
+			    int access);
+struct ib_mr *kiwi_mr_publish(struct ib_pd *ibpd, struct kiwi_mr *mr,
+			      int state);
+void kiwi_mr_discard(struct ib_pd *ibpd, struct kiwi_mr *mr);
+
+/* mem_mw.c: memory windows */
+int kiwi_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
+int kiwi_dealloc_mw(struct ib_mw *ibmw);
+u8 kiwi_mw_bind(struct kiwi_qp *qp, const struct kiwi_sqe *sqe,
+		bool *revoked);
 
 /* cm.c */
 int kiwi_iw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param);

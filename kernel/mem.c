@@ -15,9 +15,10 @@
  * does not claim IBK_LOCAL_DMA_LKEY) takes them as they are; a fast-reg
  * page list holds the kernel virtual addresses of pages.
  *
- * Memory windows, atomics, zero-based and on-demand registrations are not
- * supported: such access flags fail with -EOPNOTSUPP, and ib_core answers
- * alloc_mw with -EOPNOTSUPP because kiwi has no such operation.
+ * Memory windows (mem_mw.c) are STags of the same table. An MR with
+ * windows bound cannot be deregistered (-EBUSY, as ibv_dereg_mr(3)
+ * says). Zero-based and on-demand registrations are not supported: such
+ * access flags fail with -EOPNOTSUPP.
  */
 #include <linux/mm.h>
 #include <linux/random.h>
@@ -26,23 +27,40 @@
 #include "kiwi.h"
 #include "conn.h"
 
-/*
- * Allocate a zeroed MR and reserve an STag index for it, bounded by
- * KIWI_MAX_MR. The index stays unpublished (lookups see nothing) until
- * kiwi_mr_publish().
+/* The per-device count an STag of @kind is charged to. */
+static atomic_t *kiwi_mr_count(struct kiwi_device *kdev,
+			       enum kiwi_mr_kind kind)
+{
+	return kind == KIWI_MR_MW ? &kdev->num_mw : &kdev->num_mr;
+}
+
+/**
+ * kiwi_mr_new - allocate an STag object, unpublished
+ * @ibpd: its protection domain
+ * @kind: an MR kind, or KIWI_MR_MW for a memory window
+ * @access: IB_ACCESS_* of the registration
+ *
+ * Allocates a zeroed MR and reserves an STag index for it, bounded by
+ * KIWI_MAX_MR (KIWI_MAX_MW for windows). The index stays unpublished
+ * (lookups see nothing) until kiwi_mr_publish().
+ *
+ * Return: the object in state KIWI_MR_INVALID, or ERR_PTR(-ENOMEM).
  */
-static struct kiwi_mr *kiwi_mr_new(struct ib_pd *ibpd, enum kiwi_mr_kind kind,
-				   int access)
+struct kiwi_mr *kiwi_mr_new(struct ib_pd *ibpd, enum kiwi_mr_kind kind,
+			    int access)
 {
 	struct kiwi_device *kdev = to_kdev(ibpd->device);
+	atomic_t *count = kiwi_mr_count(kdev, kind);
 	struct kiwi_mr *mr;
 	u32 idx;
 	int rv;
 
-	if (!kiwi_count_get(&kdev->num_mr, KIWI_MAX_MR))
+	if (!kiwi_count_get(count, kind == KIWI_MR_MW ? KIWI_MAX_MW :
+						       KIWI_MAX_MR))
 		return ERR_PTR(-ENOMEM);
 	mr = kzalloc(sizeof(*mr),
-		     kind == KIWI_MR_USER ? KIWI_GFP_USER : GFP_KERNEL);
+		     kind == KIWI_MR_USER || kind == KIWI_MR_MW ?
+		     KIWI_GFP_USER : GFP_KERNEL);
 	if (!mr) {
 		rv = -ENOMEM;
 		goto err_count;
@@ -60,12 +78,13 @@ static struct kiwi_mr *kiwi_mr_new(struct ib_pd *ibpd, enum kiwi_mr_kind kind,
 	mr->access = access;
 	mr->ibmr.lkey = mr->stag;
 	mr->ibmr.rkey = mr->stag;
+	spin_lock_init(&mr->mw_lock);
 	return mr;
 
 err_free:
 	kfree(mr);
 err_count:
-	atomic_dec(&kdev->num_mr);
+	atomic_dec(count);
 	return ERR_PTR(rv);
 }
 
@@ -79,19 +98,22 @@ static void kiwi_mr_release_mem(struct kiwi_mr *mr)
 }
 
 /* Undo kiwi_mr_new() for an MR that was never published. */
-static void kiwi_mr_discard(struct ib_pd *ibpd, struct kiwi_mr *mr)
+void kiwi_mr_discard(struct ib_pd *ibpd, struct kiwi_mr *mr)
 {
 	struct kiwi_device *kdev = to_kdev(ibpd->device);
 
 	xa_erase(&kdev->mr_xa, kiwi_stag_index(mr->stag));
-	atomic_dec(&kdev->num_mr);
+	atomic_dec(kiwi_mr_count(kdev, mr->kind));
 	kiwi_mr_release_mem(mr);
 	kfree(mr);
 }
 
-/* Make the complete MR visible to STag lookups in state @state. */
-static struct ib_mr *kiwi_mr_publish(struct ib_pd *ibpd, struct kiwi_mr *mr,
-				     int state)
+/*
+ * Make the complete MR visible to STag lookups in state @state. On
+ * failure the MR is discarded.
+ */
+struct ib_mr *kiwi_mr_publish(struct ib_pd *ibpd, struct kiwi_mr *mr,
+			      int state)
 {
 	struct kiwi_device *kdev = to_kdev(ibpd->device);
 	void *old;
@@ -155,6 +177,7 @@ static int kiwi_mr_user_pages(struct kiwi_mr *mr)
  * @udata: user data (no driver data in kiwi's ABI)
  *
  * Pins the pages with ib_umem_get() and lists them for the data path.
+ * IB_ACCESS_MW_BIND is allowed here only: windows bind to user MRs.
  *
  * Return: the MR, or ERR_PTR(-EINVAL / -EOPNOTSUPP / -ENOMEM / -EFAULT).
  */
@@ -165,7 +188,7 @@ struct ib_mr *kiwi_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	struct kiwi_mr *mr;
 	int rv;
 
-	rv = kiwi_mr_access_ok(access);
+	rv = kiwi_mr_access_ok(access & ~IB_ACCESS_MW_BIND);
 	if (!rv)
 		rv = kiwi_udata_in_ok(udata);
 	if (rv)
@@ -264,25 +287,31 @@ int kiwi_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
  * @ibmr: the MR
  * @udata: user data (unused)
  *
- * Unpublishes the STag and invalidates the MR. If data-path holders remain,
- * one RCU grace period lets accesses that already passed the state check
- * finish (they run under rcu_read_lock()); later ones fail. Then the
- * memory is unpinned. Holders keep only the structure, which the last
- * kiwi_mr_put() frees: dereg never waits for a stalled connection.
+ * Fails while memory windows are bound to the MR; from then on none can
+ * be. Unpublishes the STag and invalidates the MR. If data-path holders
+ * remain, or a window was ever bound (an access through a window holds
+ * the window, not the MR), one RCU grace period lets accesses that
+ * already passed the state check finish (they run under rcu_read_lock());
+ * later ones fail. Then the memory is unpinned. Holders keep only the
+ * structure, which the last kiwi_mr_put() frees: dereg never waits for a
+ * stalled connection.
  *
- * Return: 0.
+ * Return: 0, or -EBUSY while windows are bound to the MR.
  */
 int kiwi_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct kiwi_device *kdev = to_kdev(ibmr->device);
 	struct kiwi_mr *mr = to_kmr(ibmr);
 
+	/* Fully ordered: a bind sees -1, or we see its count. */
+	if (atomic_cmpxchg(&mr->mw_bound, 0, -1) != 0)
+		return -EBUSY;
 	xa_erase(&kdev->mr_xa, kiwi_stag_index(mr->stag));
 	atomic_set(&mr->state, KIWI_MR_INVALID);
 	atomic_dec(&kdev->num_mr);
 	/* Pairs with kiwi_mr_get(): a later holder sees INVALID. */
 	smp_mb();
-	if (refcount_read(&mr->ref) != 1)
+	if (refcount_read(&mr->ref) != 1 || READ_ONCE(mr->mw_seen))
 		synchronize_rcu();
 	else	/* order the release after the last holder's put */
 		smp_acquire__after_ctrl_dep();

@@ -10,6 +10,11 @@
  * and checks that the MR is still valid, so dereg_mr can release the
  * memory after one grace period (see struct kiwi_mr). Addresses are
  * iova-based: the TO of a tagged message, or the addr of an SGE.
+ *
+ * A memory window is an STag of the same table (KIWI_MR_MW): the same
+ * lookup, validity protocol and validators see it; its pages are its
+ * parent MR's, resolved through the parent inside the same RCU section.
+ * Its STag is for peers only: a local SGE naming it fails the checks.
  */
 #include <linux/highmem.h>
 #include <linux/mm.h>
@@ -102,6 +107,9 @@ static bool kiwi_mr_covers(u64 iova, u64 length, u64 addr, u64 len)
  * @len: octets; 0 checks the STag, PD and rights and that @addr is inside
  *       or at the end of the registration
  *
+ * For the local SGEs of work requests: a memory window's STag is not a
+ * local key, and fails as an invalid STag.
+ *
  * Return: KIWI_MEM_OK or the first failed check, in the order of RFC 5041
  * section 7.1: STag valid (and key), PD, rights, bounds.
  */
@@ -109,7 +117,8 @@ enum kiwi_mem_status kiwi_mr_check(const struct kiwi_mr *mr, u32 stag,
 				   const struct ib_pd *pd, int access,
 				   u64 addr, u64 len)
 {
-	if (atomic_read_acquire(&mr->state) != KIWI_MR_VALID ||
+	if (mr->kind == KIWI_MR_MW ||
+	    atomic_read_acquire(&mr->state) != KIWI_MR_VALID ||
 	    READ_ONCE(mr->stag) != stag)
 		return KIWI_MEM_STAG;
 	if (mr->pd != pd)
@@ -132,7 +141,8 @@ enum kiwi_mem_status kiwi_mr_check(const struct kiwi_mr *mr, u32 stag,
  * A snapshot: placement re-checks validity and bounds at each copy. The PD
  * identity is the ib_pd's address (kiwi_ddp_stream.pd of the QP alike).
  * The peer may invalidate only a fast-reg MR registered with remote
- * rights (see kiwi_mr_inval_check()).
+ * rights (see kiwi_mr_inval_check()) and a type 2 window, which is bound
+ * to one QP (stream); a type 1 window is PD-scoped like an MR.
  */
 void kiwi_mr_stag_info(const struct kiwi_mr *mr, u32 stag,
 		       struct kiwi_ddp_stag_info *st)
@@ -148,6 +158,12 @@ void kiwi_mr_stag_info(const struct kiwi_mr *mr, u32 stag,
 	if (mr->kind == KIWI_MR_FAST_REG &&
 	    (access & (IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE)))
 		st->access |= KIWI_DDP_ACC_REMOTE_INV;
+	if (mr->kind == KIWI_MR_MW) {
+		st->qp = READ_ONCE(mr->qpn);
+		st->access &= ~KIWI_DDP_ACC_LOCAL_WRITE;
+		if (READ_ONCE(mr->mw_type) == IB_MW_TYPE_2)
+			st->access |= KIWI_DDP_ACC_REMOTE_INV;
+	}
 	st->base = READ_ONCE(mr->iova);
 	st->len = READ_ONCE(mr->length);
 }
@@ -196,7 +212,8 @@ static unsigned long kiwi_mr_frmr_kva(const struct kiwi_mr *mr, u64 pos,
  * bottom halves disabled) from this call until it is done with *@page:
  * dereg_mr releases the memory one grace period after invalidating.
  * Writing to *@page needs a registration with IB_ACCESS_LOCAL_WRITE
- * (kiwi_mr_check()): pages of a read-only user MR may be shared.
+ * (kiwi_mr_check()): pages of a read-only user MR may be shared. A
+ * window resolves through the MR it is bound to, which must be valid too.
  *
  * Return: 0, or -EFAULT if the MR is not valid or the range is not in it.
  */
@@ -204,6 +221,7 @@ int kiwi_mr_page(const struct kiwi_mr *mr, u64 addr, u32 len,
 		 struct page **page, u32 *offset, u32 *chunk)
 {
 	u64 iova = READ_ONCE(mr->iova);
+	const struct kiwi_mr *parent;
 	unsigned long kva;
 	u64 pos;
 
@@ -212,6 +230,13 @@ int kiwi_mr_page(const struct kiwi_mr *mr, u64 addr, u32 len,
 	if (!len || atomic_read_acquire(&mr->state) != KIWI_MR_VALID ||
 	    !kiwi_mr_covers(iova, READ_ONCE(mr->length), addr, len))
 		return -EFAULT;
+	if (mr->kind == KIWI_MR_MW) {
+		parent = rcu_dereference_check(mr->parent,
+					       rcu_read_lock_any_held());
+		return parent && parent->kind != KIWI_MR_MW ?
+		       kiwi_mr_page(parent, addr, len, page, offset, chunk) :
+		       -EFAULT;
+	}
 	pos = addr - iova;
 	*chunk = len;
 	if (mr->kind == KIWI_MR_USER) {
@@ -255,6 +280,19 @@ static int kiwi_mr_copy(const struct kiwi_mr *mr, u64 addr, u8 *buf, u32 len,
 	return rv;
 }
 
+/*
+ * May @mr's pages be written? An MR needs local write (remote write
+ * implies it): a read-only user MR's pages were pinned without write
+ * access. A window needs remote write, which it gets only over an MR
+ * with local write (kiwi_mw_bind()).
+ */
+static bool kiwi_mr_writable(const struct kiwi_mr *mr)
+{
+	return READ_ONCE(mr->access) & (mr->kind == KIWI_MR_MW ?
+					IB_ACCESS_REMOTE_WRITE :
+					IB_ACCESS_LOCAL_WRITE);
+}
+
 /**
  * kiwi_mr_write - copy into registered memory
  * @mr: an MR the caller holds and checked for this range
@@ -262,15 +300,14 @@ static int kiwi_mr_copy(const struct kiwi_mr *mr, u64 addr, u8 *buf, u32 len,
  * @src: the octets
  * @len: how many
  *
- * Any context. The MR must allow local write (remote write implies it):
- * a read-only user MR's pages were pinned without write access.
+ * Any context. The MR must be writable (kiwi_mr_writable()).
  *
  * Return: 0, or -EFAULT (MR invalidated meanwhile, or out of range).
  */
 int kiwi_mr_write(const struct kiwi_mr *mr, u64 addr, const void *src,
 		  u32 len)
 {
-	if (!(READ_ONCE(mr->access) & IB_ACCESS_LOCAL_WRITE))
+	if (!kiwi_mr_writable(mr))
 		return -EFAULT;
 	return kiwi_mr_copy(mr, addr, (u8 *)src, len, true);
 }
@@ -338,12 +375,73 @@ int kiwi_mr_atomic(const struct kiwi_mr *mr, const struct kiwi_rdmap_areq *r,
 	return rv;
 }
 
+/**
+ * kiwi_mw_detach - a window lets go of the MR it was bound to
+ * @win: the window, its mw_lock held, its state no longer VALID
+ *
+ * Any context. The MR's count of bound windows drops (ordered after the
+ * state change, for kiwi_dereg_mr()) and so does the window's reference.
+ * Readers that fetched the parent under RCU before keep using it for the
+ * rest of their section: the MR's dereg waits a grace period (mw_seen).
+ */
+void kiwi_mw_detach(struct kiwi_mr *win)
+{
+	struct kiwi_mr *parent;
+
+	parent = rcu_replace_pointer(win->parent, NULL,
+				     lockdep_is_held(&win->mw_lock));
+	if (!parent)
+		return;
+	/* The window's new state is visible before dereg_mr may proceed. */
+	smp_mb__before_atomic();
+	atomic_dec(&parent->mw_bound);
+	kiwi_mr_put(parent);
+}
+
+/*
+ * Invalidate type 2 window @mw under @stag for a QP in @pd: Local
+ * Invalidate (@peer_qp KIWI_INV_LOCAL), or a peer's Send with Invalidate
+ * on stream @peer_qp, which must be the QP the window is bound to. A type
+ * 1 window cannot be invalidated (it is unbound by a zero-length bind).
+ */
+static enum kiwi_mem_status kiwi_mw_invalidate(struct kiwi_mr *mw, u32 stag,
+					       const struct ib_pd *pd,
+					       u32 peer_qp)
+{
+	enum kiwi_mem_status st = KIWI_MEM_OK;
+	unsigned long flags;
+
+	if (READ_ONCE(mw->stag) != stag)
+		return KIWI_MEM_STAG;
+	if (mw->pd != pd)
+		return KIWI_MEM_PD;
+	if (READ_ONCE(mw->mw_type) != IB_MW_TYPE_2)
+		return KIWI_MEM_ACCESS;
+	spin_lock_irqsave(&mw->mw_lock, flags);
+	if (READ_ONCE(mw->stag) != stag) {
+		st = KIWI_MEM_STAG;
+	} else if (atomic_read(&mw->state) != KIWI_MR_VALID) {
+		if (peer_qp != KIWI_INV_LOCAL)
+			st = KIWI_MEM_STAG;
+	} else if (peer_qp != KIWI_INV_LOCAL &&
+		   READ_ONCE(mw->qpn) != peer_qp) {
+		st = KIWI_MEM_ACCESS;
+	} else {
+		/* Fully ordered like the MRs' cmpxchg: see kiwi_mr_get(). */
+		atomic_xchg(&mw->state, KIWI_MR_INVALID);
+		kiwi_mw_detach(mw);
+	}
+	spin_unlock_irqrestore(&mw->mw_lock, flags);
+	return st;
+}
+
 /*
  * May @stag of @mr be invalidated by a WR of a QP in @pd? Only fast-reg
  * MRs can be (as in rxe): a user or DMA MR lives until dereg_mr. A peer
  * (Send with Invalidate) may invalidate only an MR registered for remote
- * access, an STag meant for peers (RFC 5040 section 8.1.1, item 7, read
- * with the stream association of MWs unsupported).
+ * access, an STag meant for peers (RFC 5040 section 8.1.1, item 7: such
+ * an MR is PD-scoped, an exception kept for the kernel ULPs that rely on
+ * it). Windows: kiwi_mw_invalidate().
  */
 static enum kiwi_mem_status kiwi_mr_inval_check(const struct kiwi_mr *mr,
 						u32 stag,
@@ -367,7 +465,8 @@ static enum kiwi_mem_status kiwi_mr_inval_check(const struct kiwi_mr *mr,
  * @kdev: the device
  * @stag: the STag to invalidate
  * @pd: the PD of the QP
- * @remote: the peer asked (Send with Invalidate)
+ * @peer_qp: KIWI_INV_LOCAL (0) for a Local Invalidate, else the QP number
+ *           of the stream whose peer asked (Send with Invalidate)
  *
  * Any context. Later checks and accesses fail; an access already copying on
  * another CPU finishes that one copy, within an RCU grace period: a Local
@@ -378,18 +477,25 @@ static enum kiwi_mem_status kiwi_mr_inval_check(const struct kiwi_mr *mr,
  *
  * Return: KIWI_MEM_OK; KIWI_MEM_STAG (no such STag, wrong key, or not
  * valid for a peer); KIWI_MEM_PD (another PD); KIWI_MEM_ACCESS: the STag
- * cannot be invalidated (not a fast-reg MR, or @remote and no remote
- * rights: RDMAP "STag cannot be invalidated").
+ * cannot be invalidated (not a fast-reg MR or a type 2 window; for a peer,
+ * an MR without remote rights or a window bound to another QP: RDMAP
+ * "STag cannot be invalidated").
  */
 enum kiwi_mem_status kiwi_mr_invalidate(struct kiwi_device *kdev, u32 stag,
-					const struct ib_pd *pd, bool remote)
+					const struct ib_pd *pd, u32 peer_qp)
 {
+	bool remote = peer_qp != KIWI_INV_LOCAL;
 	enum kiwi_mem_status st = KIWI_MEM_STAG;
 	struct kiwi_mr *mr;
 	int old;
 
 	rcu_read_lock();
 	mr = xa_load(&kdev->mr_xa, kiwi_stag_index(stag));
+	if (mr && mr->kind == KIWI_MR_MW) {
+		st = kiwi_mw_invalidate(mr, stag, pd, peer_qp);
+		rcu_read_unlock();
+		return st;
+	}
 	if (mr)
 		st = kiwi_mr_inval_check(mr, stag, pd, remote);
 	if (st == KIWI_MEM_OK) {

@@ -31,6 +31,8 @@ u16 kiwi_sq_wc_opcode(u8 sq_opcode)
 		return KIWI_WC_LOCAL_INV;
 	case KIWI_WR_KREG_MR:
 		return IB_WC_REG_MR;
+	case KIWI_WR_BIND_MW:
+		return KIWI_WC_BIND_MW;
 	default:
 		return KIWI_WC_SEND;
 	}

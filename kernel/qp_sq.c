@@ -284,15 +284,15 @@ void kiwi_sq_fail(struct kiwi_qp *qp, u32 idx, u8 status)
  * kiwi_sq_execute - execute a started local WR and complete it
  * @qp: the QP (qp->lock not held)
  * @idx: SQ index, in [sq.cons, tx.next), of a Local Invalidate, a
- *       fast-register, or a Read with Invalidate whose last Response
- *       arrived (its sink is invalidated now)
+ *       fast-register, a window bind, or a Read with Invalidate whose last
+ *       Response arrived (its sink is invalidated now)
  *
  * The operation runs under qp->lock, so a flush (kiwi_sq_flush(), also
  * under it) comes wholly before or after it, and the completion says what
  * happened to the MR: a WR flushed first is not executed and completes
  * with IB_WC_WR_FLUSH_ERR; one executed first completes successfully even
- * if a flush follows. A successful invalidation completes only after an
- * RCU grace period: every copy into or out of registered memory checks
+ * if a flush follows. A successful invalidation (or a bind that unbound a
+ * window) completes only after an RCU grace period: every copy into or out of registered memory checks
  * the MR's validity and copies inside one RCU read-side section
  * (mem_access.c), so a consumer that reuses the buffer on the completion
  * finds no copy still running. Nobody waits for it here.
@@ -307,14 +307,15 @@ u8 kiwi_sq_execute(struct kiwi_qp *qp, u32 idx)
 	u8 st = IB_WC_WR_FLUSH_ERR;
 	unsigned long flags;
 	int res = 0;
+	bool gp;
 
 	spin_lock_irqsave(&qp->lock, flags);
 	if (kiwi_sq_started(qp, idx) && !w->done && !w->gp_wait) {
-		st = kiwi_swqe_local_op(qp, w);
-		if (st == IB_WC_SUCCESS && w->sqe.opcode == KIWI_WR_KREG_MR)
-			res = kiwi_sq_set_done(qp, w, st);
-		else if (st == IB_WC_SUCCESS)
+		st = kiwi_swqe_local_op(qp, w, &gp);
+		if (st == IB_WC_SUCCESS && gp)
 			kiwi_sq_wait_gp(qp, w);
+		else if (st == IB_WC_SUCCESS)
+			res = kiwi_sq_set_done(qp, w, st);
 	}
 	spin_unlock_irqrestore(&qp->lock, flags);
 	kiwi_cq_signal(to_kcq(qp->ibqp.send_cq), res);

@@ -494,9 +494,9 @@ static bool kiwi_tx_fill(struct kiwi_qp *qp)
  * the buffer? Sends and Writes. A Read or an atomic completes when its
  * Response arrived,
  * an Immediate Data probe when its Read was answered, and a local operation
- * (Local Invalidate, fast-register) when tx_wr.c executed it: a Local
- * Invalidate one RCU grace period later (kiwi_sq_execute()),
- * which the buffer handed to TCP must not cut short.
+ * (Local Invalidate, fast-register, window bind) when tx_wr.c executed it:
+ * a Local Invalidate or an unbind one RCU grace period later
+ * (kiwi_sq_execute()), which the buffer handed to TCP must not cut short.
  */
 static bool kiwi_tx_done_when_sent(struct kiwi_qp *qp,
 				   const struct kiwi_swqe *w)
@@ -504,7 +504,8 @@ static bool kiwi_tx_done_when_sent(struct kiwi_qp *qp,
 	return !kiwi_sqe_is_read(qp, &w->sqe) &&
 	       !kiwi_sqe_is_atomic(&w->sqe) && !w->probe &&
 	       w->sqe.opcode != KIWI_WR_LOCAL_INV &&
-	       w->sqe.opcode != KIWI_WR_KREG_MR;
+	       w->sqe.opcode != KIWI_WR_KREG_MR &&
+	       w->sqe.opcode != KIWI_WR_BIND_MW;
 }
 
 /* The buffer was taken by the LLP: Sends and Writes framed in it are done. */

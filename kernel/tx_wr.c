@@ -203,23 +203,31 @@ static u8 kiwi_tx_setup_read(struct kiwi_qp *qp, struct kiwi_swqe *w,
 static u8 kiwi_tx_invalidate(struct kiwi_qp *qp, u32 stag)
 {
 	return kiwi_mr_invalidate(to_kdev(qp->ibqp.device), stag, qp->ibqp.pd,
-				  false) ? IB_WC_LOC_PROT_ERR : IB_WC_SUCCESS;
+				  KIWI_INV_LOCAL) ? IB_WC_LOC_PROT_ERR :
+						    IB_WC_SUCCESS;
 }
 
 /**
  * kiwi_swqe_local_op - the memory operation of a local WR
  * @qp: the QP, qp->lock held (kiwi_sq_execute())
- * @w: a Local Invalidate or fast-register TX reached, or a Read with
- *     Invalidate whose sink is invalidated as the Read completes
+ * @w: a Local Invalidate, fast-register or window bind TX reached, or a
+ *     Read with Invalidate whose sink is invalidated as the Read completes
+ * @gp: set when the WR took access away (an invalidation, a bind that
+ *      unbound a window): it completes after an RCU grace period
  *
  * Return: IB_WC_SUCCESS, or the status of the failed operation.
  */
-u8 kiwi_swqe_local_op(struct kiwi_qp *qp, const struct kiwi_swqe *w)
+u8 kiwi_swqe_local_op(struct kiwi_qp *qp, const struct kiwi_swqe *w,
+		      bool *gp)
 {
+	*gp = true;
 	if (w->sqe.opcode == KIWI_WR_LOCAL_INV)
 		return kiwi_tx_invalidate(qp, w->sqe.inv_or_rkey);
 	if (w->sqe.opcode == KIWI_WR_KREAD_INV)
 		return kiwi_tx_invalidate(qp, w->sqe.sge[0].lkey);
+	if (w->sqe.opcode == KIWI_WR_BIND_MW)
+		return kiwi_mw_bind(qp, &w->sqe, gp);
+	*gp = false;
 	if (qp->ibqp.uobject || !w->reg_mr)
 		return IB_WC_LOC_QP_OP_ERR;
 	return kiwi_mr_fast_reg(to_kmr(w->reg_mr), w->reg_key,
@@ -258,11 +266,12 @@ static bool kiwi_tx_setup(struct kiwi_qp *qp, u32 idx)
 		break;
 	case KIWI_WR_LOCAL_INV:
 	case KIWI_WR_KREG_MR:
+	case KIWI_WR_BIND_MW:
 		/*
-		 * Executed and completed as one against a flush; a Local
-		 * Invalidate one RCU grace period later, once a copy into or
-		 * out of the MR that passed its validity check before the
-		 * invalidation is over on every CPU.
+		 * Executed and completed as one against a flush; one that
+		 * took access away one RCU grace period later, once a copy
+		 * into or out of the memory that passed its validity check
+		 * before is over on every CPU.
 		 */
 		st = kiwi_sq_execute(qp, idx);
 		if (st == IB_WC_SUCCESS || st == IB_WC_WR_FLUSH_ERR)
@@ -304,4 +313,40 @@ bool kiwi_tx_start_sqe(struct kiwi_qp *qp)
 		if (!kiwi_qp_connected(qp))
 			return false;
 	}
+}
+
+/**
+ * kiwi_tx_read_refused - does the peer's Terminate refuse a Read Request?
+ * @qp: the QP (qp->lock not held), about to go to error
+ * @t: the Terminate
+ *
+ * A remote protection error (RDMAP: invalid STag, bounds, access rights,
+ * stream, wrap) whose copied DDP header names a Read Request answers the
+ * oldest outstanding Read: the peer serves Read Requests (and atomics) in
+ * order and stops at the first it refuses. That Read completes with
+ * IB_WC_REM_ACCESS_ERR, as an RC requester reports a remote access error;
+ * the WRs before it that are not complete are flushed first, the error
+ * state flushes the rest. Other Terminates flush the Read.
+ */
+void kiwi_tx_read_refused(struct kiwi_qp *qp, const struct kiwi_term *t)
+{
+	struct kiwi_qp_tx *tx = &qp->tx;
+	struct kiwi_orq_ent *ent;
+	unsigned long flags;
+	bool found = false;
+	u32 idx = 0;
+
+	if (t->layer != KIWI_TERM_LAYER_RDMAP ||
+	    t->etype != KIWI_TERM_ET_RDMAP_REMOTE_PROT || t->ddp_hdr_len < 2 ||
+	    !kiwi_rdmap_term_names_op(t, KIWI_RDMAP_READ_REQ))
+		return;
+	spin_lock_irqsave(&qp->lock, flags);
+	if (tx->orq && tx->orq_head != tx->orq_tail) {
+		ent = &tx->orq[tx->orq_head % tx->ord];
+		found = !ent->rtr && !ent->probe && !ent->atomic;
+		idx = ent->idx;
+	}
+	spin_unlock_irqrestore(&qp->lock, flags);
+	if (found)
+		kiwi_sq_fail(qp, idx, IB_WC_REM_ACCESS_ERR);
 }

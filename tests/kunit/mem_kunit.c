@@ -3,9 +3,9 @@
  * KUnit suite "kiwi_mem": the data path's memory access (kernel/mem_access.c)
  * on hand-built MRs: the order of the STag checks, overflow-safe bounds,
  * address to page resolution for fast-reg, user and DMA MRs (linear map and
- * vmalloc), copies across page boundaries, lookups, invalidation rules and
- * the fast-register work request. The MRs here never lose their last
- * reference, so the tests own their memory.
+ * vmalloc), copies across page boundaries, lookups, invalidation rules,
+ * the fast-register work request and memory windows. The MRs here never
+ * lose their last reference, so the tests own their memory.
  */
 #include <kunit/test.h>
 #include <linux/kthread.h>
@@ -489,6 +489,101 @@ static void fast_reg_rules(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kiwi_mr_fast_reg(mr, key, rw), -EINVAL);
 }
 
+/*
+ * A type 2 window of QP 5 over 64 octets of a DMA MR: copies resolve
+ * through the parent and stay in the window's bounds; the window is no
+ * local key; proto/ sees it bound to its QP and invalidatable by that
+ * stream's peer only; invalidation lets go of the parent (SEC-02/06).
+ */
+static void window_rules(struct kunit *test)
+{
+	struct mem_env *env = test->priv;
+	const struct ib_pd *pd = &env->pd[0];
+	u8 *buf = kunit_kzalloc(test, 256, GFP_KERNEL);
+	struct kiwi_mr *parent = mk_mr(test, KIWI_MR_DMA, 20,
+				       IB_ACCESS_LOCAL_WRITE, 0, U64_MAX);
+	u64 iova = (unsigned long)buf + 64;
+	struct kiwi_mr *win = mk_mr(test, KIWI_MR_MW, 21,
+				    IB_ACCESS_REMOTE_WRITE, iova, 64);
+	struct kiwi_ddp_stream s = {
+		.pd = (uintptr_t)pd, .qp = 5,
+		.access = KIWI_DDP_ACC_REMOTE_WRITE,
+	};
+	struct kiwi_ddp_hdr h = {
+		.tagged = true, .last = true, .dv = 1, .ulp_ctrl = 0x40,
+		.stag = win->stag, .to = iova,
+	};
+	struct kiwi_ddp_stag_info st;
+	u8 src[65];
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	memset(src, 0x3c, sizeof(src));
+	win->mw_type = IB_MW_TYPE_2;
+	win->qpn = 5;
+	spin_lock_init(&win->mw_lock);
+	refcount_set(&parent->ref, 2);
+	atomic_set(&parent->mw_bound, 1);
+	RCU_INIT_POINTER(win->parent, parent);
+	KUNIT_ASSERT_EQ(test, xa_err(xa_store(&env->kdev->mr_xa,
+				kiwi_stag_index(win->stag), win, GFP_KERNEL)), 0);
+
+	KUNIT_EXPECT_EQ(test, kiwi_mr_write(win, iova, src, 64), 0);
+	KUNIT_EXPECT_EQ(test, buf[64], 0x3c);
+	KUNIT_EXPECT_EQ(test, buf[127], 0x3c);
+	KUNIT_EXPECT_EQ(test, buf[63], 0);
+	KUNIT_EXPECT_EQ(test, buf[128], 0);
+	KUNIT_EXPECT_EQ(test, kiwi_mr_write(win, iova + 1, src, 64), -EFAULT);
+	KUNIT_EXPECT_EQ(test, kiwi_mr_write(win, iova - 1, src, 1), -EFAULT);
+	KUNIT_EXPECT_EQ(test, buf[128], 0);
+	KUNIT_EXPECT_EQ(test, kiwi_mr_check(win, win->stag, pd, 0, iova, 1),
+			KIWI_MEM_STAG);
+	atomic_set(&parent->state, KIWI_MR_INVALID);
+	KUNIT_EXPECT_EQ(test, kiwi_mr_write(win, iova, src, 1), -EFAULT);
+	atomic_set(&parent->state, KIWI_MR_VALID);
+
+	kiwi_mr_stag_info(win, win->stag, &st);
+	KUNIT_EXPECT_TRUE(test, st.valid);
+	KUNIT_EXPECT_EQ(test, st.qp, 5U);
+	KUNIT_EXPECT_EQ(test, st.access, KIWI_DDP_ACC_REMOTE_WRITE |
+			KIWI_DDP_ACC_REMOTE_INV);
+	KUNIT_EXPECT_EQ(test, kiwi_ddp_check_tagged(&h, 64,
+				KIWI_DDP_ACC_REMOTE_WRITE, &s, &st),
+			KIWI_TERM_ERR_NONE);
+	KUNIT_EXPECT_EQ(test, kiwi_ddp_check_tagged(&h, 65,
+				KIWI_DDP_ACC_REMOTE_WRITE, &s, &st),
+			KIWI_TERM_ERR_DDP_T_BOUNDS);
+	s.qp = 6;
+	KUNIT_EXPECT_EQ(test, kiwi_ddp_check_tagged(&h, 1,
+				KIWI_DDP_ACC_REMOTE_WRITE, &s, &st),
+			KIWI_TERM_ERR_DDP_T_STAG_STREAM);
+	KUNIT_EXPECT_EQ(test, kiwi_rdmap_check_inval(&s, &st),
+			KIWI_TERM_ERR_RDMAP_CANNOT_INVALIDATE);
+
+	KUNIT_EXPECT_EQ(test, kiwi_mr_invalidate(env->kdev, win->stag, pd, 6),
+			KIWI_MEM_ACCESS);
+	KUNIT_EXPECT_EQ(test, kiwi_mr_invalidate(env->kdev, win->stag,
+						 &env->pd[1], 5), KIWI_MEM_PD);
+	KUNIT_EXPECT_EQ(test, kiwi_mr_invalidate(env->kdev, win->stag ^ 1, pd,
+						 5), KIWI_MEM_STAG);
+	KUNIT_EXPECT_EQ(test, kiwi_mr_invalidate(env->kdev, win->stag, pd, 5),
+			KIWI_MEM_OK);
+	KUNIT_EXPECT_EQ(test, atomic_read(&win->state), KIWI_MR_INVALID);
+	KUNIT_EXPECT_NULL(test, rcu_access_pointer(win->parent));
+	KUNIT_EXPECT_EQ(test, atomic_read(&parent->mw_bound), 0);
+	KUNIT_EXPECT_EQ(test, refcount_read(&parent->ref), 1U);
+	KUNIT_EXPECT_EQ(test, kiwi_mr_write(win, iova, src, 1), -EFAULT);
+	/* Again: the peer must name a valid STag; locally harmless. */
+	KUNIT_EXPECT_EQ(test, kiwi_mr_invalidate(env->kdev, win->stag, pd, 5),
+			KIWI_MEM_STAG);
+	KUNIT_EXPECT_EQ(test, kiwi_mr_invalidate(env->kdev, win->stag, pd,
+						 KIWI_INV_LOCAL), KIWI_MEM_OK);
+	/* A type 1 window cannot be invalidated at all. */
+	win->mw_type = IB_MW_TYPE_1;
+	KUNIT_EXPECT_EQ(test, kiwi_mr_invalidate(env->kdev, win->stag, pd,
+						 KIWI_INV_LOCAL),
+			KIWI_MEM_ACCESS);
+}
+
 struct stale_probe {
 	struct kiwi_device *kdev;
 	u32 stag;
@@ -558,6 +653,7 @@ static struct kunit_case mem_cases[] = {
 	KUNIT_CASE(invalidate_rules),
 	KUNIT_CASE(stag_info_judged_by_proto),
 	KUNIT_CASE(fast_reg_rules),
+	KUNIT_CASE(window_rules),
 	KUNIT_CASE(stale_probe_no_ref),
 	{}
 };

@@ -155,6 +155,11 @@ ibv_mr *reg_mr(ibv_pd *pd, void *addr, size_t length, uint64_t hca_va,
 	       int access);
 int dereg_mr(pabi::verbs_mr *vmr);
 
+// Memory windows (mw.cc).
+ibv_mw *alloc_mw(ibv_pd *pd, ibv_mw_type type);
+int dealloc_mw(ibv_mw *mw);
+int bind_mw(ibv_qp *qp, ibv_mw *mw, ibv_mw_bind *mw_bind) noexcept;
+
 // Completion queues (cq.cc).
 ibv_cq *create_cq(ibv_context *ctx, int cqe, ibv_comp_channel *channel,
 		  int comp_vector);

@@ -21,12 +21,15 @@ namespace {
 // does not implement, a no-op for async_event and cq_event (nothing to
 // acknowledge in user space).
 constexpr pabi::verbs_context_ops kContextOps = {
+	.alloc_mw = entry<verbs::alloc_mw>,
 	.alloc_pd = entry<verbs::alloc_pd>,
+	.bind_mw = entry<verbs::bind_mw>,
 	.create_cq = entry<verbs::create_cq>,
 	.create_cq_ex = entry<verbs::create_cq_ex>,
 	.create_qp = entry<verbs::create_qp>,
 	.create_qp_ex = entry<verbs::create_qp_ex>,
 	.create_srq = entry<verbs::create_srq>,
+	.dealloc_mw = entry<verbs::dealloc_mw>,
 	.dealloc_pd = entry<verbs::dealloc_pd>,
 	.dereg_mr = entry<verbs::dereg_mr>,
 	.destroy_cq = entry<verbs::destroy_cq>,

@@ -276,6 +276,7 @@ using CmdQueryQp = Cmd<ib_uverbs_query_qp>;
 using CmdCreateSrq = Cmd<ib_uverbs_create_srq>;
 using CmdModifySrq = Cmd<ib_uverbs_modify_srq>;
 using CmdQuerySrq = Cmd<ib_uverbs_query_srq>;
+using CmdAllocMw = Cmd<ib_uverbs_alloc_mw>;
 
 // ----------------------------------------------------------- entry points --
 //
@@ -343,6 +344,11 @@ int ibv_cmd_modify_srq(ibv_srq *srq, ibv_srq_attr *srq_attr, int srq_attr_mask,
 int ibv_cmd_query_srq(ibv_srq *srq, ibv_srq_attr *srq_attr, CmdQuerySrq *cmd,
 		      size_t cmd_size);
 int ibv_cmd_destroy_srq(ibv_srq *srq);
+// Fill in mw (context, pd, rkey, handle, type) from the kernel's answer.
+int ibv_cmd_alloc_mw(ibv_pd *pd, ibv_mw_type type, ibv_mw *mw, CmdAllocMw *cmd,
+		     size_t cmd_size, ib_uverbs_alloc_mw_resp *resp,
+		     size_t resp_size);
+int ibv_cmd_dealloc_mw(ibv_mw *mw);
 } // extern "C"
 
 // -------------------------------------------------------- layout checks --
@@ -449,6 +455,11 @@ static_assert(sizeof(CmdQueryQp) == 24);
 static_assert(sizeof(CmdCreateSrq) == 40);
 static_assert(sizeof(CmdModifySrq) == 24);
 static_assert(sizeof(CmdQuerySrq) == 24);
+static_assert(sizeof(CmdAllocMw) == 24);
+static_assert(sizeof(ib_uverbs_alloc_mw_resp) == 8);
+static_assert(offsetof(verbs_context_ops, alloc_mw) == 16);
+static_assert(offsetof(verbs_context_ops, bind_mw) == 80);
+static_assert(offsetof(verbs_context_ops, dealloc_mw) == 200);
 static_assert(offsetof(CmdCreateQp, core) == 8);
 static_assert(sizeof(ib_uverbs_get_context_resp) == 8);
 static_assert(sizeof(ib_uverbs_create_cq_resp) == 8);

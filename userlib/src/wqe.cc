@@ -16,6 +16,8 @@ static_assert(sizeof(kiwi_sge) == sizeof(ibv_sge));
 static_assert(sizeof(kiwi_sqe::sge) == KIWI_MAX_SGE * sizeof(kiwi_sge));
 static_assert(sizeof(kiwi_sqe_atomic) <= sizeof(kiwi_sqe::sge));
 static_assert(offsetof(kiwi_sqe, atomic) == offsetof(kiwi_sqe, sge));
+static_assert(sizeof(kiwi_sqe_bind) <= sizeof(kiwi_sqe::sge));
+static_assert(offsetof(kiwi_sqe, bind) == offsetof(kiwi_sqe, sge));
 
 constexpr unsigned int kKnownSendFlags = IBV_SEND_FENCE | IBV_SEND_SIGNALED |
 					 IBV_SEND_SOLICITED | IBV_SEND_INLINE;
@@ -116,6 +118,38 @@ int encode_atomic(const ibv_send_wr &wr, kiwi_sqe &sqe) noexcept
 	return 0;
 }
 
+// The rights a window may grant; the low octet of an rkey is its key.
+constexpr unsigned int kWindowAccess = IBV_ACCESS_REMOTE_WRITE |
+				       IBV_ACCESS_REMOTE_READ |
+				       IBV_ACCESS_REMOTE_ATOMIC;
+constexpr uint32_t kKeyMask = 0xff;
+
+// A window bind (IBV_WR_BIND_MW, and the WR of ibv_bind_mw): the new rkey
+// must name the same window (only its key octet may differ). The kernel
+// finds the window by that rkey and judges the rest (its type and state,
+// the MR, PDs, rights, bounds). Zero-based windows are not supported.
+int encode_bind(const ibv_send_wr &wr, kiwi_sqe &sqe) noexcept
+{
+	const ibv_mw *mw = wr.bind_mw.mw;
+	const ibv_mw_bind_info &bi = wr.bind_mw.bind_info;
+
+	if (mw == nullptr ||
+	    (wr.send_flags & (IBV_SEND_INLINE | IBV_SEND_SOLICITED)))
+		return EINVAL;
+	if (bi.mw_access_flags & IBV_ACCESS_ZERO_BASED)
+		return EOPNOTSUPP;
+	if ((bi.mw_access_flags & ~kWindowAccess) ||
+	    ((wr.bind_mw.rkey ^ mw->rkey) & ~kKeyMask) ||
+	    (bi.mr == nullptr && (bi.addr || bi.length)))
+		return EINVAL;
+	sqe.inv_or_rkey = wr.bind_mw.rkey;
+	sqe.bind.addr = bi.addr;
+	sqe.bind.length = bi.length;
+	sqe.bind.mr_lkey = bi.mr != nullptr ? bi.mr->lkey : 0;
+	sqe.bind.access = bi.mw_access_flags;
+	return 0;
+}
+
 } // namespace
 
 int map_send_opcode(uint32_t op, uint8_t &kiwi_op) noexcept
@@ -149,6 +183,8 @@ int map_send_opcode(uint32_t op, uint8_t &kiwi_op) noexcept
 		kiwi_op = KIWI_WR_ATOMIC_FETCH_AND_ADD;
 		return 0;
 	case IBV_WR_BIND_MW:
+		kiwi_op = KIWI_WR_BIND_MW;
+		return 0;
 	case IBV_WR_TSO:
 	case IBV_WR_DRIVER1:
 	case IBV_WR_ATOMIC_WRITE:
@@ -210,6 +246,8 @@ int encode_send(const ibv_send_wr &wr, const SendLimits &lim,
 	case KIWI_WR_ATOMIC_CMP_AND_SWP:
 	case KIWI_WR_ATOMIC_FETCH_AND_ADD:
 		return encode_atomic(wr, sqe);
+	case KIWI_WR_BIND_MW:
+		return encode_bind(wr, sqe); // carries no data
 	default:
 		break;
 	}
@@ -254,6 +292,9 @@ bool map_wc_opcode(uint16_t op, ibv_wc_opcode &out) noexcept
 		return true;
 	case KIWI_WC_FETCH_ADD:
 		out = IBV_WC_FETCH_ADD;
+		return true;
+	case KIWI_WC_BIND_MW:
+		out = IBV_WC_BIND_MW;
 		return true;
 	case KIWI_WC_LOCAL_INV:
 		out = IBV_WC_LOCAL_INV;

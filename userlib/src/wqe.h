@@ -21,15 +21,15 @@ struct SendLimits {
 
 // Maps an ibverbs send opcode (enum ibv_wr_opcode, taken as a plain
 // integer: callers in C can store any value) to the kiwi one. Returns 0,
-// EOPNOTSUPP for an ibverbs opcode iWARP/kiwi does not implement (memory
-// windows, TSO, ATOMIC_WRITE) or EINVAL for a value that is no opcode at
-// all.
+// EOPNOTSUPP for an ibverbs opcode iWARP/kiwi does not implement (TSO,
+// ATOMIC_WRITE, DRIVER1) or EINVAL for a value that is no opcode at all.
 int map_send_opcode(uint32_t op, uint8_t &kiwi_op) noexcept;
 
 // Fills sqe from wr. Returns 0 or an errno value (EINVAL for a malformed
-// request, an atomic without exactly one 8-octet SGE among them;
-// EOPNOTSUPP for an unsupported one, IBV_WR_SEND_WITH_IMM with payload
-// among them); sqe is garbage on error.
+// request, an atomic without exactly one 8-octet SGE or a window bind
+// whose rkey names another window among them; EOPNOTSUPP for an
+// unsupported one, IBV_WR_SEND_WITH_IMM with payload or a zero-based
+// window among them); sqe is garbage on error.
 // Inline data is copied from the caller's buffers here, so they may be
 // reused as soon as the post returns.
 int encode_send(const ibv_send_wr &wr, const SendLimits &lim,

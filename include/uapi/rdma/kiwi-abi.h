@@ -44,12 +44,14 @@
  * 3: RFC 7306 atomics: SQE opcodes KIWI_WR_ATOMIC_*, whose operands lie in
  * the SGE area after the result SGE (struct kiwi_sqe_atomic); CQE opcodes
  * KIWI_WC_COMP_SWAP and KIWI_WC_FETCH_ADD.
+ * 4: memory windows: SQE opcode KIWI_WR_BIND_MW (struct kiwi_sqe_bind in
+ * the SGE area), CQE opcode KIWI_WC_BIND_MW.
  * Element sizes are unchanged. A library and a kernel of different
  * versions do not pair: libkiwi claims only devices of its own version.
  * Within a version, feature bits (KIWI_QP_FEAT_*) announce additions the
  * other side may ignore: either side uses one only if both have it.
  */
-#define KIWI_ABI_VERSION 3
+#define KIWI_ABI_VERSION 4
 
 /*
  * Every kiwi ib_device, whatever its name, has this sysfs attribute group
@@ -113,6 +115,11 @@ enum kiwi_wr_opcode {
 	/* RFC 7306 CmpSwap and FetchAdd: struct kiwi_sqe_atomic */
 	KIWI_WR_ATOMIC_CMP_AND_SWP = 7,
 	KIWI_WR_ATOMIC_FETCH_AND_ADD = 8,
+	/*
+	 * Bind a memory window (type 1 or 2): inv_or_rkey is the window's
+	 * new STag (its index, the consumer's key), struct kiwi_sqe_bind
+	 */
+	KIWI_WR_BIND_MW = 9,
 	KIWI_WR_NUM_OPCODES
 };
 
@@ -141,6 +148,19 @@ struct kiwi_sqe_atomic {
 	__aligned_u64 swap_mask;
 };
 
+/*
+ * The SGE area of a KIWI_WR_BIND_MW SQE: the window covers [addr, addr +
+ * length) of the MR named by mr_lkey (addresses of the MR's iova space)
+ * with access (IB_ACCESS_REMOTE_WRITE, _READ, _ATOMIC). A length of 0
+ * unbinds a type 1 window; mr_lkey and addr are then ignored.
+ */
+struct kiwi_sqe_bind {
+	__aligned_u64 addr;
+	__aligned_u64 length;
+	__u32 mr_lkey;
+	__u32 access;
+};
+
 /* Send queue element: 128 octets. */
 struct kiwi_sqe {
 	__aligned_u64 wr_id;
@@ -152,13 +172,14 @@ struct kiwi_sqe {
 	__be32 imm_data;
 	/*
 	 * SEND_WITH_INV, LOCAL_INV: the STag to invalidate; RDMA and
-	 * atomics: the remote STag
+	 * atomics: the remote STag; BIND_MW: the window's new STag
 	 */
 	__u32 inv_or_rkey;
 	__aligned_u64 remote_addr;
 	union {
 		struct kiwi_sge sge[KIWI_MAX_SGE];
 		struct kiwi_sqe_atomic atomic;	/* KIWI_WR_ATOMIC_* */
+		struct kiwi_sqe_bind bind;	/* KIWI_WR_BIND_MW */
 	};
 };
 
@@ -177,6 +198,7 @@ enum kiwi_wc_opcode {
 	KIWI_WC_RDMA_READ = 2,
 	KIWI_WC_COMP_SWAP = 3,
 	KIWI_WC_FETCH_ADD = 4,
+	KIWI_WC_BIND_MW = 5,
 	KIWI_WC_LOCAL_INV = 6,
 	KIWI_WC_RECV = 128,
 	/* Immediate Data right after an RDMA Write (RFC 7306 section 6) */

@@ -32,6 +32,11 @@ TEST(KiwiAbi, ElementLayouts)
 	EXPECT_EQ(offsetof(kiwi_sqe_atomic, compare_add_mask), 32u);
 	EXPECT_EQ(offsetof(kiwi_sqe_atomic, swap_mask), 40u);
 	EXPECT_EQ(sizeof(kiwi_sqe_atomic), 48u);
+	EXPECT_EQ(offsetof(kiwi_sqe, bind), 32u);
+	EXPECT_EQ(offsetof(kiwi_sqe_bind, length), 8u);
+	EXPECT_EQ(offsetof(kiwi_sqe_bind, mr_lkey), 16u);
+	EXPECT_EQ(offsetof(kiwi_sqe_bind, access), 20u);
+	EXPECT_EQ(sizeof(kiwi_sqe_bind), 24u);
 	EXPECT_EQ(sizeof(kiwi_sqe::sge), static_cast<size_t>(KIWI_MAX_INLINE));
 	EXPECT_EQ(sizeof(kiwi_rqe), 112u);
 	EXPECT_EQ(sizeof(kiwi_cqe), 32u);
@@ -58,6 +63,8 @@ TEST(KiwiAbi, WcOpcodesEqualIbverbsValues)
 		  static_cast<int>(IBV_WC_COMP_SWAP));
 	EXPECT_EQ(static_cast<int>(KIWI_WC_FETCH_ADD),
 		  static_cast<int>(IBV_WC_FETCH_ADD));
+	EXPECT_EQ(static_cast<int>(KIWI_WC_BIND_MW),
+		  static_cast<int>(IBV_WC_BIND_MW));
 	EXPECT_EQ(static_cast<int>(KIWI_WC_LOCAL_INV),
 		  static_cast<int>(IBV_WC_LOCAL_INV));
 	EXPECT_EQ(static_cast<int>(KIWI_WC_RECV),

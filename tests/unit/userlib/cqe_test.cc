@@ -54,7 +54,8 @@ TEST(DecodeCqe, CopiesTheCommonFields)
 
 TEST(DecodeCqe, MapsEveryOpcode)
 {
-	const std::array<std::pair<uint16_t, ibv_wc_opcode>, 8> map{{
+	const std::array<std::pair<uint16_t, ibv_wc_opcode>, 9> map{{
+		{KIWI_WC_BIND_MW, IBV_WC_BIND_MW},
 		{KIWI_WC_SEND, IBV_WC_SEND},
 		{KIWI_WC_COMP_SWAP, IBV_WC_COMP_SWAP},
 		{KIWI_WC_FETCH_ADD, IBV_WC_FETCH_ADD},
@@ -99,7 +100,7 @@ TEST(DecodeCqe, UnknownStatusBecomesGeneralError)
 
 TEST(DecodeCqe, UnknownOpcodeOfASuccessIsAnError)
 {
-	for (uint16_t op : {5, 7, 130, 0xffff}) {
+	for (uint16_t op : {7, 8, 130, 0xffff}) {
 		ibv_wc wc = dirty_wc();
 
 		decode_cqe(make_cqe(op, IBV_WC_SUCCESS), wc);

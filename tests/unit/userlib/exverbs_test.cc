@@ -288,7 +288,7 @@ TEST_F(BatchFixture, AnErrorFailsTheBatch)
 	} cases[] = {
 		{IBV_WR_ATOMIC_CMP_AND_SWP, 0, 0, EINVAL}, // no result SGE
 		{IBV_WR_SEND_WITH_IMM, 0, 1, EOPNOTSUPP},  // payload
-		{IBV_WR_BIND_MW, 0, 0, EOPNOTSUPP},
+		{IBV_WR_BIND_MW, 0, 0, EINVAL},
 		{IBV_WR_SEND, 0x1000, 1, EINVAL}, // unknown send flag
 	};
 	for (const auto &c : cases) {

@@ -72,7 +72,7 @@ TEST_F(ProviderLoad, LeavesOtherDevicesAlone)
 TEST_F(ProviderLoad, RefusesAnotherKiwiAbiFile)
 {
 	EXPECT_EQ(find("kiwi2"), nullptr)
-		<< "kiwi2 has kiwi/abi_version 2, an older kiwi.ko";
+		<< "kiwi2 has kiwi/abi_version 3, an older kiwi.ko";
 }
 
 TEST_F(ProviderLoad, RefusesAnotherAbiVersion)

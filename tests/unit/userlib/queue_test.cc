@@ -88,7 +88,7 @@ TEST(SendQueue, BadRequestStopsTheListAndIsReported)
 	ibv_send_wr *bad = nullptr;
 	uint32_t posted = 0;
 
-	wrs[2].opcode = IBV_WR_BIND_MW;
+	wrs[2].opcode = IBV_WR_TSO;
 	EXPECT_EQ(sq.post(wrs.data(), &bad, posted), EOPNOTSUPP);
 	EXPECT_EQ(bad, &wrs[2]);
 	EXPECT_EQ(posted, 2u); // the good ones before it are posted

@@ -30,10 +30,10 @@ mkdir -p "$sys/class/infiniband_verbs"
 echo 6 >"$sys/class/infiniband_verbs/abi_version"
 n=0
 # NAME:UVERBS_ABI:KIWI_ABI ("-": no kiwi/ group)
-# kiwi1 has another uverbs ABI, kiwi2 is a kiwi.ko of ABI 2 (before
-# atomics): neither is claimed.
-for dev in kiwi0:3:3 kiwi1:2:3 other0:3:- eth0_kiwi:3:3 kiwi_fake:3:- \
-	kiwi2:3:2; do
+# kiwi1 has another uverbs ABI, kiwi2 is a kiwi.ko of ABI 3 (before
+# memory windows): neither is claimed.
+for dev in kiwi0:4:4 kiwi1:3:4 other0:4:- eth0_kiwi:4:4 kiwi_fake:4:- \
+	kiwi2:4:3; do
 	IFS=: read -r name uabi kabi <<<"$dev"
 	v=$sys/class/infiniband_verbs/uverbs$n
 	d=$sys/class/infiniband/$name

@@ -40,9 +40,10 @@ kiwi_sqe dirty_sqe()
 	return sqe;
 }
 
-TEST(SendOpcode, MapsTheNineKiwiOpcodes)
+TEST(SendOpcode, MapsTheTenKiwiOpcodes)
 {
-	const std::array<std::pair<ibv_wr_opcode, uint8_t>, 9> map{{
+	const std::array<std::pair<ibv_wr_opcode, uint8_t>, 10> map{{
+		{IBV_WR_BIND_MW, KIWI_WR_BIND_MW},
 		{IBV_WR_ATOMIC_CMP_AND_SWP, KIWI_WR_ATOMIC_CMP_AND_SWP},
 		{IBV_WR_ATOMIC_FETCH_AND_ADD, KIWI_WR_ATOMIC_FETCH_AND_ADD},
 		{IBV_WR_SEND, KIWI_WR_SEND},
@@ -62,8 +63,8 @@ TEST(SendOpcode, MapsTheNineKiwiOpcodes)
 
 TEST(SendOpcode, UnsupportedOpcodesAreEopnotsupp)
 {
-	for (ibv_wr_opcode op : {IBV_WR_BIND_MW, IBV_WR_TSO, IBV_WR_DRIVER1,
-				 IBV_WR_ATOMIC_WRITE}) {
+	for (ibv_wr_opcode op :
+	     {IBV_WR_TSO, IBV_WR_DRIVER1, IBV_WR_ATOMIC_WRITE}) {
 		uint8_t got = 0;
 		EXPECT_EQ(map_send_opcode(op, got), EOPNOTSUPP) << op;
 	}
@@ -249,6 +250,76 @@ TEST(EncodeSend, LocalInvalidateIgnoresSges)
 	EXPECT_EQ(sqe.inv_or_rkey, 0x55u);
 	EXPECT_EQ(sqe.num_sge, 0);
 	EXPECT_EQ(sqe.flags, static_cast<uint32_t>(KIWI_SQE_SIGNALED));
+}
+
+// A window bind: the new rkey, the MR's lkey, the range and the rights.
+TEST(EncodeSend, BindMwCarriesTheBinding)
+{
+	ibv_mr mr{};
+	ibv_mw mw{};
+	mr.lkey = 0x4242;
+	mw.rkey = 0x12345678;
+	mw.type = IBV_MW_TYPE_2;
+	ibv_send_wr wr = make_wr(IBV_WR_BIND_MW, nullptr, 0);
+	wr.send_flags = IBV_SEND_SIGNALED | IBV_SEND_FENCE;
+	wr.bind_mw.mw = &mw;
+	wr.bind_mw.rkey = 0x12345679;
+	wr.bind_mw.bind_info.mr = &mr;
+	wr.bind_mw.bind_info.addr = 0x10000;
+	wr.bind_mw.bind_info.length = 1ull << 33;
+	wr.bind_mw.bind_info.mw_access_flags =
+		IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+	kiwi_sqe sqe = dirty_sqe();
+
+	ASSERT_EQ(encode_send(wr, kLimits, sqe), 0);
+	EXPECT_EQ(sqe.opcode, KIWI_WR_BIND_MW);
+	EXPECT_EQ(sqe.flags, KIWI_SQE_SIGNALED | KIWI_SQE_READ_FENCE);
+	EXPECT_EQ(sqe.num_sge, 0);
+	EXPECT_EQ(sqe.inv_or_rkey, 0x12345679u);
+	EXPECT_EQ(sqe.bind.addr, 0x10000u);
+	EXPECT_EQ(sqe.bind.length, 1ull << 33);
+	EXPECT_EQ(sqe.bind.mr_lkey, 0x4242u);
+	EXPECT_EQ(sqe.bind.access,
+		  static_cast<uint32_t>(IBV_ACCESS_REMOTE_WRITE |
+					IBV_ACCESS_REMOTE_READ));
+
+	// Unbinding (type 1): no MR, no range.
+	wr.bind_mw.bind_info = {};
+	sqe = dirty_sqe();
+	ASSERT_EQ(encode_send(wr, kLimits, sqe), 0);
+	EXPECT_EQ(sqe.bind.length, 0u);
+	EXPECT_EQ(sqe.bind.mr_lkey, 0u);
+}
+
+TEST(EncodeSend, BadBindsAreRefused)
+{
+	ibv_mr mr{};
+	ibv_mw mw{};
+	mw.rkey = 0x12345678;
+	ibv_send_wr wr = make_wr(IBV_WR_BIND_MW, nullptr, 0);
+	wr.bind_mw.mw = &mw;
+	wr.bind_mw.rkey = 0x12345600;
+	wr.bind_mw.bind_info.mr = &mr;
+	wr.bind_mw.bind_info.length = 8;
+	kiwi_sqe sqe = dirty_sqe();
+
+	ASSERT_EQ(encode_send(wr, kLimits, sqe), 0);
+	wr.bind_mw.rkey = 0x12355678; // another window's index
+	EXPECT_EQ(encode_send(wr, kLimits, sqe), EINVAL);
+	wr.bind_mw.rkey = 0x12345679;
+	wr.bind_mw.bind_info.mw_access_flags = IBV_ACCESS_ZERO_BASED;
+	EXPECT_EQ(encode_send(wr, kLimits, sqe), EOPNOTSUPP);
+	wr.bind_mw.bind_info.mw_access_flags = IBV_ACCESS_LOCAL_WRITE;
+	EXPECT_EQ(encode_send(wr, kLimits, sqe), EINVAL);
+	wr.bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_READ;
+	wr.bind_mw.bind_info.mr = nullptr; // a range without an MR
+	EXPECT_EQ(encode_send(wr, kLimits, sqe), EINVAL);
+	wr.bind_mw.bind_info.mr = &mr;
+	wr.send_flags = IBV_SEND_INLINE;
+	EXPECT_EQ(encode_send(wr, kLimits, sqe), EINVAL);
+	wr.send_flags = 0;
+	wr.bind_mw.mw = nullptr;
+	EXPECT_EQ(encode_send(wr, kLimits, sqe), EINVAL);
 }
 
 TEST(EncodeSend, FlagsMap)

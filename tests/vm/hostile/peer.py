@@ -1250,6 +1250,47 @@ def one_rreq(info, res, a, src_stag, src_to, size, expect):
                  "(RFC 5040 4.8: R for a Read Request)")
 
 
+def wait_send(c, res, prefix, seconds=10):
+    """The payload of the next Send from the target that starts with
+    @prefix, or None (other FPDUs are noted and skipped)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            u = c.read_fpdu(deadline)
+        except Closed as e:
+            res.fail(str(e))
+            return None
+        if u is None:
+            res.fail("no Send %r from the target within %d s" %
+                     (prefix, seconds))
+            return None
+        if len(u) >= 18 and not u[0] & 0x80 and u[1] & 0xF == OP_SEND and \
+                u[18:].startswith(prefix):
+            return u[18:]
+        res.seen("FPDU ctrl %02x%02x len %d" % (u[0], u[1], len(u)))
+
+
+# RDMAP-25 (RFC 5040 8.1.1 item 6): once a memory window is invalidated, a
+# peer can no longer change the memory through its STag.
+@case("rdmap-mw-invalidated", "Write through a type 2 memory window's STag "
+      "after the target bound and invalidated it (cmd:mw): Terminate "
+      "1/1/00, window memory unchanged")
+def c_mw_invalidated(info, res, a):
+    if "mw_addr" not in info:
+        res.fail("the target has no memory window (ibv_alloc_mw failed)")
+        return
+    c = handshake(info, res)
+    cmd(c, "mw")
+    got = wait_send(c, res, b"mw:")
+    if got is None:
+        return
+    stag = int(got[3:11], 16)
+    res.seen("the window's STag was 0x%08x" % stag)
+    seg = tagged(OP_WRITE, stag, ival(info, "mw_addr"), b"x" * 16)
+    c.send(fpdu(seg))
+    expect_terminate(c, res, {(1, 1, 0)}, a.layout, bad_hdr=seg[:18])
+
+
 # SEC-07, RDMAP-24: a Read of an STag without remote read.
 @case("rdmap-read-noread", "Read Request on an MR without remote read: "
       "Terminate 0/1/02")

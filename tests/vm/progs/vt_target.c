@@ -16,6 +16,9 @@
  *            peer asks for (see below); a peer may fill it, not more
  *   atomic   4 KiB, remote atomic only (RFC 7306); the control case adds 1
  *            to its first 8 octets, a peer may change nothing else
+ *   window   4 KiB, local write and MW bind only, with a type 2 memory
+ *            window (devices that have windows: mw_addr in the info file);
+ *            a peer may change nothing
  *
  * Two requests let a peer set up what it attacks:
  *  - MPA private data "vt:access=" followed by letters (w remote write, r
@@ -44,6 +47,9 @@
  *   cmd:late MS     post one Send MS milliseconds from now
  *   cmd:disconnect  rdma_disconnect() (iWARP: graceful close, SQD)
  *   cmd:destroy     destroy the connection's QP now
+ *   cmd:mw          bind the window over all of window (remote read and
+ *                   write), invalidate it (Local Invalidate), then send
+ *                   the peer "mw:STAG" (hex): the STag it had
  *
  * Every send WR it posted must complete (success or error) before the
  * connection ends: "conn K end" reports sq_posted and sq_done, and the
@@ -88,6 +94,7 @@
 #define PAT_RECV	0x99
 #define PAT_SINK	0x66
 #define PAT_ATOMIC	0x17
+#define PAT_WINDOW	0x71
 
 /* Pattern the control case writes into target[0, VT_CTL_LEN). */
 static unsigned char ctl_octet(unsigned long i)
@@ -134,6 +141,10 @@ static struct region otherpd = { .name = "otherpd", .pat = PAT_OTHERPD };
 static struct region recvr = { .name = "recv", .pat = PAT_RECV };
 static struct region sink = { .name = "sink", .pat = PAT_SINK };
 static struct region atomic = { .name = "atomic", .pat = PAT_ATOMIC };
+static struct region win = { .name = "window", .pat = PAT_WINDOW };
+/* The type 2 window over win (NULL: the device has none), its last rkey. */
+static struct ibv_mw *mw;
+static uint32_t mw_rkey;
 
 /* The connection in progress (one at a time). */
 static struct {
@@ -219,6 +230,7 @@ static void fill(void)
 	memset(recvr.buf, PAT_RECV, recvr.len);
 	memset(sink.buf, PAT_SINK, sink.len);
 	memset(atomic.buf, PAT_ATOMIC, atomic.len);
+	memset(win.buf, PAT_WINDOW, win.len);
 }
 
 static void setup_memory(void)
@@ -241,6 +253,8 @@ static void setup_memory(void)
 	sink.buf = alloc_pages(sink.len);
 	atomic.len = VT_SMALL_LEN;
 	atomic.buf = alloc_pages(atomic.len);
+	win.len = VT_SMALL_LEN;
+	win.buf = alloc_pages(win.len);
 	fill();
 
 	reg(&target, pd, rw);
@@ -249,6 +263,11 @@ static void setup_memory(void)
 	reg(&recvr, pd, IBV_ACCESS_LOCAL_WRITE);
 	reg(&sink, pd, IBV_ACCESS_LOCAL_WRITE);
 	reg(&atomic, pd, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC);
+	mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+	if (mw) {
+		mw_rkey = mw->rkey;
+		reg(&win, pd, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
+	}
 }
 
 static void write_info(void)
@@ -279,6 +298,9 @@ static void write_info(void)
 	fprintf(f, "atomic_stag=0x%08x\natomic_addr=0x%016llx\natomic_len=%zu\n",
 		atomic.mr->rkey, (unsigned long long)(uintptr_t)atomic.buf,
 		atomic.len);
+	if (mw)
+		fprintf(f, "mw_addr=0x%016llx\nmw_len=%zu\n",
+			(unsigned long long)(uintptr_t)win.buf, win.len);
 	if (fclose(f) || rename(tmp, opt.info))
 		vt_fatal("cannot write %s: %s", opt.info, strerror(errno));
 }
@@ -417,6 +439,38 @@ static void post_unanswered_read(void)
 	post_sq(&wr, "read");
 }
 
+/*
+ * cmd:mw: bind the window, invalidate it, tell the peer the STag it had.
+ * The three WRs run in SQ order: the Send leaves after the invalidation.
+ */
+static void mw_bind_and_invalidate(void)
+{
+	struct ibv_send_wr bind = { .opcode = IBV_WR_BIND_MW };
+	struct ibv_send_wr inv = { .opcode = IBV_WR_LOCAL_INV };
+	struct ibv_sge sge = { .addr = (uintptr_t)sink.buf,
+			       .lkey = sink.mr->lkey };
+	struct ibv_send_wr send = {
+		.sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+	};
+
+	if (!mw) {
+		log_conn("no memory window on this device");
+		return;
+	}
+	mw_rkey = ibv_inc_rkey(mw_rkey);
+	bind.bind_mw.mw = mw;
+	bind.bind_mw.rkey = mw_rkey;
+	bind.bind_mw.bind_info = (struct ibv_mw_bind_info){
+		.mr = win.mr, .addr = (uintptr_t)win.buf, .length = win.len,
+		.mw_access_flags = IBV_ACCESS_REMOTE_WRITE |
+				   IBV_ACCESS_REMOTE_READ,
+	};
+	inv.invalidate_rkey = mw_rkey;
+	sge.length = (uint32_t)sprintf((char *)sink.buf, "mw:%08x", mw_rkey);
+	if (post_sq(&bind, "bind_mw") && post_sq(&inv, "local_inv"))
+		post_sq(&send, "mw");
+}
+
 static void destroy_qp(const char *why)
 {
 	long long t0 = vt_now_ms();
@@ -455,6 +509,8 @@ static void run_cmd(const char *cmd)
 			log_conn("rdma_disconnect: %s", strerror(errno));
 	} else if (!strcmp(cmd, "destroy")) {
 		destroy_qp("cmd");
+	} else if (!strcmp(cmd, "mw")) {
+		mw_bind_and_invalidate();
 	}
 }
 
@@ -727,6 +783,8 @@ static unsigned int check_memory(const char **ctl)
 	bad += check_range("noread", noread.buf, noread.len, PAT_NOREAD, 0);
 	bad += check_range("otherpd", otherpd.buf, otherpd.len, PAT_OTHERPD, 0);
 	bad += check_atomic();
+	if (win.mr)
+		bad += check_range("window", win.buf, win.len, PAT_WINDOW, 0);
 	for (i = 0; i <= opt.nrecv; i++) {
 		size_t off = i * (opt.recv_len + VT_RECV_GAP);
 
@@ -855,6 +913,10 @@ static void teardown(void)
 	ibv_dereg_mr(recvr.mr);
 	ibv_dereg_mr(sink.mr);
 	ibv_dereg_mr(atomic.mr);
+	if (mw) {
+		ibv_dealloc_mw(mw);
+		ibv_dereg_mr(win.mr);
+	}
 	ibv_destroy_cq(cq);
 	ibv_dealloc_pd(pd2);
 	ibv_dealloc_pd(pd);

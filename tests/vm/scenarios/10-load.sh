@@ -32,7 +32,7 @@ vt_eq "sysfs node_type" "$(cat $sys/node_type)" "4: RNIC"
 vt_eq "sysfs port 1 state" "$(cat $sys/ports/1/state)" "4: ACTIVE"
 vt_eq "sysfs port 1 link_layer" "$(cat $sys/ports/1/link_layer)" "Ethernet"
 vt_eq "sysfs port count" "$(ls $sys/ports)" "1"
-vt_eq "sysfs kiwi/abi_version (libkiwi's match)" "$(cat $sys/kiwi/abi_version)" "3"
+vt_eq "sysfs kiwi/abi_version (libkiwi's match)" "$(cat $sys/kiwi/abi_version)" "4"
 uverbs=
 for u in /sys/class/infiniband_verbs/uverbs*; do
 	[ "$(cat "$u/ibdev" 2>/dev/null)" = kiwi0 ] && uverbs=$(basename "$u")

@@ -23,7 +23,7 @@ grep -q '^kiwi ' /proc/modules || vt_check "modprobe kiwi" modprobe kiwi
 # 1. A kiwi device named like an interface.
 vt_link_add eth0_kiwi eth0 || vt_die "rdma link add eth0_kiwi"
 vt_eq "eth0_kiwi/kiwi/abi_version" \
-	"$(cat /sys/class/infiniband/eth0_kiwi/kiwi/abi_version)" 3
+	"$(cat /sys/class/infiniband/eth0_kiwi/kiwi/abi_version)" 4
 vt_eq "vt_kiwi_devs finds it" "$(vt_kiwi_devs | tr '\n' ' ')" "eth0_kiwi "
 
 # 2. Foreign devices: siw and rxe, each on a veth.
@@ -78,7 +78,7 @@ vt_rping "over eth0_kiwi" 7201 3
 # 5. Rename the kiwi device: everything follows the new name.
 vt_check "rename eth0_kiwi to rnic_b" rdma dev set eth0_kiwi name rnic_b
 vt_eq "rnic_b/kiwi/abi_version" \
-	"$(cat /sys/class/infiniband/rnic_b/kiwi/abi_version 2>&1)" 3
+	"$(cat /sys/class/infiniband/rnic_b/kiwi/abi_version 2>&1)" 4
 vt_check "rdma link show rnic_b/1 on eth0" \
 	grep -q 'rnic_b/1 state ACTIVE.*netdev eth0' <<<"$(rdma link show rnic_b/1)"
 out=$(only_kiwi ibv_devices 2>&1)

@@ -42,7 +42,7 @@ vt_link_add kiwi0 eth0 || vt_die "no kiwi0"
 # --- 1. settings --------------------------------------------------------------
 
 for kv in mpa_timeout=10 drain_timeout=3 mpa_rev=2 mpa_crc_off=N mpa_markers=N mpa_p2p=Y \
-	mpa_rtr=send,write,read mpa_responder_waits=Y mpa_rdmac=N llp=tcp abi_version=3; do
+	mpa_rtr=send,write,read mpa_responder_waits=Y mpa_rdmac=N llp=tcp abi_version=4; do
 	vt_eq "kiwi0 ${kv%%=*} default" "$(cat "$S0/${kv%%=*}")" "${kv#*=}"
 done
 

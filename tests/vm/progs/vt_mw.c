@@ -1,0 +1,730 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * vt_mw: memory windows through libibverbs, kiwi <-> kiwi in one process
+ * over rdma_cm (QP pairs on ADDR, vt_cm.c). The active end of each
+ * connection owns the memory and binds the windows; the passive end is
+ * the peer that reads and writes through them.
+ *
+ *   vt_mw -a ADDR [-p PORT]
+ *
+ * Checks, each named on stdout or stderr:
+ *  - ibv_query_device: IBV_DEVICE_MEM_WINDOW, _TYPE_2B, max_mw;
+ *  - type 1: ibv_bind_mw completes with IBV_WC_BIND_MW and a new key in
+ *    mw->rkey (same index); the peer writes and reads through the window
+ *    (the MR itself grants no remote rights); a rebind to another range
+ *    with fewer rights; the window works from another connection of the
+ *    PD; a zero-length bind unbinds it;
+ *  - type 2: IBV_WR_BIND_MW with the consumer's key; Local Invalidate,
+ *    then a rebind; the peer's Send with Invalidate (the receive reports
+ *    IBV_WC_WITH_INV and the rkey), then a rebind;
+ *  - ibv_dereg_mr of an MR with a bound window fails (EBUSY) and
+ *    succeeds once the windows are gone; ibv_dealloc_mw of a bound window
+ *    succeeds;
+ *  - refused remote access, each on a fresh connection: out of the
+ *    window's bounds, a right the window lacks, after Local Invalidate,
+ *    after Send with Invalidate, after a zero-length bind, the old rkey
+ *    after a rebind, after dealloc, and a type 2 window from a QP other
+ *    than the one it is bound to: the owner's QP sends the Terminate an
+ *    MR's error gets (`rdma res show qp -dd`, drv_term_sent), the memory
+ *    is unchanged, and the peer's Read completes with
+ *    IBV_WC_REM_ACCESS_ERR (a Write completed when it was sent: with
+ *    success, or flushed);
+ *  - refused binds, each on a fresh connection (IBV_WC_MW_BIND_ERR): a
+ *    bound type 2 window, an MR without IBV_ACCESS_MW_BIND, remote write
+ *    over an MR without local write, a range beyond the MR, a zero-length
+ *    type 2 bind, a QP of another PD; and, refused by ibv_post_send, a
+ *    zero-based window (EOPNOTSUPP) and an rkey of another window
+ *    (EINVAL).
+ */
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <unistd.h>
+
+#include "vt_cm.h"
+
+#define VT_CQ_DEPTH 32
+#define VT_POLL_MS 20000
+#define VT_PAGE 4096
+#define VT_MR_LEN (4 * VT_PAGE)
+
+static struct vt_cm cm;
+static struct ibv_pd *pd;
+
+/* A connection: [0] the active end (owner), [1] the passive end (peer). */
+struct conn {
+	struct vt_cm_pair pair;
+	struct ibv_cq *cq[2];
+};
+
+/* A registered buffer. */
+struct mem {
+	uint8_t *buf;
+	struct ibv_mr *mr;
+};
+
+static void mem_reg(struct mem *m, struct ibv_pd *in, int access)
+{
+	if (posix_memalign((void **)&m->buf, VT_PAGE, VT_MR_LEN))
+		vt_fatal("posix_memalign failed");
+	memset(m->buf, 0, VT_MR_LEN);
+	m->mr = ibv_reg_mr(in, m->buf, VT_MR_LEN, access);
+	if (!m->mr)
+		vt_fatal("ibv_reg_mr: %s", strerror(errno));
+}
+
+static void mem_free(struct mem *m)
+{
+	if (m->mr && ibv_dereg_mr(m->mr))
+		vt_fail("ibv_dereg_mr: %s", strerror(errno));
+	free(m->buf);
+}
+
+static void conn_open_pd(struct conn *c, struct ibv_pd *in)
+{
+	struct ibv_qp_init_attr a[2];
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		c->cq[i] = ibv_create_cq(cm.verbs, VT_CQ_DEPTH, NULL, NULL, 0);
+		if (!c->cq[i])
+			vt_fatal("ibv_create_cq: %s", strerror(errno));
+		a[i] = (struct ibv_qp_init_attr){
+			.send_cq = c->cq[i],
+			.recv_cq = c->cq[i],
+			.cap = { .max_send_wr = 16, .max_recv_wr = 4,
+				 .max_send_sge = 1, .max_recv_sge = 1 },
+			.qp_type = IBV_QPT_RC,
+		};
+	}
+	vt_cm_prepare(&cm, &c->pair, in, &a[0]);
+	vt_cm_establish(&cm, &c->pair, in, &a[1]);
+}
+
+static void conn_open(struct conn *c)
+{
+	conn_open_pd(c, pd);
+}
+
+static void conn_close(struct conn *c)
+{
+	vt_cm_teardown(&cm, &c->pair);
+	ibv_destroy_cq(c->cq[0]);
+	ibv_destroy_cq(c->cq[1]);
+}
+
+static struct ibv_qp *qp_of(struct conn *c, int end)
+{
+	return end ? c->pair.passive->qp : c->pair.active->qp;
+}
+
+/* One completion within VT_POLL_MS, or false. */
+static bool poll_one(struct ibv_cq *cq, struct ibv_wc *wc)
+{
+	long long end = vt_now_ms() + VT_POLL_MS;
+	int n;
+
+	do {
+		n = ibv_poll_cq(cq, 1, wc);
+		if (n < 0)
+			return false;
+		if (n)
+			return true;
+		usleep(100);
+	} while (vt_now_ms() < end);
+	return false;
+}
+
+/* Wait for the next completion on end @end; false (and a failure) if none
+ * or not @status / @op.
+ */
+static bool expect_wc(struct conn *c, int end, const char *what,
+		      enum ibv_wc_status status, enum ibv_wc_opcode op,
+		      struct ibv_wc *wc)
+{
+	if (!poll_one(c->cq[end], wc)) {
+		vt_fail("%s: no completion", what);
+		return false;
+	}
+	if (wc->status != status ||
+	    (status == IBV_WC_SUCCESS && wc->opcode != op)) {
+		vt_fail("%s: status %s opcode %d, want %s opcode %d", what,
+			ibv_wc_status_str(wc->status), wc->opcode,
+			ibv_wc_status_str(status), op);
+		return false;
+	}
+	return true;
+}
+
+/* Type 1: ibv_bind_mw on the owner's QP; the completion in @want. */
+static int bind1(struct conn *c, struct ibv_mw *mw, struct mem *m,
+		 size_t off, size_t len, unsigned int access)
+{
+	struct ibv_mw_bind b = {
+		.wr_id = 1,
+		.send_flags = IBV_SEND_SIGNALED,
+		.bind_info = {
+			.mr = len ? m->mr : NULL,
+			.addr = len ? (uintptr_t)m->buf + off : 0,
+			.length = len,
+			.mw_access_flags = access,
+		},
+	};
+
+	return ibv_bind_mw(qp_of(c, 0), mw, &b);
+}
+
+/* Type 2: IBV_WR_BIND_MW under @rkey on the owner's QP of @c. */
+static int bind2(struct conn *c, struct ibv_mw *mw, uint32_t rkey,
+		 struct ibv_mr *mr, void *addr, size_t len,
+		 unsigned int access)
+{
+	struct ibv_send_wr wr = {
+		.wr_id = 2,
+		.opcode = IBV_WR_BIND_MW,
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+
+	wr.bind_mw.mw = mw;
+	wr.bind_mw.rkey = rkey;
+	wr.bind_mw.bind_info = (struct ibv_mw_bind_info){
+		.mr = mr,
+		.addr = (uintptr_t)addr,
+		.length = len,
+		.mw_access_flags = access,
+	};
+	return ibv_post_send(qp_of(c, 0), &wr, &bad);
+}
+
+/* The peer's RDMA Write or Read of @len octets at @raddr under @rkey. */
+static int peer_rdma(struct conn *c, enum ibv_wr_opcode op, struct mem *local,
+		     size_t len, uint64_t raddr, uint32_t rkey)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)local->buf,
+		.length = (uint32_t)len,
+		.lkey = local->mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = 3,
+		.sg_list = &sge,
+		.num_sge = 1,
+		.opcode = op,
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+
+	wr.wr.rdma.remote_addr = raddr;
+	wr.wr.rdma.rkey = rkey;
+	return ibv_post_send(qp_of(c, 1), &wr, &bad);
+}
+
+static int local_inv(struct conn *c, uint32_t rkey)
+{
+	struct ibv_send_wr wr = {
+		.wr_id = 4,
+		.opcode = IBV_WR_LOCAL_INV,
+		.send_flags = IBV_SEND_SIGNALED,
+		.invalidate_rkey = rkey,
+	}, *bad;
+
+	return ibv_post_send(qp_of(c, 0), &wr, &bad);
+}
+
+/* The peer's zero-length Send with Invalidate; the owner's receive. */
+static bool remote_inv(struct conn *c, uint32_t rkey, const char *what)
+{
+	struct ibv_recv_wr rwr = { .wr_id = 5 }, *rbad;
+	struct ibv_send_wr wr = {
+		.wr_id = 6,
+		.opcode = IBV_WR_SEND_WITH_INV,
+		.send_flags = IBV_SEND_SIGNALED,
+		.invalidate_rkey = rkey,
+	}, *bad;
+	struct ibv_wc wc;
+	int rv;
+
+	rv = ibv_post_recv(qp_of(c, 0), &rwr, &rbad);
+	if (!rv)
+		rv = ibv_post_send(qp_of(c, 1), &wr, &bad);
+	if (rv) {
+		vt_fail("%s: post: %s", what, strerror(rv));
+		return false;
+	}
+	if (!expect_wc(c, 1, what, IBV_WC_SUCCESS, IBV_WC_SEND, &wc) ||
+	    !expect_wc(c, 0, what, IBV_WC_SUCCESS, IBV_WC_RECV, &wc))
+		return false;
+	if (!(wc.wc_flags & IBV_WC_WITH_INV) || wc.invalidated_rkey != rkey) {
+		vt_fail("%s: receive flags 0x%x rkey 0x%x, want WITH_INV 0x%x",
+			what, wc.wc_flags, wc.invalidated_rkey, rkey);
+		return false;
+	}
+	return true;
+}
+
+static bool ok_rv(const char *what, int rv)
+{
+	if (rv)
+		vt_fail("%s: %s", what, strerror(rv));
+	return !rv;
+}
+
+static bool bound(struct conn *c, const char *what, int rv)
+{
+	struct ibv_wc wc;
+
+	return ok_rv(what, rv) &&
+	       expect_wc(c, 0, what, IBV_WC_SUCCESS, IBV_WC_BIND_MW, &wc);
+}
+
+static bool peer_ok(struct conn *c, const char *what, enum ibv_wr_opcode op,
+		    struct mem *local, size_t len, uint64_t raddr,
+		    uint32_t rkey)
+{
+	struct ibv_wc wc;
+
+	return ok_rv(what, peer_rdma(c, op, local, len, raddr, rkey)) &&
+	       expect_wc(c, 1, what, IBV_WC_SUCCESS,
+			 op == IBV_WR_RDMA_WRITE ? IBV_WC_RDMA_WRITE :
+						   IBV_WC_RDMA_READ, &wc);
+}
+
+static void check_caps(void)
+{
+	struct ibv_device_attr a;
+	const int want = IBV_DEVICE_MEM_WINDOW | IBV_DEVICE_MEM_WINDOW_TYPE_2B;
+
+	if (ibv_query_device(cm.verbs, &a))
+		vt_fatal("ibv_query_device: %s", strerror(errno));
+	if ((a.device_cap_flags & want) == want && a.max_mw > 0)
+		vt_pass("device: MEM_WINDOW, MEM_WINDOW_TYPE_2B, max_mw %d",
+			a.max_mw);
+	else
+		vt_fail("device: cap flags 0x%x max_mw %d", a.device_cap_flags,
+			a.max_mw);
+}
+
+/* Type 1 on @c, and from @other (the same PD). Leaves it unbound. */
+static void check_type1(struct conn *c, struct conn *other, struct mem *own,
+			struct mem *peer, struct ibv_mw *mw)
+{
+	unsigned int fails = vt_failures;
+	uint64_t base = (uintptr_t)own->buf;
+	uint32_t rkey = mw->rkey;
+
+	if (!bound(c, "type 1 bind", bind1(c, mw, own, VT_PAGE, VT_PAGE,
+					    IBV_ACCESS_REMOTE_WRITE |
+					    IBV_ACCESS_REMOTE_READ)))
+		return;
+	if (mw->rkey >> 8 != rkey >> 8 || mw->rkey == rkey)
+		vt_fail("type 1 bind: rkey 0x%x after 0x%x", mw->rkey, rkey);
+	/*
+	 * A Write completes when sent; the Read behind it on the stream
+	 * completes when the Write was placed.
+	 */
+	memset(peer->buf, 0x5a, VT_PAGE);
+	if (peer_ok(c, "type 1: peer writes the window", IBV_WR_RDMA_WRITE,
+		    peer, VT_PAGE, base + VT_PAGE, mw->rkey) &&
+	    peer_ok(c, "type 1: peer reads the window", IBV_WR_RDMA_READ,
+		    peer, 1, base + 2 * VT_PAGE - 1, mw->rkey) &&
+	    (peer->buf[0] != 0x5a || own->buf[VT_PAGE] != 0x5a ||
+	     own->buf[2 * VT_PAGE - 1] != 0x5a || own->buf[VT_PAGE - 1] ||
+	     own->buf[2 * VT_PAGE]))
+		vt_fail("type 1: the Write did not land in the window alone (Read 0x%x)",
+			peer->buf[0]);
+	own->buf[2 * VT_PAGE] = 0x3c;
+	if (bound(c, "type 1 rebind", bind1(c, mw, own, 2 * VT_PAGE, 100,
+					     IBV_ACCESS_REMOTE_READ)) &&
+	    peer_ok(other, "type 1 rebound, from another QP of the PD",
+		    IBV_WR_RDMA_READ, peer, 100, base + 2 * VT_PAGE,
+		    mw->rkey) && peer->buf[0] != 0x3c)
+		vt_fail("type 1 rebound: the Read returned 0x%x",
+			peer->buf[0]);
+	bound(c, "type 1 zero-length bind", bind1(c, mw, own, 0, 0, 0));
+	if (vt_failures == fails)
+		vt_pass("type 1: bind (new key), peer Write and Read, rebind, use from another QP, zero-length unbind");
+}
+
+/* Type 2 on @c: bind, Local Invalidate, rebind, Send with Invalidate. */
+static void check_type2(struct conn *c, struct mem *own, struct mem *peer,
+			struct ibv_mw *mw)
+{
+	unsigned int fails = vt_failures;
+	uint64_t base = (uintptr_t)own->buf;
+	uint32_t rkey = ibv_inc_rkey(mw->rkey);
+	struct ibv_wc wc;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		if (!bound(c, "type 2 bind", bind2(c, mw, rkey, own->mr,
+						    own->buf, VT_PAGE,
+						    IBV_ACCESS_REMOTE_WRITE |
+						    IBV_ACCESS_REMOTE_READ)))
+			return;
+		memset(peer->buf, 0x11 + i, 64);
+		if (peer_ok(c, "type 2: peer writes the window",
+			    IBV_WR_RDMA_WRITE, peer, 64, base, rkey) &&
+		    peer_ok(c, "type 2: peer reads the window",
+			    IBV_WR_RDMA_READ, peer, 1, base + 63, rkey) &&
+		    (peer->buf[0] != 0x11 + i || own->buf[63] != 0x11 + i))
+			vt_fail("type 2: the Write did not land");
+		if (!i) {
+			if (!ok_rv("Local Invalidate", local_inv(c, rkey)))
+				return;
+			expect_wc(c, 0, "Local Invalidate of the window",
+				  IBV_WC_SUCCESS, IBV_WC_LOCAL_INV, &wc);
+		} else {
+			remote_inv(c, rkey, "Send with Invalidate");
+		}
+		rkey = ibv_inc_rkey(rkey);
+	}
+	/* Invalidated by the peer: it binds again. */
+	bound(c, "type 2 bind after Send with Invalidate",
+	      bind2(c, mw, rkey, own->mr, own->buf, VT_PAGE,
+		    IBV_ACCESS_REMOTE_READ));
+	if (vt_failures == fails)
+		vt_pass("type 2: bind under the consumer's key, peer Write, Local Invalidate, rebind, Send with Invalidate (IBV_WC_WITH_INV), rebind");
+}
+
+/* The MR of a bound window stays; dealloc of a bound window works. */
+static void check_dereg(struct mem *own, struct ibv_mw *mw1,
+			struct ibv_mw *mw2)
+{
+	unsigned int fails = vt_failures;
+	int rv = ibv_dereg_mr(own->mr);
+
+	vt_expect_errno("ibv_dereg_mr with a bound window", rv != 0, rv,
+			EBUSY);
+	if (!rv)
+		own->mr = NULL;
+	if (ibv_dealloc_mw(mw2))
+		vt_fail("ibv_dealloc_mw of a bound type 2 window: %s",
+			strerror(errno));
+	if (ibv_dealloc_mw(mw1))
+		vt_fail("ibv_dealloc_mw (type 1): %s", strerror(errno));
+	if (own->mr && ibv_dereg_mr(own->mr))
+		vt_fail("ibv_dereg_mr once the windows are gone: %s",
+			strerror(errno));
+	own->mr = NULL;
+	if (vt_failures == fails)
+		vt_pass("dereg_mr refused (EBUSY) while a window is bound; dealloc of a bound window; dereg_mr after");
+}
+
+static void check_good(void)
+{
+	struct ibv_mw *mw1, *mw2;
+	struct mem own, peer;
+	struct conn c, other;
+
+	conn_open(&c);
+	conn_open(&other);
+	mem_reg(&own, pd, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
+	mem_reg(&peer, pd, IBV_ACCESS_LOCAL_WRITE);
+	mw1 = ibv_alloc_mw(pd, IBV_MW_TYPE_1);
+	mw2 = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+	if (!mw1 || !mw2)
+		vt_fatal("ibv_alloc_mw: %s", strerror(errno));
+	if (mw1->type != IBV_MW_TYPE_1 || mw2->type != IBV_MW_TYPE_2 ||
+	    mw1->rkey >> 8 == mw2->rkey >> 8 || mw1->pd != pd)
+		vt_fail("ibv_alloc_mw: types %d %d rkeys 0x%x 0x%x", mw1->type,
+			mw2->type, mw1->rkey, mw2->rkey);
+	check_type1(&c, &other, &own, &peer, mw1);
+	check_type2(&c, &own, &peer, mw2);
+	check_dereg(&own, mw1, mw2);
+	conn_close(&other);
+	conn_close(&c);
+	mem_free(&own);
+	mem_free(&peer);
+}
+
+enum refusal {
+	REF_BOUNDS, REF_RIGHTS, REF_LOCAL_INV, REF_REMOTE_INV, REF_UNBOUND,
+	REF_OLD_KEY, REF_DEALLOC, REF_OTHER_QP, REF_NUM
+};
+
+/* The Terminate (layer/type/code) the owner sends for each refusal. */
+static const char *const ref_terms[REF_NUM] = {
+	"1/1/0x01", "0/1/0x02", "1/1/0x00", "1/1/0x00",
+	"0/1/0x00", "0/1/0x00", "0/1/0x00", "1/1/0x02",
+};
+
+static const char *const ref_names[REF_NUM] = {
+	"a Write past the window's end", "a Write through a read-only window",
+	"a Write after Local Invalidate", "a Write after Send with Invalidate",
+	"a Read after a zero-length bind", "a Read under the old rkey",
+	"a Read after dealloc", "a type 2 window from another QP",
+};
+
+/*
+ * Prepare refusal @k on @c: a window bound and then made unusable, or
+ * used wrongly. Returns the rkey, address and length the peer uses; -1
+ * on a setup failure.
+ */
+static int refusal_setup(enum refusal k, struct conn *c, struct mem *own,
+			 struct ibv_mw **mw, uint32_t *rkey, uint64_t *raddr,
+			 size_t *len)
+{
+	const unsigned int rw = IBV_ACCESS_REMOTE_WRITE |
+				IBV_ACCESS_REMOTE_READ;
+	bool t2 = k == REF_LOCAL_INV || k == REF_REMOTE_INV ||
+		  k == REF_OTHER_QP;
+	struct ibv_wc wc;
+
+	*mw = ibv_alloc_mw(pd, t2 ? IBV_MW_TYPE_2 : IBV_MW_TYPE_1);
+	if (!*mw)
+		vt_fatal("ibv_alloc_mw: %s", strerror(errno));
+	*raddr = (uintptr_t)own->buf + VT_PAGE;
+	*len = 64;
+	*rkey = ibv_inc_rkey((*mw)->rkey);
+	if (t2 ? !bound(c, ref_names[k], bind2(c, *mw, *rkey, own->mr,
+					       own->buf + VT_PAGE, VT_PAGE,
+					       rw)) :
+		 !bound(c, ref_names[k], bind1(c, *mw, own, VT_PAGE, VT_PAGE,
+					       k == REF_RIGHTS ?
+					       IBV_ACCESS_REMOTE_READ : rw)))
+		return -1;
+	switch (k) {
+	case REF_BOUNDS:
+		*raddr += VT_PAGE - 32;
+		break;
+	case REF_LOCAL_INV:
+		if (!ok_rv(ref_names[k], local_inv(c, *rkey)) ||
+		    !expect_wc(c, 0, ref_names[k], IBV_WC_SUCCESS,
+			       IBV_WC_LOCAL_INV, &wc))
+			return -1;
+		break;
+	case REF_REMOTE_INV:
+		if (!remote_inv(c, *rkey, ref_names[k]))
+			return -1;
+		break;
+	case REF_UNBOUND:
+		/* Refused under the window's current key, too. */
+		if (!bound(c, ref_names[k], bind1(c, *mw, own, 0, 0, 0)))
+			return -1;
+		*rkey = (*mw)->rkey;
+		break;
+	case REF_OLD_KEY:
+		if (!bound(c, ref_names[k], bind1(c, *mw, own, VT_PAGE,
+						  VT_PAGE, rw)))
+			return -1;
+		break;
+	case REF_DEALLOC:
+		if (ibv_dealloc_mw(*mw))
+			vt_fatal("ibv_dealloc_mw: %s", strerror(errno));
+		*mw = NULL;
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+/*
+ * Does `rdma res show qp -dd` show that QP @qpn sent Terminate @term?
+ * Waits up to 5 s for it.
+ */
+static bool term_sent(uint32_t qpn, const char *term)
+{
+	long long end = vt_now_ms() + 5000;
+	char cmd[160], want[64], line[4096];
+	bool found = false;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "rdma res show qp link %s/1 lqpn %" PRIu32
+		 " -dd 2>&1", ibv_get_device_name(cm.verbs->device), qpn);
+	snprintf(want, sizeof(want), "drv_term_sent %s ", term);
+	while (!found && vt_now_ms() < end) {
+		f = popen(cmd, "r");
+		if (!f)
+			vt_fatal("popen: %s", strerror(errno));
+		while (fgets(line, sizeof(line), f))
+			if (strstr(line, want))
+				found = true;
+		pclose(f);
+		if (!found)
+			usleep(100000);
+	}
+	return found;
+}
+
+/*
+ * Refused remote access @k on a fresh connection: the owner's QP sends
+ * the Terminate, a Read completes with IBV_WC_REM_ACCESS_ERR, a Write
+ * when it was sent, and the owner's memory is unchanged.
+ */
+static void check_refused(enum refusal k)
+{
+	enum ibv_wr_opcode op = k == REF_BOUNDS || k == REF_RIGHTS ||
+				k == REF_LOCAL_INV || k == REF_REMOTE_INV ||
+				k == REF_OTHER_QP ? IBV_WR_RDMA_WRITE :
+						    IBV_WR_RDMA_READ;
+	unsigned int fails = vt_failures;
+	struct conn c, c2, *user = &c;
+	struct mem own, peer;
+	struct ibv_mw *mw;
+	struct ibv_wc wc;
+	uint64_t raddr;
+	uint32_t rkey;
+	size_t len, i;
+
+	conn_open(&c);
+	if (k == REF_OTHER_QP) {
+		conn_open(&c2);
+		user = &c2;
+	}
+	mem_reg(&own, pd, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
+	mem_reg(&peer, pd, IBV_ACCESS_LOCAL_WRITE);
+	memset(peer.buf, 0xee, VT_PAGE);
+	if (!refusal_setup(k, &c, &own, &mw, &rkey, &raddr, &len) &&
+	    ok_rv(ref_names[k], peer_rdma(user, op, &peer, len, raddr, rkey))) {
+		if (op == IBV_WR_RDMA_READ)
+			expect_wc(user, 1, ref_names[k], IBV_WC_REM_ACCESS_ERR,
+				  IBV_WC_RDMA_READ, &wc);
+		else if (!poll_one(user->cq[1], &wc) ||
+			 (wc.status != IBV_WC_SUCCESS &&
+			  wc.status != IBV_WC_WR_FLUSH_ERR))
+			vt_fail("%s: the Write did not complete", ref_names[k]);
+		if (!term_sent(qp_of(user, 0)->qp_num, ref_terms[k]))
+			vt_fail("%s: the owner's QP did not send Terminate %s",
+				ref_names[k], ref_terms[k]);
+	}
+	for (i = 0; i < VT_MR_LEN && own.buf[i] == 0; i++)
+		;
+	if (i != VT_MR_LEN)
+		vt_fail("%s: the owner's memory changed at %zu", ref_names[k],
+			i);
+	if (vt_failures == fails)
+		vt_pass("%s: Terminate %s, %s, memory unchanged", ref_names[k],
+			ref_terms[k], op == IBV_WR_RDMA_READ ?
+			"IBV_WC_REM_ACCESS_ERR" : "the Write completed");
+	if (k == REF_OTHER_QP)
+		conn_close(&c2);
+	conn_close(&c);
+	if (mw && ibv_dealloc_mw(mw))
+		vt_fail("ibv_dealloc_mw: %s", strerror(errno));
+	mem_free(&own);
+	mem_free(&peer);
+}
+
+enum bad_bind {
+	BB_BOUND, BB_NO_BIND, BB_NO_LOCAL_WRITE, BB_BEYOND, BB_ZERO_LEN,
+	BB_OTHER_PD, BB_NUM
+};
+
+static const char *const bb_names[BB_NUM] = {
+	"binding a bound type 2 window", "an MR without IBV_ACCESS_MW_BIND",
+	"remote write over an MR without local write",
+	"a range beyond the MR", "a zero-length type 2 bind",
+	"a QP of another PD",
+};
+
+/* A bind the kernel refuses: IBV_WC_MW_BIND_ERR on a fresh connection. */
+static void check_bad_bind(enum bad_bind k, struct ibv_pd *pd2)
+{
+	int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND;
+	unsigned int fails = vt_failures;
+	size_t len = VT_PAGE;
+	struct ibv_mw *mw;
+	struct ibv_wc wc;
+	struct mem own;
+	uint32_t rkey;
+	struct conn c;
+
+	conn_open_pd(&c, k == BB_OTHER_PD ? pd2 : pd);
+	if (k == BB_NO_BIND)
+		access = IBV_ACCESS_LOCAL_WRITE;
+	else if (k == BB_NO_LOCAL_WRITE)
+		access = IBV_ACCESS_REMOTE_READ | IBV_ACCESS_MW_BIND;
+	mem_reg(&own, pd, access);
+	mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+	if (!mw)
+		vt_fatal("ibv_alloc_mw: %s", strerror(errno));
+	rkey = ibv_inc_rkey(mw->rkey);
+	if (k == BB_BOUND)
+		bound(&c, bb_names[k], bind2(&c, mw, rkey, own.mr, own.buf,
+					      len, IBV_ACCESS_REMOTE_READ));
+	if (k == BB_BEYOND)
+		len = VT_MR_LEN + 1;
+	if (k == BB_ZERO_LEN)
+		len = 0;
+	if (ok_rv(bb_names[k], bind2(&c, mw, ibv_inc_rkey(rkey), own.mr,
+				     own.buf, len, IBV_ACCESS_REMOTE_WRITE)))
+		expect_wc(&c, 0, bb_names[k], IBV_WC_MW_BIND_ERR,
+			  IBV_WC_BIND_MW, &wc);
+	if (vt_failures == fails)
+		vt_pass("%s: IBV_WC_MW_BIND_ERR", bb_names[k]);
+	conn_close(&c);
+	if (ibv_dealloc_mw(mw))
+		vt_fail("ibv_dealloc_mw: %s", strerror(errno));
+	mem_free(&own);
+}
+
+/* Binds libkiwi refuses before the kernel sees them. */
+static void check_post_refusals(void)
+{
+	struct ibv_mw *mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+	struct mem own;
+	struct conn c;
+	int rv;
+
+	if (!mw)
+		vt_fatal("ibv_alloc_mw: %s", strerror(errno));
+	conn_open(&c);
+	mem_reg(&own, pd, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
+	rv = bind2(&c, mw, ibv_inc_rkey(mw->rkey), own.mr, own.buf, VT_PAGE,
+		   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_ZERO_BASED);
+	vt_expect_errno("zero-based window", rv != 0, rv, EOPNOTSUPP);
+	rv = bind2(&c, mw, mw->rkey + 0x100, own.mr, own.buf, VT_PAGE,
+		   IBV_ACCESS_REMOTE_READ);
+	vt_expect_errno("bind under another window's rkey", rv != 0, rv,
+			EINVAL);
+	conn_close(&c);
+	if (ibv_dealloc_mw(mw))
+		vt_fail("ibv_dealloc_mw: %s", strerror(errno));
+	mem_free(&own);
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: vt_mw -a ADDR [-p PORT]\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	const char *addr = NULL, *port = "7307";
+	struct ibv_pd *pd2;
+	int opt, k;
+
+	vt_init("vt_mw");
+	while ((opt = getopt(argc, argv, "a:p:")) != -1) {
+		switch (opt) {
+		case 'a':
+			addr = optarg;
+			break;
+		case 'p':
+			port = optarg;
+			break;
+		default:
+			usage();
+		}
+	}
+	if (!addr)
+		usage();
+	vt_cm_listen(&cm, addr, port);
+	pd = ibv_alloc_pd(cm.verbs);
+	pd2 = ibv_alloc_pd(cm.verbs);
+	if (!pd || !pd2)
+		vt_fatal("ibv_alloc_pd: %s", strerror(errno));
+	check_caps();
+	check_good();
+	for (k = 0; k < REF_NUM; k++)
+		check_refused(k);
+	for (k = 0; k < BB_NUM; k++)
+		check_bad_bind(k, pd2);
+	check_post_refusals();
+	ibv_dealloc_pd(pd2);
+	ibv_dealloc_pd(pd);
+	vt_cm_close(&cm);
+	return vt_exit();
+}
