@@ -12,11 +12,15 @@
  * complete in order, so the completions behind it wait as well, and so
  * does the flush of the RQ (kiwi_rq_flush()).
  *
- * Only kernel QPs hold fast-register MRs, the only MRs that can be
- * invalidated, so only they ever hold completions here. The room is
- * bounded by the receive queue: a held receive WR still counts as
- * outstanding when the consumer posts (kiwi_post_recv(), and
- * kiwi_srq.held for an SRQ).
+ * Only kernel QPs hold fast-register MRs, so only they hold completions
+ * here. The room is bounded by the receive queue: a held receive WR still
+ * counts as outstanding when the consumer posts (kiwi_post_recv(), and
+ * kiwi_srq.held for an SRQ). A user QP has no room: what a peer can
+ * invalidate there is a type 2 memory window, which no other connection
+ * may use and which this QP's receive side, serial, is done with; its
+ * Send with Invalidate completes at once. (A Read Response this QP's
+ * transmit side may still be copying out of the window holds what the
+ * peer asked for before it invalidated it.)
  */
 #include <linux/mm.h>
 #include <linux/rcupdate.h>
@@ -128,7 +132,8 @@ static void kiwi_rx_gp_done(struct rcu_head *head)
  * @srq: the WR came from the SRQ
  *
  * A successful Send with Invalidate is held until one RCU grace period
- * from now is over; any completion is held while others are.
+ * from now is over; any completion is held while others are. A QP without
+ * room (a user QP) holds none.
  *
  * Return: the kiwi_cq_push() result for kiwi_cq_signal() (0 if held).
  */
@@ -140,7 +145,7 @@ int kiwi_rx_gp_push(struct kiwi_qp *qp, const struct kiwi_cqe *cqe, bool srq)
 	struct kiwi_rx_gp_ent *e;
 
 	lockdep_assert_held(&qp->lock);
-	if ((!gp && !g->n) || WARN_ON_ONCE(g->n >= g->cap))
+	if ((!gp && !g->n) || !g->cap || WARN_ON_ONCE(g->n >= g->cap))
 		return kiwi_rx_gp_cq(qp, cqe, srq);
 	e = &g->ent[(g->head + g->n++) % g->cap];
 	e->cqe = *cqe;

@@ -464,6 +464,57 @@ static int vt_canary_changed(u8 *buf)
 	return bad;
 }
 
+/*
+ * The memory of @buf, invalidated by @what, must be the consumer's once
+ * @what completed: nothing overwrote its canary.
+ */
+static int vt_canary_verdict(u8 *buf, const char *what, char *res,
+			     size_t len)
+{
+	int bad = vt_canary_changed(buf);
+
+	if (bad)
+		return scnprintf(res, len,
+				 "FAIL %d octets overwritten after %s completed",
+				 bad, what);
+	return scnprintf(res, len,
+			 "PASS the memory stayed the consumer's after %s completed (delays %d)",
+			 what, atomic_read(&vmtest_delays));
+}
+
+/*
+ * A flush raced the invalidation of @mr by @what, which completed with
+ * @wc on @cq: that completion must be the only one, and its status must
+ * say what happened to the MR (another QP's REG_MR, which only an invalid
+ * MR takes, tells): success only if it was invalidated, a flush only if
+ * not.
+ */
+static int vt_inval_verdict(struct vt_env *e, struct ib_cq *cq,
+			    struct ib_mr *mr, const struct ib_wc *wc,
+			    const char *what, char *res, size_t len)
+{
+	struct ib_wc rwc;
+	bool invalid;
+	int rv, more;
+
+	msleep(200);
+	more = ib_poll_cq(cq, 1, &rwc);
+	rv = vt_reg(e->cli[1].id->qp, e->cq[1], mr, IB_ACCESS_REMOTE_WRITE,
+		    &rwc);
+	invalid = !rv && rwc.status == IB_WC_SUCCESS;
+	if (more || (wc->status != IB_WC_SUCCESS &&
+		     wc->status != IB_WC_WR_FLUSH_ERR) ||
+	    (wc->status == IB_WC_SUCCESS) != invalid)
+		return scnprintf(res, len,
+				 "FAIL %s completed with status %d (%d more) but the MR is %s",
+				 what, wc->status, more,
+				 invalid ? "invalid" : "valid");
+	return scnprintf(res, len,
+			 "PASS %s completed once with status %d and the MR is %s (delays %d)",
+			 what, wc->status, invalid ? "invalid" : "valid",
+			 atomic_read(&vmtest_delays));
+}
+
 static int vt_test_inval(char *res, size_t len)
 {
 	struct vmtest_delay d = { .sym = "kiwi_mr_page", .at_return = true,
@@ -474,7 +525,7 @@ static int vt_test_inval(char *res, size_t len)
 	struct vt_env *e;
 	struct ib_mr *mr;
 	u8 *dst, *src;
-	int rv, bad;
+	int rv;
 
 	e = vt_env_new(1);
 	if (IS_ERR(e))
@@ -507,15 +558,7 @@ static int vt_test_inval(char *res, size_t len)
 		goto out_delay;
 	}
 	/* Invalidated: the buffer is the consumer's again. */
-	bad = vt_canary_changed(dst);
-	if (bad)
-		rv = scnprintf(res, len,
-			       "FAIL %d octets overwritten after the Local Invalidate completed",
-			       bad);
-	else
-		rv = scnprintf(res, len,
-			       "PASS the buffer stayed the consumer's after the Local Invalidate completed (delays %d)",
-			       atomic_read(&vmtest_delays));
+	rv = vt_canary_verdict(dst, "the Local Invalidate", res, len);
 out_delay:
 	vmtest_delay_clear();
 	vt_frmr_free(e, mr, &sg);
@@ -699,7 +742,7 @@ static int vt_test_sendinv(char *res, size_t len)
 	struct ib_wc wc;
 	struct vt_env *e;
 	struct ib_mr *mr;
-	int rv, bad;
+	int rv;
 
 	e = vt_env_new(2);
 	if (IS_ERR(e))
@@ -739,15 +782,8 @@ static int vt_test_sendinv(char *res, size_t len)
 			       rv, wc.status, wc.wc_flags);
 		goto out_delay;
 	}
-	bad = vt_canary_changed(vt_buf(e, 0));
-	if (bad)
-		rv = scnprintf(res, len,
-			       "FAIL %d octets overwritten after the Send with Invalidate completed",
-			       bad);
-	else
-		rv = scnprintf(res, len,
-			       "PASS the buffer stayed the consumer's after the Send with Invalidate completed (delays %d)",
-			       atomic_read(&vmtest_delays));
+	rv = vt_canary_verdict(vt_buf(e, 0), "the Send with Invalidate", res,
+			       len);
 out_delay:
 	vmtest_delay_clear();
 	vt_frmr_free(e, mr, &sg);
@@ -778,7 +814,7 @@ static int vt_test_readinv(char *res, size_t len)
 	};
 	struct ib_wc wc;
 	struct vt_env *e;
-	int rv, bad;
+	int rv;
 
 	e = vt_env_new(2);
 	if (IS_ERR(e))
@@ -821,15 +857,8 @@ static int vt_test_readinv(char *res, size_t len)
 			       rv, wc.status);
 		goto out_delay;
 	}
-	bad = vt_canary_changed(vt_buf(e, 0));
-	if (bad)
-		rv = scnprintf(res, len,
-			       "FAIL %d octets overwritten after the Read with Invalidate completed",
-			       bad);
-	else
-		rv = scnprintf(res, len,
-			       "PASS the sink stayed the consumer's after the Read with Invalidate completed (delays %d)",
-			       atomic_read(&vmtest_delays));
+	rv = vt_canary_verdict(vt_buf(e, 0), "the Read with Invalidate", res,
+			       len);
 out_delay:
 	vmtest_delay_clear();
 	vt_frmr_free(e, src, &sg_src);
@@ -858,11 +887,10 @@ static int vt_test_linvflush(char *res, size_t len)
 		.wr_id = 2,
 	};
 	struct scatterlist sg;
-	struct ib_wc wc, rwc;
+	struct ib_wc wc;
 	struct vt_env *e;
 	struct ib_mr *mr;
-	bool invalid;
-	int rv, more;
+	int rv;
 
 	e = vt_env_new(2);
 	if (IS_ERR(e))
@@ -891,22 +919,8 @@ static int vt_test_linvflush(char *res, size_t len)
 			       "FAIL the Local Invalidate did not complete: %d", rv);
 		goto out_delay;
 	}
-	msleep(200);
-	more = ib_poll_cq(e->cq[0], 1, &rwc);
-	rv = vt_reg(e->cli[1].id->qp, e->cq[1], mr, IB_ACCESS_REMOTE_WRITE,
-		    &rwc);
-	invalid = !rv && rwc.status == IB_WC_SUCCESS;
-	if (more || (wc.status != IB_WC_SUCCESS &&
-		     wc.status != IB_WC_WR_FLUSH_ERR) ||
-	    (wc.status == IB_WC_SUCCESS) != invalid)
-		rv = scnprintf(res, len,
-			       "FAIL Local Invalidate completed with status %d (%d more) but the MR is %s",
-			       wc.status, more, invalid ? "invalid" : "valid");
-	else
-		rv = scnprintf(res, len,
-			       "PASS Local Invalidate completed once with status %d and the MR is %s (delays %d)",
-			       wc.status, invalid ? "invalid" : "valid",
-			       atomic_read(&vmtest_delays));
+	rv = vt_inval_verdict(e, e->cq[0], mr, &wc, "Local Invalidate", res,
+			      len);
 out_delay:
 	vmtest_delay_clear();
 	vt_frmr_free(e, mr, &sg);
@@ -937,11 +951,10 @@ static int vt_test_sendinvflush(char *res, size_t len)
 	};
 	const struct ib_recv_wr *rbad;
 	struct scatterlist sg;
-	struct ib_wc wc, rwc;
+	struct ib_wc wc;
 	struct vt_env *e;
 	struct ib_mr *mr;
-	bool invalid;
-	int rv, more;
+	int rv;
 
 	e = vt_env_new(2);
 	if (IS_ERR(e))
@@ -976,22 +989,8 @@ static int vt_test_sendinvflush(char *res, size_t len)
 			       rv);
 		goto out_delay;
 	}
-	msleep(200);
-	more = ib_poll_cq(e->cq[VT_PAIRS], 1, &rwc);
-	rv = vt_reg(e->cli[1].id->qp, e->cq[1], mr, IB_ACCESS_REMOTE_WRITE,
-		    &rwc);
-	invalid = !rv && rwc.status == IB_WC_SUCCESS;
-	if (more || (wc.status != IB_WC_SUCCESS &&
-		     wc.status != IB_WC_WR_FLUSH_ERR) ||
-	    (wc.status == IB_WC_SUCCESS) != invalid)
-		rv = scnprintf(res, len,
-			       "FAIL the Send with Invalidate completed with status %d (%d more) but the MR is %s",
-			       wc.status, more, invalid ? "invalid" : "valid");
-	else
-		rv = scnprintf(res, len,
-			       "PASS the Send with Invalidate completed once with status %d and the MR is %s (delays %d)",
-			       wc.status, invalid ? "invalid" : "valid",
-			       atomic_read(&vmtest_delays));
+	rv = vt_inval_verdict(e, e->cq[VT_PAIRS], mr, &wc,
+			      "the Send with Invalidate", res, len);
 out_delay:
 	vmtest_delay_clear();
 	vt_frmr_free(e, mr, &sg);

@@ -43,12 +43,6 @@
 static struct vt_cm cm;
 static struct ibv_pd *pd;
 
-/* A connection and the CQs of its two ends. */
-struct conn {
-	struct vt_cm_pair pair;
-	struct ibv_cq *cq[2];	/* [0] active, [1] passive */
-};
-
 /* Registered memory: the target words and the result buffers. */
 struct mem {
 	uint64_t *buf;
@@ -73,37 +67,9 @@ static void mem_free(struct mem *m)
 	free(m->buf);
 }
 
-static void conn_open(struct conn *c)
+static void conn_open(struct vt_cm_conn *c)
 {
-	struct ibv_qp_init_attr a[2];
-	int i;
-
-	for (i = 0; i < 2; i++) {
-		c->cq[i] = ibv_create_cq(cm.verbs, VT_CQ_DEPTH, NULL, NULL, 0);
-		if (!c->cq[i])
-			vt_fatal("ibv_create_cq: %s", strerror(errno));
-		a[i] = (struct ibv_qp_init_attr){
-			.send_cq = c->cq[i],
-			.recv_cq = c->cq[i],
-			.cap = { .max_send_wr = 32, .max_recv_wr = 4,
-				 .max_send_sge = 1, .max_recv_sge = 1 },
-			.qp_type = IBV_QPT_RC,
-		};
-	}
-	vt_cm_prepare(&cm, &c->pair, pd, &a[0]);
-	vt_cm_establish(&cm, &c->pair, pd, &a[1]);
-}
-
-static void conn_close(struct conn *c)
-{
-	vt_cm_teardown(&cm, &c->pair);
-	ibv_destroy_cq(c->cq[0]);
-	ibv_destroy_cq(c->cq[1]);
-}
-
-static struct ibv_qp *qp_of(struct conn *c, int end)
-{
-	return end ? c->pair.passive->qp : c->pair.active->qp;
+	vt_cm_conn_open(&cm, c, pd, VT_CQ_DEPTH, 32);
 }
 
 static int post_atomic(struct ibv_qp *qp, enum ibv_wr_opcode op,
@@ -149,11 +115,11 @@ static bool poll_one(struct ibv_cq *cq, struct ibv_wc *wc)
 }
 
 /* Post one atomic and wait for it; the completion in @wc. */
-static bool atomic_once(struct conn *c, int end, enum ibv_wr_opcode op,
+static bool atomic_once(struct vt_cm_conn *c, int end, enum ibv_wr_opcode op,
 			struct mem *res, struct mem *tgt, size_t word,
 			uint64_t cmp_add, uint64_t swap, struct ibv_wc *wc)
 {
-	int rv = post_atomic(qp_of(c, end), op, res->buf, res->mr, 8,
+	int rv = post_atomic(vt_cm_conn_qp(c, end), op, res->buf, res->mr, 8,
 			     (uintptr_t)&tgt->buf[word], tgt->mr->rkey,
 			     cmp_add, swap, 0x7306);
 
@@ -198,7 +164,7 @@ static void expect_u64(const char *what, uint64_t got, uint64_t want)
 }
 
 /* FetchAdd and CmpSwap from end @end of @c on a target at the other end. */
-static void check_ops(struct conn *c, int end, struct mem *res,
+static void check_ops(struct vt_cm_conn *c, int end, struct mem *res,
 		      struct mem *tgt)
 {
 	unsigned int fails = vt_failures;
@@ -244,7 +210,7 @@ static void check_ops(struct conn *c, int end, struct mem *res,
 /* The many-client counter. */
 struct hammer {
 	pthread_t thread;
-	struct conn *c;
+	struct vt_cm_conn *c;
 	struct mem res;		/* one result word per atomic */
 	uint64_t *counter;
 	uint32_t rkey;
@@ -262,7 +228,7 @@ static void *hammer_run(void *arg)
 
 	while (h->done < h->ops) {
 		while (posted < h->ops && posted - h->done < VT_ORD) {
-			rv = post_atomic(qp_of(h->c, 0),
+			rv = post_atomic(vt_cm_conn_qp(h->c, 0),
 					 IBV_WR_ATOMIC_FETCH_AND_ADD,
 					 &h->res.buf[posted], h->res.mr, 8,
 					 (uintptr_t)h->counter, h->rkey, 1, 0,
@@ -376,7 +342,7 @@ static void check_counter(unsigned int pairs, unsigned long ops,
 			pairs, ops, cpu_adds, (unsigned long long)tgt.buf[3],
 			n, vt_now_ms() - t0);
 	for (p = 0; p < pairs; p++) {
-		conn_close(h[p].c);
+		vt_cm_conn_close(&cm, h[p].c);
 		mem_free(&h[p].res);
 		free(h[p].c);
 	}
@@ -428,7 +394,7 @@ static void check_refused(enum bad_kind kind, enum ibv_wc_status want)
 	enum ibv_event_type ev = IBV_EVENT_COMM_EST;
 	struct mem res, tgt;
 	struct ibv_wc wc;
-	struct conn c;
+	struct vt_cm_conn c;
 	int rv;
 
 	conn_open(&c);
@@ -441,17 +407,17 @@ static void check_refused(enum bad_kind kind, enum ibv_wc_status want)
 	tgt.buf[1] = 0x2222222222222222ull;
 	if (kind == BAD_QP_ACCESS) {
 		qa.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
-		rv = ibv_modify_qp(qp_of(&c, 1), &qa, IBV_QP_ACCESS_FLAGS);
+		rv = ibv_modify_qp(vt_cm_conn_qp(&c, 1), &qa, IBV_QP_ACCESS_FLAGS);
 		if (rv)
 			vt_fail("%s: ibv_modify_qp access: %s", names[kind],
 				strerror(rv));
 	}
-	rv = post_atomic(qp_of(&c, 0), IBV_WR_ATOMIC_FETCH_AND_ADD, res.buf,
+	rv = post_atomic(vt_cm_conn_qp(&c, 0), IBV_WR_ATOMIC_FETCH_AND_ADD, res.buf,
 			 res.mr, 8, (uintptr_t)tgt.buf +
 			 (kind == BAD_UNALIGNED ? 4 : 0), tgt.mr->rkey, 1, 0,
 			 0x7306);
 	if (!rv)
-		rv = ibv_post_send(qp_of(&c, 0), &send, &bad);
+		rv = ibv_post_send(vt_cm_conn_qp(&c, 0), &send, &bad);
 	if (rv) {
 		vt_fail("%s: post: %s", names[kind], strerror(rv));
 	} else if (!poll_one(c.cq[0], &wc)) {
@@ -477,7 +443,7 @@ static void check_refused(enum bad_kind kind, enum ibv_wc_status want)
 				names[kind], (unsigned long long)wc.wr_id,
 				ibv_wc_status_str(wc.status));
 		send.wr_id = 3;
-		rv = ibv_post_send(qp_of(&c, 0), &send, &bad);
+		rv = ibv_post_send(vt_cm_conn_qp(&c, 0), &send, &bad);
 		if (rv || !poll_one(c.cq[0], &wc) || wc.wr_id != 3 ||
 		    wc.status != IBV_WC_WR_FLUSH_ERR)
 			vt_fail("%s: a Send posted in ERR was not flushed",
@@ -487,10 +453,10 @@ static void check_refused(enum bad_kind kind, enum ibv_wc_status want)
 		   0x1111111111111111ull);
 	expect_u64("target word 1 unchanged", tgt.buf[1],
 		   0x2222222222222222ull);
-	if (!async_event_on(qp_of(&c, 0), &ev))
+	if (!async_event_on(vt_cm_conn_qp(&c, 0), &ev))
 		vt_fail("%s: no async event on the requester's QP",
 			names[kind]);
-	if (ibv_query_qp(qp_of(&c, 0), &qa, IBV_QP_STATE, &qia) ||
+	if (ibv_query_qp(vt_cm_conn_qp(&c, 0), &qa, IBV_QP_STATE, &qia) ||
 	    qa.qp_state != IBV_QPS_ERR)
 		vt_fail("%s: requester QP state %d, want ERR", names[kind],
 			qa.qp_state);
@@ -498,7 +464,7 @@ static void check_refused(enum bad_kind kind, enum ibv_wc_status want)
 		vt_pass("%s: %s, target unchanged, QP in ERR, async event %s",
 			names[kind], ibv_wc_status_str(want),
 			ibv_event_type_str(ev));
-	conn_close(&c);
+	vt_cm_conn_close(&cm, &c);
 	mem_free(&res);
 	mem_free(&tgt);
 }
@@ -507,16 +473,16 @@ static void check_refused(enum bad_kind kind, enum ibv_wc_status want)
 static void check_bad_result_sge(void)
 {
 	struct mem res;
-	struct conn c;
+	struct vt_cm_conn c;
 	int rv;
 
 	conn_open(&c);
 	mem_reg(&res, 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC);
-	rv = post_atomic(qp_of(&c, 0), IBV_WR_ATOMIC_CMP_AND_SWP, res.buf,
+	rv = post_atomic(vt_cm_conn_qp(&c, 0), IBV_WR_ATOMIC_CMP_AND_SWP, res.buf,
 			 res.mr, 4, (uintptr_t)res.buf, res.mr->rkey, 0, 1, 1);
 	vt_expect_errno("CmpSwap with a 4-octet result SGE", rv != 0, rv,
 			EINVAL);
-	conn_close(&c);
+	vt_cm_conn_close(&cm, &c);
 	mem_free(&res);
 }
 
@@ -532,7 +498,7 @@ int main(int argc, char **argv)
 	const char *addr = NULL, *port = "7306";
 	unsigned long pairs = 4, ops = 2000, cpu_adds = 1000000;
 	struct mem res, tgt;
-	struct conn c;
+	struct vt_cm_conn c;
 	int opt;
 
 	vt_init("vt_atomic");
@@ -570,7 +536,7 @@ int main(int argc, char **argv)
 	mem_reg(&tgt, 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC);
 	check_ops(&c, 0, &res, &tgt);
 	check_ops(&c, 1, &res, &tgt);
-	conn_close(&c);
+	vt_cm_conn_close(&cm, &c);
 	mem_free(&res);
 	mem_free(&tgt);
 

@@ -4,6 +4,8 @@
 #include <netdb.h>
 #include <poll.h>
 
+#include <unistd.h>
+
 #include "vt_cm.h"
 
 #define VT_CM_WAIT_MS 30000
@@ -213,4 +215,57 @@ void vt_cm_close(struct vt_cm *cm)
 	rdma_destroy_event_channel(cm->ec_listen);
 	rdma_destroy_event_channel(cm->ec_active);
 	memset(cm, 0, sizeof(*cm));
+}
+
+void vt_cm_conn_open(struct vt_cm *cm, struct vt_cm_conn *c,
+		     struct ibv_pd *pd, int cq_depth, uint32_t max_send_wr)
+{
+	struct ibv_qp_init_attr a[2];
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		c->cq[i] = ibv_create_cq(cm->verbs, cq_depth, NULL, NULL, 0);
+		if (!c->cq[i])
+			vt_fatal("ibv_create_cq: %s", strerror(errno));
+		a[i] = (struct ibv_qp_init_attr){
+			.send_cq = c->cq[i],
+			.recv_cq = c->cq[i],
+			.cap = { .max_send_wr = max_send_wr, .max_recv_wr = 4,
+				 .max_send_sge = 1, .max_recv_sge = 1 },
+			.qp_type = IBV_QPT_RC,
+		};
+	}
+	vt_cm_prepare(cm, &c->pair, pd, &a[0]);
+	vt_cm_establish(cm, &c->pair, pd, &a[1]);
+}
+
+void vt_cm_conn_close(struct vt_cm *cm, struct vt_cm_conn *c)
+{
+	vt_cm_teardown(cm, &c->pair);
+	ibv_destroy_cq(c->cq[0]);
+	ibv_destroy_cq(c->cq[1]);
+}
+
+struct ibv_qp *vt_cm_conn_qp(const struct vt_cm_conn *c, int end)
+{
+	return end ? c->pair.passive->qp : c->pair.active->qp;
+}
+
+void vt_cm_listen_args(struct vt_cm *cm, int argc, char **argv,
+		       const char *port, void (*usage)(void))
+{
+	const char *addr = NULL;
+	int opt;
+
+	while ((opt = getopt(argc, argv, "a:p:")) != -1) {
+		if (opt == 'a')
+			addr = optarg;
+		else if (opt == 'p')
+			port = optarg;
+		else
+			usage();
+	}
+	if (!addr)
+		usage();
+	vt_cm_listen(cm, addr, port);
 }

@@ -30,6 +30,13 @@ struct vt_cm_pair {
 void vt_cm_listen(struct vt_cm *cm, const char *addr, const char *port);
 
 /*
+ * Listen on the address of a command line "-a ADDR [-p PORT]" (@port by
+ * default); any other option, or no address, calls @usage.
+ */
+void vt_cm_listen_args(struct vt_cm *cm, int argc, char **argv,
+		       const char *port, void (*usage)(void));
+
+/*
  * First half of a connection: resolve the listener's address and create
  * the active QP with @attr (it is in INIT and not connected yet).
  */
@@ -60,5 +67,25 @@ void vt_cm_establish_ex(struct vt_cm *cm, struct vt_cm_pair *pair,
 void vt_cm_teardown(struct vt_cm *cm, struct vt_cm_pair *pair);
 
 void vt_cm_close(struct vt_cm *cm);
+
+/*
+ * A connection with a CQ per end, each the send and receive CQ of its
+ * QP: [0] the active end, [1] the passive end.
+ */
+struct vt_cm_conn {
+	struct vt_cm_pair pair;
+	struct ibv_cq *cq[2];
+};
+
+/*
+ * Connect @c on @pd: CQs of @cq_depth entries, RC QPs of @max_send_wr
+ * sends, 4 receives and one SGE each way.
+ */
+void vt_cm_conn_open(struct vt_cm *cm, struct vt_cm_conn *c,
+		     struct ibv_pd *pd, int cq_depth, uint32_t max_send_wr);
+void vt_cm_conn_close(struct vt_cm *cm, struct vt_cm_conn *c);
+
+/* The QP of end @end of @c (0 active, 1 passive). */
+struct ibv_qp *vt_cm_conn_qp(const struct vt_cm_conn *c, int end);
 
 #endif

@@ -44,7 +44,6 @@
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
-#include <getopt.h>
 #include <stdint.h>
 #include <unistd.h>
 
@@ -874,27 +873,10 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
-	const char *addr = NULL, *port = "7307";
 	struct ibv_cq *cq;
-	int opt;
 
 	vt_init("vt_exverbs");
-	while ((opt = getopt(argc, argv, "a:p:")) != -1) {
-		switch (opt) {
-		case 'a':
-			addr = optarg;
-			break;
-		case 'p':
-			port = optarg;
-			break;
-		default:
-			usage();
-		}
-	}
-	if (!addr)
-		usage();
-
-	vt_cm_listen(&cm, addr, port);
+	vt_cm_listen_args(&cm, argc, argv, "7307", usage);
 	pd = ibv_alloc_pd(cm.verbs);
 	if (!pd)
 		vt_fatal("ibv_alloc_pd: %s", strerror(errno));

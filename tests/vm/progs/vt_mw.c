@@ -37,7 +37,6 @@
  *    (EINVAL).
  */
 #define _GNU_SOURCE
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdint.h>
 #include <unistd.h>
@@ -51,12 +50,6 @@
 
 static struct vt_cm cm;
 static struct ibv_pd *pd;
-
-/* A connection: [0] the active end (owner), [1] the passive end (peer). */
-struct conn {
-	struct vt_cm_pair pair;
-	struct ibv_cq *cq[2];
-};
 
 /* A registered buffer. */
 struct mem {
@@ -81,45 +74,16 @@ static void mem_free(struct mem *m)
 	free(m->buf);
 }
 
-static void conn_open_pd(struct conn *c, struct ibv_pd *in)
+static void conn_open_pd(struct vt_cm_conn *c, struct ibv_pd *in)
 {
-	struct ibv_qp_init_attr a[2];
-	int i;
-
-	for (i = 0; i < 2; i++) {
-		c->cq[i] = ibv_create_cq(cm.verbs, VT_CQ_DEPTH, NULL, NULL, 0);
-		if (!c->cq[i])
-			vt_fatal("ibv_create_cq: %s", strerror(errno));
-		a[i] = (struct ibv_qp_init_attr){
-			.send_cq = c->cq[i],
-			.recv_cq = c->cq[i],
-			.cap = { .max_send_wr = 16, .max_recv_wr = 4,
-				 .max_send_sge = 1, .max_recv_sge = 1 },
-			.qp_type = IBV_QPT_RC,
-		};
-	}
-	vt_cm_prepare(&cm, &c->pair, in, &a[0]);
-	vt_cm_establish(&cm, &c->pair, in, &a[1]);
+	vt_cm_conn_open(&cm, c, in, VT_CQ_DEPTH, 16);
 }
 
-static void conn_open(struct conn *c)
+static void conn_open(struct vt_cm_conn *c)
 {
 	conn_open_pd(c, pd);
 }
 
-static void conn_close(struct conn *c)
-{
-	vt_cm_teardown(&cm, &c->pair);
-	ibv_destroy_cq(c->cq[0]);
-	ibv_destroy_cq(c->cq[1]);
-}
-
-static struct ibv_qp *qp_of(struct conn *c, int end)
-{
-	return end ? c->pair.passive->qp : c->pair.active->qp;
-}
-
-/* One completion within VT_POLL_MS, or false. */
 static bool poll_one(struct ibv_cq *cq, struct ibv_wc *wc)
 {
 	long long end = vt_now_ms() + VT_POLL_MS;
@@ -139,7 +103,7 @@ static bool poll_one(struct ibv_cq *cq, struct ibv_wc *wc)
 /* Wait for the next completion on end @end; false (and a failure) if none
  * or not @status / @op.
  */
-static bool expect_wc(struct conn *c, int end, const char *what,
+static bool expect_wc(struct vt_cm_conn *c, int end, const char *what,
 		      enum ibv_wc_status status, enum ibv_wc_opcode op,
 		      struct ibv_wc *wc)
 {
@@ -158,7 +122,7 @@ static bool expect_wc(struct conn *c, int end, const char *what,
 }
 
 /* Type 1: ibv_bind_mw on the owner's QP; the completion in @want. */
-static int bind1(struct conn *c, struct ibv_mw *mw, struct mem *m,
+static int bind1(struct vt_cm_conn *c, struct ibv_mw *mw, struct mem *m,
 		 size_t off, size_t len, unsigned int access)
 {
 	struct ibv_mw_bind b = {
@@ -172,11 +136,11 @@ static int bind1(struct conn *c, struct ibv_mw *mw, struct mem *m,
 		},
 	};
 
-	return ibv_bind_mw(qp_of(c, 0), mw, &b);
+	return ibv_bind_mw(vt_cm_conn_qp(c, 0), mw, &b);
 }
 
 /* Type 2: IBV_WR_BIND_MW under @rkey on the owner's QP of @c. */
-static int bind2(struct conn *c, struct ibv_mw *mw, uint32_t rkey,
+static int bind2(struct vt_cm_conn *c, struct ibv_mw *mw, uint32_t rkey,
 		 struct ibv_mr *mr, void *addr, size_t len,
 		 unsigned int access)
 {
@@ -194,11 +158,11 @@ static int bind2(struct conn *c, struct ibv_mw *mw, uint32_t rkey,
 		.length = len,
 		.mw_access_flags = access,
 	};
-	return ibv_post_send(qp_of(c, 0), &wr, &bad);
+	return ibv_post_send(vt_cm_conn_qp(c, 0), &wr, &bad);
 }
 
 /* The peer's RDMA Write or Read of @len octets at @raddr under @rkey. */
-static int peer_rdma(struct conn *c, enum ibv_wr_opcode op, struct mem *local,
+static int peer_rdma(struct vt_cm_conn *c, enum ibv_wr_opcode op, struct mem *local,
 		     size_t len, uint64_t raddr, uint32_t rkey)
 {
 	struct ibv_sge sge = {
@@ -216,10 +180,10 @@ static int peer_rdma(struct conn *c, enum ibv_wr_opcode op, struct mem *local,
 
 	wr.wr.rdma.remote_addr = raddr;
 	wr.wr.rdma.rkey = rkey;
-	return ibv_post_send(qp_of(c, 1), &wr, &bad);
+	return ibv_post_send(vt_cm_conn_qp(c, 1), &wr, &bad);
 }
 
-static int local_inv(struct conn *c, uint32_t rkey)
+static int local_inv(struct vt_cm_conn *c, uint32_t rkey)
 {
 	struct ibv_send_wr wr = {
 		.wr_id = 4,
@@ -228,11 +192,11 @@ static int local_inv(struct conn *c, uint32_t rkey)
 		.invalidate_rkey = rkey,
 	}, *bad;
 
-	return ibv_post_send(qp_of(c, 0), &wr, &bad);
+	return ibv_post_send(vt_cm_conn_qp(c, 0), &wr, &bad);
 }
 
 /* The peer's zero-length Send with Invalidate; the owner's receive. */
-static bool remote_inv(struct conn *c, uint32_t rkey, const char *what)
+static bool remote_inv(struct vt_cm_conn *c, uint32_t rkey, const char *what)
 {
 	struct ibv_recv_wr rwr = { .wr_id = 5 }, *rbad;
 	struct ibv_send_wr wr = {
@@ -244,9 +208,9 @@ static bool remote_inv(struct conn *c, uint32_t rkey, const char *what)
 	struct ibv_wc wc;
 	int rv;
 
-	rv = ibv_post_recv(qp_of(c, 0), &rwr, &rbad);
+	rv = ibv_post_recv(vt_cm_conn_qp(c, 0), &rwr, &rbad);
 	if (!rv)
-		rv = ibv_post_send(qp_of(c, 1), &wr, &bad);
+		rv = ibv_post_send(vt_cm_conn_qp(c, 1), &wr, &bad);
 	if (rv) {
 		vt_fail("%s: post: %s", what, strerror(rv));
 		return false;
@@ -269,7 +233,7 @@ static bool ok_rv(const char *what, int rv)
 	return !rv;
 }
 
-static bool bound(struct conn *c, const char *what, int rv)
+static bool bound(struct vt_cm_conn *c, const char *what, int rv)
 {
 	struct ibv_wc wc;
 
@@ -277,7 +241,7 @@ static bool bound(struct conn *c, const char *what, int rv)
 	       expect_wc(c, 0, what, IBV_WC_SUCCESS, IBV_WC_BIND_MW, &wc);
 }
 
-static bool peer_ok(struct conn *c, const char *what, enum ibv_wr_opcode op,
+static bool peer_ok(struct vt_cm_conn *c, const char *what, enum ibv_wr_opcode op,
 		    struct mem *local, size_t len, uint64_t raddr,
 		    uint32_t rkey)
 {
@@ -305,7 +269,7 @@ static void check_caps(void)
 }
 
 /* Type 1 on @c, and from @other (the same PD). Leaves it unbound. */
-static void check_type1(struct conn *c, struct conn *other, struct mem *own,
+static void check_type1(struct vt_cm_conn *c, struct vt_cm_conn *other, struct mem *own,
 			struct mem *peer, struct ibv_mw *mw)
 {
 	unsigned int fails = vt_failures;
@@ -346,7 +310,7 @@ static void check_type1(struct conn *c, struct conn *other, struct mem *own,
 }
 
 /* Type 2 on @c: bind, Local Invalidate, rebind, Send with Invalidate. */
-static void check_type2(struct conn *c, struct mem *own, struct mem *peer,
+static void check_type2(struct vt_cm_conn *c, struct mem *own, struct mem *peer,
 			struct ibv_mw *mw)
 {
 	unsigned int fails = vt_failures;
@@ -414,7 +378,7 @@ static void check_good(void)
 {
 	struct ibv_mw *mw1, *mw2;
 	struct mem own, peer;
-	struct conn c, other;
+	struct vt_cm_conn c, other;
 
 	conn_open(&c);
 	conn_open(&other);
@@ -431,8 +395,8 @@ static void check_good(void)
 	check_type1(&c, &other, &own, &peer, mw1);
 	check_type2(&c, &own, &peer, mw2);
 	check_dereg(&own, mw1, mw2);
-	conn_close(&other);
-	conn_close(&c);
+	vt_cm_conn_close(&cm, &other);
+	vt_cm_conn_close(&cm, &c);
 	mem_free(&own);
 	mem_free(&peer);
 }
@@ -460,7 +424,7 @@ static const char *const ref_names[REF_NUM] = {
  * used wrongly. Returns the rkey, address and length the peer uses; -1
  * on a setup failure.
  */
-static int refusal_setup(enum refusal k, struct conn *c, struct mem *own,
+static int refusal_setup(enum refusal k, struct vt_cm_conn *c, struct mem *own,
 			 struct ibv_mw **mw, uint32_t *rkey, uint64_t *raddr,
 			 size_t *len)
 {
@@ -559,7 +523,7 @@ static void check_refused(enum refusal k)
 				k == REF_OTHER_QP ? IBV_WR_RDMA_WRITE :
 						    IBV_WR_RDMA_READ;
 	unsigned int fails = vt_failures;
-	struct conn c, c2, *user = &c;
+	struct vt_cm_conn c, c2, *user = &c;
 	struct mem own, peer;
 	struct ibv_mw *mw;
 	struct ibv_wc wc;
@@ -584,7 +548,7 @@ static void check_refused(enum refusal k)
 			 (wc.status != IBV_WC_SUCCESS &&
 			  wc.status != IBV_WC_WR_FLUSH_ERR))
 			vt_fail("%s: the Write did not complete", ref_names[k]);
-		if (!term_sent(qp_of(user, 0)->qp_num, ref_terms[k]))
+		if (!term_sent(vt_cm_conn_qp(user, 0)->qp_num, ref_terms[k]))
 			vt_fail("%s: the owner's QP did not send Terminate %s",
 				ref_names[k], ref_terms[k]);
 	}
@@ -598,8 +562,8 @@ static void check_refused(enum refusal k)
 			ref_terms[k], op == IBV_WR_RDMA_READ ?
 			"IBV_WC_REM_ACCESS_ERR" : "the Write completed");
 	if (k == REF_OTHER_QP)
-		conn_close(&c2);
-	conn_close(&c);
+		vt_cm_conn_close(&cm, &c2);
+	vt_cm_conn_close(&cm, &c);
 	if (mw && ibv_dealloc_mw(mw))
 		vt_fail("ibv_dealloc_mw: %s", strerror(errno));
 	mem_free(&own);
@@ -628,7 +592,7 @@ static void check_bad_bind(enum bad_bind k, struct ibv_pd *pd2)
 	struct ibv_wc wc;
 	struct mem own;
 	uint32_t rkey;
-	struct conn c;
+	struct vt_cm_conn c;
 
 	conn_open_pd(&c, k == BB_OTHER_PD ? pd2 : pd);
 	if (k == BB_NO_BIND)
@@ -653,7 +617,7 @@ static void check_bad_bind(enum bad_bind k, struct ibv_pd *pd2)
 			  IBV_WC_BIND_MW, &wc);
 	if (vt_failures == fails)
 		vt_pass("%s: IBV_WC_MW_BIND_ERR", bb_names[k]);
-	conn_close(&c);
+	vt_cm_conn_close(&cm, &c);
 	if (ibv_dealloc_mw(mw))
 		vt_fail("ibv_dealloc_mw: %s", strerror(errno));
 	mem_free(&own);
@@ -664,7 +628,7 @@ static void check_post_refusals(void)
 {
 	struct ibv_mw *mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
 	struct mem own;
-	struct conn c;
+	struct vt_cm_conn c;
 	int rv;
 
 	if (!mw)
@@ -678,7 +642,7 @@ static void check_post_refusals(void)
 		   IBV_ACCESS_REMOTE_READ);
 	vt_expect_errno("bind under another window's rkey", rv != 0, rv,
 			EINVAL);
-	conn_close(&c);
+	vt_cm_conn_close(&cm, &c);
 	if (ibv_dealloc_mw(mw))
 		vt_fail("ibv_dealloc_mw: %s", strerror(errno));
 	mem_free(&own);
@@ -692,26 +656,11 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
-	const char *addr = NULL, *port = "7307";
 	struct ibv_pd *pd2;
-	int opt, k;
+	int k;
 
 	vt_init("vt_mw");
-	while ((opt = getopt(argc, argv, "a:p:")) != -1) {
-		switch (opt) {
-		case 'a':
-			addr = optarg;
-			break;
-		case 'p':
-			port = optarg;
-			break;
-		default:
-			usage();
-		}
-	}
-	if (!addr)
-		usage();
-	vt_cm_listen(&cm, addr, port);
+	vt_cm_listen_args(&cm, argc, argv, "7307", usage);
 	pd = ibv_alloc_pd(cm.verbs);
 	pd2 = ibv_alloc_pd(cm.verbs);
 	if (!pd || !pd2)

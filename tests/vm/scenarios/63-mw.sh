@@ -20,18 +20,9 @@
 
 IP=${KIWI_MY_IP:-10.77.0.1}
 
-vt_need_progs
-vt_clean_links
-grep -q '^kiwi ' /proc/modules || vt_check "modprobe kiwi" modprobe kiwi
-vt_link_add kiwi0 eth0 || vt_die "no kiwi0"
+vt_kiwi0_up
 
-t0=$SECONDS
-if timeout 300 "$VT_PROGS/vt_mw" -a "$IP" -p 7307 > "$VT_TMP/mw.out" 2>&1; then
-	vt_pass "vt_mw: $(grep -c . "$VT_TMP/mw.out") checks passed in $((SECONDS - t0)) s"
-else
-	vt_fail "vt_mw failed"
-fi
-sed 's/^/    | /' "$VT_TMP/mw.out"
+vt_run_prog vt_mw 300 -a "$IP" -p 7307
 
 vt_link_del kiwi0
 vt_finish

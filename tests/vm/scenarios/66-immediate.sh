@@ -12,10 +12,7 @@
 
 IP=${KIWI_MY_IP:-10.77.0.1}
 
-vt_need_progs
-vt_clean_links
-grep -q '^kiwi ' /proc/modules || vt_check "modprobe kiwi" modprobe kiwi
-vt_link_add kiwi0 eth0 || vt_die "no kiwi0"
+vt_kiwi0_up
 
 port=7660
 for rq in rq srq; do

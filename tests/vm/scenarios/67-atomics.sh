@@ -20,19 +20,10 @@
 
 IP=${KIWI_MY_IP:-10.77.0.1}
 
-vt_need_progs
-vt_clean_links
-grep -q '^kiwi ' /proc/modules || vt_check "modprobe kiwi" modprobe kiwi
-vt_link_add kiwi0 eth0 || vt_die "no kiwi0"
+vt_kiwi0_up
 
 dmesg -C
-t0=$SECONDS
-if timeout 600 "$VT_PROGS/vt_atomic" -a "$IP" -p 7306 > "$VT_TMP/atomic.out" 2>&1; then
-	vt_pass "vt_atomic: $(grep -c . "$VT_TMP/atomic.out") checks passed in $((SECONDS - t0)) s"
-else
-	vt_fail "vt_atomic failed"
-fi
-sed 's/^/    | /' "$VT_TMP/atomic.out"
+vt_run_prog vt_atomic 600 -a "$IP" -p 7306
 
 # The responder's Terminates, as the requester logged them (RFC 7306
 # section 8.2: 0/2/07 for an unaligned target; remote protection 0/1/02

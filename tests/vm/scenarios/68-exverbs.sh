@@ -20,19 +20,10 @@
 
 IP=${KIWI_MY_IP:-10.77.0.1}
 
-vt_need_progs
-vt_clean_links
-grep -q '^kiwi ' /proc/modules || vt_check "modprobe kiwi" modprobe kiwi
-vt_link_add kiwi0 eth0 || vt_die "no kiwi0"
+vt_kiwi0_up
 
 dmesg -C
-t0=$SECONDS
-if timeout 300 "$VT_PROGS/vt_exverbs" -a "$IP" -p 7307 > "$VT_TMP/exverbs.out" 2>&1; then
-	vt_pass "vt_exverbs: $(grep -c '^vt_exverbs: ok' "$VT_TMP/exverbs.out") checks passed in $((SECONDS - t0)) s"
-else
-	vt_fail "vt_exverbs failed"
-fi
-sed 's/^/    | /' "$VT_TMP/exverbs.out"
+vt_run_prog vt_exverbs 300 -a "$IP" -p 7307
 
 if dmesg | grep -q "Terminate from peer: layer 0 type 1 code 0x09"; then
 	vt_pass "Terminate 0/1/09 (STag cannot be invalidated) received"

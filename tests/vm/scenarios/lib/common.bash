@@ -268,3 +268,26 @@ vt_veth_pair() {
 	ip link add "$1" type veth peer name "$2" || return 1
 	ip link set "$1" up && ip link set "$2" up
 }
+
+# vt_kiwi0_up: the test programs built, no leftover link, kiwi loaded and
+# kiwi0 on eth0 (the single-guest data-path scenarios).
+vt_kiwi0_up() {
+	vt_need_progs
+	vt_clean_links
+	grep -q '^kiwi ' /proc/modules || vt_check "modprobe kiwi" modprobe kiwi
+	vt_link_add kiwi0 eth0 || vt_die "no kiwi0"
+}
+
+# vt_run_prog PROG SECONDS ARGS...: run test program PROG with ARGS within
+# SECONDS; one check that passes with the count of its ok lines if it
+# exits 0; its output follows, indented.
+vt_run_prog() {
+	local prog=$1 secs=$2 t0=$SECONDS
+	shift 2
+	if timeout "$secs" "$VT_PROGS/$prog" "$@" > "$VT_TMP/$prog.out" 2>&1; then
+		vt_pass "$prog: $(grep -c "^$prog: ok" "$VT_TMP/$prog.out") checks passed in $((SECONDS - t0)) s"
+	else
+		vt_fail "$prog failed"
+	fi
+	sed 's/^/    | /' "$VT_TMP/$prog.out"
+}
