@@ -19,15 +19,14 @@ namespace {
 
 using CreateQpResp = RespBuffer<ib_uverbs_create_qp_resp, kiwi_uresp_create_qp>;
 
-// The send opcodes a QP's ibv_qp_ex builders may be asked for. Memory
-// windows, TSO and the IBTA atomic write are EOPNOTSUPP, and so is Local
-// Invalidate: only fast-reg MRs can be invalidated, and user space has
-// none (nor memory windows).
+// The send opcodes a QP's ibv_qp_ex builders may be asked for. TSO and
+// the IBTA atomic write are EOPNOTSUPP.
 constexpr uint64_t kSendOpsFlags =
 	IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
 	IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
 	IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
-	IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_SEND_WITH_INV;
+	IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_SEND_WITH_INV |
+	IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW;
 
 // Every ibv_qp_init_attr_mask bit rdma-core 44 defines.
 constexpr uint32_t kQpInitAttrKnown =

@@ -138,21 +138,37 @@ void wr_set_inline_data_list(ibv_qp_ex *qpx, size_t num_buf,
 	batch(qpx).set_inline(num_buf, buf_list);
 }
 
-// Builders of what kiwi does not implement (memory windows, Local
-// Invalidate, TSO, UD and XRC addressing, the IBTA atomic write):
-// ibv_create_qp_ex() refuses their send_ops_flags, and a call anyway fails
-// the batch instead of jumping through a NULL pointer.
-void wr_local_inv(ibv_qp_ex *qpx, uint32_t /*invalidate_rkey*/) noexcept
+// Local Invalidate as ibv_post_send(IBV_WR_LOCAL_INV): the kernel
+// invalidates a type 2 window and fails any other STag of user space
+// (IBV_WC_LOC_PROT_ERR).
+void wr_local_inv(ibv_qp_ex *qpx, uint32_t invalidate_rkey) noexcept
 {
-	batch(qpx).fail(EOPNOTSUPP);
+	if (ibv_send_wr *wr = begin(qpx, IBV_WR_LOCAL_INV))
+		wr->invalidate_rkey = invalidate_rkey;
 }
 
-void wr_bind_mw(ibv_qp_ex *qpx, ibv_mw * /*mw*/, uint32_t /*rkey*/,
-		const ibv_mw_bind_info * /*info*/) noexcept
+// Binds a type 2 window under rkey, encoded as ibv_post_send's
+// IBV_WR_BIND_MW; mw->rkey is left alone (the consumer chose the key). A
+// type 1 window is bound by ibv_bind_mw: EINVAL here, as rdma-core
+// providers answer a type 1 window on the work request path.
+void wr_bind_mw(ibv_qp_ex *qpx, ibv_mw *mw, uint32_t rkey,
+		const ibv_mw_bind_info *info) noexcept
 {
-	batch(qpx).fail(EOPNOTSUPP);
+	if (mw == nullptr || info == nullptr || mw->type != IBV_MW_TYPE_2) {
+		batch(qpx).fail(EINVAL);
+		return;
+	}
+	if (ibv_send_wr *wr = begin(qpx, IBV_WR_BIND_MW)) {
+		wr->bind_mw.mw = mw;
+		wr->bind_mw.rkey = rkey;
+		wr->bind_mw.bind_info = *info;
+	}
 }
 
+// Builders of what kiwi does not implement (TSO, UD and XRC addressing,
+// the IBTA atomic write): ibv_create_qp_ex() refuses their send_ops_flags,
+// and a call anyway fails the batch instead of jumping through a NULL
+// pointer.
 void wr_send_tso(ibv_qp_ex *qpx, void * /*hdr*/, uint16_t /*hdr_sz*/,
 		 uint16_t /*mss*/) noexcept
 {

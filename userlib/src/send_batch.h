@@ -40,7 +40,8 @@ public:
 	void set_sges(size_t num, const ibv_sge *sges) noexcept;
 	void set_inline(size_t num, const ibv_data_buf *bufs) noexcept;
 
-	// Fails the batch with err (a builder kiwi does not implement).
+	// Fails the batch with err (a builder kiwi does not implement, or
+	// arguments the builder itself refuses).
 	void fail(int err) noexcept;
 
 	// ibv_wr_complete: 0 with posted WRs published (ring the doorbell

@@ -244,6 +244,79 @@ TEST_F(BatchFixture, MissingSetterMeansNoData)
 	EXPECT_EQ(sqe.num_sge, 0u);
 }
 
+// ibv_wr_bind_mw() and ibv_wr_local_inv() fill the WRs of ibv_post_send's
+// IBV_WR_BIND_MW and IBV_WR_LOCAL_INV; encode_send() turns them into the
+// same SQEs, and refuses the same bad binds.
+TEST_F(BatchFixture, WindowWrsAreEncodedAsPostSendsAre)
+{
+	ibv_mr mr{};
+	ibv_mw mw{};
+	uint32_t posted = 0;
+
+	mr.lkey = 0x1234;
+	mw.rkey = 0x4200;
+	mw.type = IBV_MW_TYPE_2;
+	batch.start();
+	ibv_send_wr *wr = batch.begin_wr(IBV_WR_BIND_MW, 1, IBV_SEND_SIGNALED);
+	ASSERT_NE(wr, nullptr);
+	wr->bind_mw.mw = &mw;
+	wr->bind_mw.rkey = 0x4201;
+	wr->bind_mw.bind_info = ibv_mw_bind_info{
+		.mr = &mr,
+		.addr = 0x10000,
+		.length = 4096,
+		.mw_access_flags = IBV_ACCESS_REMOTE_READ,
+	};
+	wr = batch.begin_wr(IBV_WR_LOCAL_INV, 2, IBV_SEND_FENCE);
+	ASSERT_NE(wr, nullptr);
+	wr->invalidate_rkey = 0x4201;
+	ASSERT_EQ(batch.complete(posted), 0);
+	EXPECT_EQ(posted, 2u);
+	kiwi_sqe sqe = take();
+	EXPECT_EQ(sqe.wr_id, 1u);
+	EXPECT_EQ(sqe.opcode, KIWI_WR_BIND_MW);
+	EXPECT_EQ(sqe.flags, static_cast<uint32_t>(KIWI_SQE_SIGNALED));
+	EXPECT_EQ(sqe.inv_or_rkey, 0x4201u);
+	EXPECT_EQ(sqe.bind.addr, 0x10000u);
+	EXPECT_EQ(sqe.bind.length, 4096u);
+	EXPECT_EQ(sqe.bind.mr_lkey, 0x1234u);
+	EXPECT_EQ(sqe.bind.access,
+		  static_cast<uint32_t>(IBV_ACCESS_REMOTE_READ));
+	sqe = take();
+	EXPECT_EQ(sqe.wr_id, 2u);
+	EXPECT_EQ(sqe.opcode, KIWI_WR_LOCAL_INV);
+	EXPECT_EQ(sqe.flags, static_cast<uint32_t>(KIWI_SQE_READ_FENCE));
+	EXPECT_EQ(sqe.inv_or_rkey, 0x4201u);
+	EXPECT_EQ(sqe.num_sge, 0u);
+
+	// Another window's index, and a zero-based window: nothing posted.
+	const struct {
+		uint32_t rkey;
+		unsigned int access;
+		int err;
+	} bad[] = {
+		{0x4301, IBV_ACCESS_REMOTE_READ, EINVAL},
+		{0x4202, IBV_ACCESS_REMOTE_READ | IBV_ACCESS_ZERO_BASED,
+		 EOPNOTSUPP},
+	};
+	for (const auto &b : bad) {
+		batch.start();
+		wr = batch.begin_wr(IBV_WR_BIND_MW, 3, 0);
+		ASSERT_NE(wr, nullptr);
+		wr->bind_mw.mw = &mw;
+		wr->bind_mw.rkey = b.rkey;
+		wr->bind_mw.bind_info = ibv_mw_bind_info{
+			.mr = &mr,
+			.addr = 0x10000,
+			.length = 4096,
+			.mw_access_flags = b.access,
+		};
+		EXPECT_EQ(batch.complete(posted), b.err);
+		EXPECT_EQ(posted, 0u);
+	}
+	EXPECT_EQ(mem.ctrl().producer, 2u);
+}
+
 TEST_F(BatchFixture, AbortPostsNothing)
 {
 	const ibv_sge sge{.addr = 0x1000, .length = 8, .lkey = 1};

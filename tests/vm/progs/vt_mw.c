@@ -34,7 +34,16 @@
  *    over an MR without local write, a range beyond the MR, a zero-length
  *    type 2 bind, a QP of another PD; and, refused by ibv_post_send, a
  *    zero-based window (EOPNOTSUPP) and an rkey of another window
- *    (EINVAL).
+ *    (EINVAL);
+ *  - the ibv_qp_ex builders (QPs created with IBV_QP_EX_WITH_BIND_MW and
+ *    _LOCAL_INV): one ibv_wr_start/ibv_wr_complete batch binds two type 2
+ *    windows (ibv_wr_bind_mw; mw->rkey left as it was), the peer writes
+ *    and reads through them, ibv_wr_local_inv invalidates one, then the
+ *    peer's Read through it completes with IBV_WC_REM_ACCESS_ERR (the
+ *    owner's Terminate 0/1/00); ibv_wr_bind_mw of a type 1 window fails
+ *    the batch (EINVAL) and posts nothing; ibv_wr_local_inv of a plain
+ *    MR's rkey completes as ibv_post_send's IBV_WR_LOCAL_INV does
+ *    (IBV_WC_LOC_PROT_ERR).
  */
 #define _GNU_SOURCE
 #include <inttypes.h>
@@ -77,6 +86,35 @@ static void mem_free(struct mem *m)
 static void conn_open_pd(struct vt_cm_conn *c, struct ibv_pd *in)
 {
 	vt_cm_conn_open(&cm, c, in, VT_CQ_DEPTH, 16);
+}
+
+/* A connection of ibv_create_qp_ex QPs with the window builders. */
+static void conn_open_ex(struct vt_cm_conn *c)
+{
+	struct ibv_qp_init_attr_ex a[2];
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		c->cq[i] = ibv_create_cq(cm.verbs, VT_CQ_DEPTH, NULL, NULL, 0);
+		if (!c->cq[i])
+			vt_fatal("ibv_create_cq: %s", strerror(errno));
+		a[i] = (struct ibv_qp_init_attr_ex){
+			.send_cq = c->cq[i],
+			.recv_cq = c->cq[i],
+			.cap = { .max_send_wr = 16, .max_recv_wr = 4,
+				 .max_send_sge = 1, .max_recv_sge = 1 },
+			.qp_type = IBV_QPT_RC,
+			.comp_mask = IBV_QP_INIT_ATTR_PD |
+				     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+			.pd = pd,
+			.send_ops_flags = IBV_QP_EX_WITH_BIND_MW |
+					  IBV_QP_EX_WITH_LOCAL_INV |
+					  IBV_QP_EX_WITH_RDMA_WRITE |
+					  IBV_QP_EX_WITH_RDMA_READ,
+		};
+	}
+	vt_cm_prepare_ex(&cm, &c->pair, &a[0]);
+	vt_cm_establish_ex(&cm, &c->pair, &a[1]);
 }
 
 static void conn_open(struct vt_cm_conn *c)
@@ -648,6 +686,220 @@ static void check_post_refusals(void)
 	mem_free(&own);
 }
 
+/* The owner's ibv_qp_ex of @c (conn_open_ex). */
+static struct ibv_qp_ex *qpx_of(struct vt_cm_conn *c)
+{
+	struct ibv_qp_ex *x = ibv_qp_to_qp_ex(vt_cm_conn_qp(c, 0));
+
+	if (!x)
+		vt_fatal("ibv_qp_to_qp_ex: NULL");
+	return x;
+}
+
+/* Status of the next completion of end @end (false: none). */
+static bool next_status(struct vt_cm_conn *c, int end, const char *what,
+			uint64_t wr_id, enum ibv_wc_status *status)
+{
+	struct ibv_wc wc;
+
+	if (!poll_one(c->cq[end], &wc)) {
+		vt_fail("%s: no completion", what);
+		return false;
+	}
+	if (wc.wr_id != wr_id) {
+		vt_fail("%s: completion of wr_id %" PRIu64 ", want %" PRIu64,
+			what, wc.wr_id, wr_id);
+		return false;
+	}
+	*status = wc.status;
+	return true;
+}
+
+/*
+ * One batch binds @mw[0] (read and write, page 0) and @mw[1] (read only,
+ * page 1) under @rkey[]; the peer writes and reads through them.
+ */
+static bool wr_bind_pair(struct vt_cm_conn *c, struct mem *own, struct mem *peer,
+			 struct ibv_mw *mw[2], const uint32_t rkey[2])
+{
+	const uint32_t old = mw[0]->rkey;
+	struct ibv_qp_ex *x = qpx_of(c);
+	uint64_t base = (uintptr_t)own->buf;
+	struct ibv_mw_bind_info bi;
+	struct ibv_wc wc;
+	int i, rv;
+
+	ibv_wr_start(x);
+	for (i = 0; i < 2; i++) {
+		x->wr_id = 10 + i;
+		x->wr_flags = IBV_SEND_SIGNALED;
+		bi = (struct ibv_mw_bind_info){
+			.mr = own->mr,
+			.addr = base + i * VT_PAGE,
+			.length = VT_PAGE,
+			.mw_access_flags = i ? IBV_ACCESS_REMOTE_READ :
+					       IBV_ACCESS_REMOTE_READ |
+					       IBV_ACCESS_REMOTE_WRITE,
+		};
+		ibv_wr_bind_mw(x, mw[i], rkey[i], &bi);
+	}
+	rv = ibv_wr_complete(x);
+	if (!ok_rv("ibv_wr_bind_mw batch", rv))
+		return false;
+	for (i = 0; i < 2; i++)
+		if (!expect_wc(c, 0, "ibv_wr_bind_mw", IBV_WC_SUCCESS,
+			       IBV_WC_BIND_MW, &wc) || wc.wr_id != 10u + i) {
+			vt_fail("ibv_wr_bind_mw: completion %d", i);
+			return false;
+		}
+	if (mw[0]->rkey != old)
+		vt_fail("ibv_wr_bind_mw changed mw->rkey to 0x%x", mw[0]->rkey);
+	own->buf[VT_PAGE + 5] = 0x6b;
+	memset(peer->buf, 0x47, 64);
+	if (!peer_ok(c, "peer writes through a window ibv_wr_bind_mw bound",
+		     IBV_WR_RDMA_WRITE, peer, 64, base, rkey[0]) ||
+	    !peer_ok(c, "peer reads through it", IBV_WR_RDMA_READ, peer, 1,
+		     base + 63, rkey[0]) ||
+	    !peer_ok(c, "peer reads through the read-only one",
+		     IBV_WR_RDMA_READ, peer + 1, 6, base + VT_PAGE, rkey[1]))
+		return false;
+	if (peer->buf[0] != 0x47 || own->buf[63] != 0x47 ||
+	    peer[1].buf[5] != 0x6b) {
+		vt_fail("windows of ibv_wr_bind_mw: data 0x%x 0x%x 0x%x",
+			peer->buf[0], own->buf[63], peer[1].buf[5]);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * ibv_wr_bind_mw and ibv_wr_local_inv on type 2 windows: bind in a batch,
+ * use, invalidate, a refused Read.
+ */
+static void check_wr_windows(void)
+{
+	unsigned int fails = vt_failures;
+	struct mem own, peer[2];
+	struct ibv_mw *mw[2];
+	enum ibv_wc_status st;
+	struct ibv_qp_ex *x;
+	uint32_t rkey[2];
+	struct ibv_wc wc;
+	struct vt_cm_conn c;
+	int i;
+
+	conn_open_ex(&c);
+	mem_reg(&own, pd, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
+	for (i = 0; i < 2; i++) {
+		mem_reg(&peer[i], pd, IBV_ACCESS_LOCAL_WRITE);
+		mw[i] = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+		if (!mw[i])
+			vt_fatal("ibv_alloc_mw: %s", strerror(errno));
+		rkey[i] = ibv_inc_rkey(mw[i]->rkey);
+	}
+	if (!wr_bind_pair(&c, &own, peer, mw, rkey))
+		goto out;
+	x = qpx_of(&c);
+	ibv_wr_start(x);
+	x->wr_id = 12;
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_local_inv(x, rkey[0]);
+	if (!ok_rv("ibv_wr_local_inv", ibv_wr_complete(x)) ||
+	    !expect_wc(&c, 0, "ibv_wr_local_inv of a type 2 window",
+		       IBV_WC_SUCCESS, IBV_WC_LOCAL_INV, &wc))
+		goto out;
+	memset(peer[0].buf, 0xee, 64);
+	if (ok_rv("a Read after ibv_wr_local_inv",
+		  peer_rdma(&c, IBV_WR_RDMA_READ, &peer[0], 64,
+			    (uintptr_t)own.buf, rkey[0])) &&
+	    next_status(&c, 1, "a Read after ibv_wr_local_inv", 3, &st) &&
+	    st != IBV_WC_REM_ACCESS_ERR)
+		vt_fail("a Read after ibv_wr_local_inv: %s, want IBV_WC_REM_ACCESS_ERR",
+			ibv_wc_status_str(st));
+	if (!term_sent(vt_cm_conn_qp(&c, 0)->qp_num, "0/1/0x00"))
+		vt_fail("a Read after ibv_wr_local_inv: no Terminate 0/1/0x00");
+	if (peer[0].buf[0] != 0xee)
+		vt_fail("a Read after ibv_wr_local_inv placed data");
+out:
+	if (vt_failures == fails)
+		vt_pass("ibv_wr_bind_mw: two type 2 windows in one batch (mw->rkey unchanged), peer Write and Reads; ibv_wr_local_inv; a Read after it: IBV_WC_REM_ACCESS_ERR, Terminate 0/1/00");
+	vt_cm_conn_close(&cm, &c);
+	for (i = 0; i < 2; i++) {
+		if (ibv_dealloc_mw(mw[i]))
+			vt_fail("ibv_dealloc_mw: %s", strerror(errno));
+		mem_free(&peer[i]);
+	}
+	mem_free(&own);
+}
+
+/*
+ * Local Invalidate of a plain MR's rkey on a fresh connection, posted by
+ * ibv_wr_local_inv (@builder) or ibv_post_send: its completion status.
+ * Before it, ibv_wr_bind_mw of a type 1 window fails its batch.
+ */
+static bool mr_local_inv(bool builder, enum ibv_wc_status *st)
+{
+	const char *what = builder ? "ibv_wr_local_inv of an MR" :
+				     "IBV_WR_LOCAL_INV of an MR";
+	struct ibv_mw *mw1 = ibv_alloc_mw(pd, IBV_MW_TYPE_1);
+	struct ibv_mw_bind_info bi;
+	struct ibv_qp_ex *x;
+	struct mem own;
+	struct vt_cm_conn c;
+	bool ok = false;
+	int rv;
+
+	if (!mw1)
+		vt_fatal("ibv_alloc_mw: %s", strerror(errno));
+	conn_open_ex(&c);
+	mem_reg(&own, pd, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND |
+			  IBV_ACCESS_REMOTE_WRITE);
+	x = qpx_of(&c);
+	if (builder) {
+		bi = (struct ibv_mw_bind_info){
+			.mr = own.mr,
+			.addr = (uintptr_t)own.buf,
+			.length = VT_PAGE,
+			.mw_access_flags = IBV_ACCESS_REMOTE_READ,
+		};
+		ibv_wr_start(x);
+		x->wr_id = 20;
+		x->wr_flags = IBV_SEND_SIGNALED;
+		ibv_wr_bind_mw(x, mw1, ibv_inc_rkey(mw1->rkey), &bi);
+		rv = ibv_wr_complete(x);
+		vt_expect_errno("ibv_wr_bind_mw of a type 1 window", rv != 0,
+				rv, EINVAL);
+		ibv_wr_start(x);
+		x->wr_id = 4;
+		x->wr_flags = IBV_SEND_SIGNALED;
+		ibv_wr_local_inv(x, own.mr->rkey);
+		rv = ibv_wr_complete(x);
+	} else {
+		rv = local_inv(&c, own.mr->rkey);
+	}
+	/* wr_id 4: the type 1 bind posted nothing. */
+	if (ok_rv(what, rv) && next_status(&c, 0, what, 4, st))
+		ok = true;
+	vt_cm_conn_close(&cm, &c);
+	if (ibv_dealloc_mw(mw1))
+		vt_fail("ibv_dealloc_mw: %s", strerror(errno));
+	mem_free(&own);
+	return ok;
+}
+
+static void check_wr_mr_inv(void)
+{
+	enum ibv_wc_status post, wr;
+
+	if (!mr_local_inv(false, &post) || !mr_local_inv(true, &wr))
+		return;
+	if (wr != post || wr != IBV_WC_LOC_PROT_ERR)
+		vt_fail("Local Invalidate of an MR: ibv_wr_local_inv %s, ibv_post_send %s, want both IBV_WC_LOC_PROT_ERR",
+			ibv_wc_status_str(wr), ibv_wc_status_str(post));
+	else
+		vt_pass("Local Invalidate of an MR: ibv_wr_local_inv and ibv_post_send both complete with IBV_WC_LOC_PROT_ERR");
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: vt_mw -a ADDR [-p PORT]\n");
@@ -672,6 +924,8 @@ int main(int argc, char **argv)
 	for (k = 0; k < BB_NUM; k++)
 		check_bad_bind(k, pd2);
 	check_post_refusals();
+	check_wr_windows();
+	check_wr_mr_inv();
 	ibv_dealloc_pd(pd2);
 	ibv_dealloc_pd(pd);
 	vt_cm_close(&cm);

@@ -12,7 +12,10 @@
 # after unbind, old rkey, after dealloc, a type 2 window from another QP),
 # each with the owner's Terminate checked in `rdma res show qp -dd` and
 # the memory unchanged; six binds the kernel refuses (IBV_WC_MW_BIND_ERR)
-# and two libkiwi refuses. About 3 s in the lab (8 s on the debug kernel).
+# and two libkiwi refuses; ibv_wr_bind_mw of two type 2 windows in one
+# batch, peer access, ibv_wr_local_inv and a refused Read after it, a
+# type 1 window refused by the builder, a user MR's Local Invalidate alike
+# from ibv_wr_local_inv and ibv_post_send. About 3 s in the lab (8 s on the debug kernel).
 
 # kiwi-lab: timeout=600
 

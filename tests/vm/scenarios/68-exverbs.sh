@@ -5,10 +5,10 @@
 # own address: vt_exverbs (libibverbs over rdma_cm): ibv_query_device_ex;
 # the refusals of ibv_create_cq_ex (timestamps, CVLAN, flow tag, tag
 # matching, IGNORE_OVERRUN, parent domains: EOPNOTSUPP; unknown bits:
-# EINVAL) and ibv_create_qp_ex (memory windows, TSO, atomic write, XRC,
+# EINVAL) and ibv_create_qp_ex (TSO, atomic write, XRC,
 # creation flags, UD: EOPNOTSUPP; unknown bits: EINVAL); ibv_create_cq_ex
 # CQs read with ibv_start_poll/next_poll/end_poll and every accessor kiwi
-# offers; every ibv_wr_* builder kiwi offers, a batch of seven WRs in one
+# offers; every ibv_wr_* builder kiwi offers but the windows' (63-mw), a batch of seven WRs in one
 # ibv_wr_start/ibv_wr_complete (one doorbell write), Read, atomics;
 # ibv_wr_abort and failing batches post nothing; a Send with Invalidate
 # naming a user MR, which the responder refuses to invalidate: its
