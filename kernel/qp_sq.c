@@ -292,10 +292,11 @@ void kiwi_sq_fail(struct kiwi_qp *qp, u32 idx, u8 status)
  * happened to the MR: a WR flushed first is not executed and completes
  * with IB_WC_WR_FLUSH_ERR; one executed first completes successfully even
  * if a flush follows. A successful invalidation (or a bind that unbound a
- * window) completes only after an RCU grace period: every copy into or out of registered memory checks
- * the MR's validity and copies inside one RCU read-side section
- * (mem_access.c), so a consumer that reuses the buffer on the completion
- * finds no copy still running. Nobody waits for it here.
+ * window) completes only after an RCU grace period: every copy into or
+ * out of registered memory checks the MR's validity and copies inside one
+ * RCU read-side section (mem_access.c), so a consumer that reuses the
+ * buffer on the completion finds no copy still running. Nobody waits for
+ * it here.
  *
  * Return: IB_WC_SUCCESS; IB_WC_WR_FLUSH_ERR (flushed first, not
  * executed); or the status of a failed operation (nothing changed), which
