@@ -449,6 +449,30 @@ static struct ib_mr *vt_frmr_reg(struct vt_env *e, int n,
 	return mr;
 }
 
+/* A receive for a pair's server and a Send with Invalidate of an rkey. */
+struct vt_sendinv {
+	struct ib_sge rsge, ssge;
+	struct ib_recv_wr rwr;
+	struct ib_send_wr swr;
+};
+
+static void vt_sendinv_init(struct vt_sendinv *si, struct vt_env *e,
+			    u32 rkey)
+{
+	*si = (struct vt_sendinv){
+		.rsge = { .addr = (uintptr_t)vt_buf(e, 2), .length = 64,
+			  .lkey = e->pd->local_dma_lkey },
+		.ssge = { .addr = (uintptr_t)vt_buf(e, 3), .length = 16,
+			  .lkey = e->pd->local_dma_lkey },
+		.rwr = { .wr_id = 7, .num_sge = 1 },
+		.swr = { .opcode = IB_WR_SEND_WITH_INV,
+			 .send_flags = IB_SEND_SIGNALED, .wr_id = 8,
+			 .num_sge = 1, .ex.invalidate_rkey = rkey },
+	};
+	si->rwr.sg_list = &si->rsge;
+	si->swr.sg_list = &si->ssge;
+}
+
 /*
  * The consumer took @buf back: it writes a canary over it; how many of its
  * octets did something else overwrite within a second?
@@ -728,16 +752,8 @@ static int vt_test_sendinv(char *res, size_t len)
 {
 	struct vmtest_delay d = { .sym = "kiwi_mr_page", .at_return = true,
 				  .ms = 500, .count = 1 };
-	struct ib_sge rsge = { .length = 64 }, ssge = { .length = 16 };
-	struct ib_recv_wr rwr = { .wr_id = 7, .sg_list = &rsge, .num_sge = 1 };
-	struct ib_send_wr swr = {
-		.opcode = IB_WR_SEND_WITH_INV,
-		.send_flags = IB_SEND_SIGNALED,
-		.wr_id = 8,
-		.sg_list = &ssge,
-		.num_sge = 1,
-	};
 	const struct ib_recv_wr *rbad;
+	struct vt_sendinv si;
 	struct scatterlist sg;
 	struct ib_wc wc;
 	struct vt_env *e;
@@ -753,14 +769,10 @@ static int vt_test_sendinv(char *res, size_t len)
 		rv = scnprintf(res, len, "FAIL frmr: %ld", PTR_ERR(mr));
 		goto out_env;
 	}
-	rsge.addr = (uintptr_t)vt_buf(e, 2);
-	rsge.lkey = e->pd->local_dma_lkey;
-	ssge.addr = (uintptr_t)vt_buf(e, 3);
-	ssge.lkey = e->pd->local_dma_lkey;
-	swr.ex.invalidate_rkey = mr->rkey;
+	vt_sendinv_init(&si, e, mr->rkey);
 	memset(vt_buf(e, 1), 0xa1, VT_INVAL_LEN);
 	d.arg0 = (unsigned long)mr;	/* struct kiwi_mr starts with it */
-	rv = ib_post_recv(e->srv[1].id->qp, &rwr, &rbad);
+	rv = ib_post_recv(e->srv[1].id->qp, &si.rwr, &rbad);
 	if (!rv)
 		rv = vmtest_delay_set(&d);
 	if (!rv)
@@ -772,7 +784,7 @@ static int vt_test_sendinv(char *res, size_t len)
 		goto out_delay;
 	}
 	/* The copy into the MR is under way on another CPU. */
-	rv = vt_post(e->cli[1].id->qp, &swr);
+	rv = vt_post(e->cli[1].id->qp, &si.swr);
 	if (!rv)
 		rv = vt_poll(e->cq[VT_PAIRS + 1], &wc);
 	if (rv || wc.status != IB_WC_SUCCESS ||
@@ -940,16 +952,8 @@ static int vt_test_sendinvflush(char *res, size_t len)
 	struct vmtest_delay d = { .sym = "kiwi_mr_invalidate", .ms = 300,
 				  .count = 1 };
 	struct ib_qp_attr err = { .qp_state = IB_QPS_ERR };
-	struct ib_sge rsge = { .length = 64 }, ssge = { .length = 16 };
-	struct ib_recv_wr rwr = { .wr_id = 7, .sg_list = &rsge, .num_sge = 1 };
-	struct ib_send_wr swr = {
-		.opcode = IB_WR_SEND_WITH_INV,
-		.send_flags = IB_SEND_SIGNALED,
-		.wr_id = 8,
-		.sg_list = &ssge,
-		.num_sge = 1,
-	};
 	const struct ib_recv_wr *rbad;
+	struct vt_sendinv si;
 	struct scatterlist sg;
 	struct ib_wc wc;
 	struct vt_env *e;
@@ -965,16 +969,12 @@ static int vt_test_sendinvflush(char *res, size_t len)
 		rv = scnprintf(res, len, "FAIL frmr: %ld", PTR_ERR(mr));
 		goto out_env;
 	}
-	rsge.addr = (uintptr_t)vt_buf(e, 2);
-	rsge.lkey = e->pd->local_dma_lkey;
-	ssge.addr = (uintptr_t)vt_buf(e, 3);
-	ssge.lkey = e->pd->local_dma_lkey;
-	swr.ex.invalidate_rkey = mr->rkey;
-	rv = ib_post_recv(e->srv[0].id->qp, &rwr, &rbad);
+	vt_sendinv_init(&si, e, mr->rkey);
+	rv = ib_post_recv(e->srv[0].id->qp, &si.rwr, &rbad);
 	if (!rv)
 		rv = vmtest_delay_set(&d);
 	if (!rv)
-		rv = vt_post(e->cli[0].id->qp, &swr);
+		rv = vt_post(e->cli[0].id->qp, &si.swr);
 	if (rv || !vmtest_delay_wait_started(3000)) {
 		rv = scnprintf(res, len,
 			       "FAIL the invalidation was not delayed (%d)", rv);

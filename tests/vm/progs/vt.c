@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Shared helpers of the kiwi VM test programs; see vt.h. */
 #include <time.h>
+#include <unistd.h>
 
 #include "vt.h"
 
@@ -128,4 +129,20 @@ long long vt_now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+bool vt_poll_one(struct ibv_cq *cq, struct ibv_wc *wc, int ms)
+{
+	long long end = vt_now_ms() + ms;
+	int n;
+
+	do {
+		n = ibv_poll_cq(cq, 1, wc);
+		if (n < 0)
+			return false;
+		if (n)
+			return true;
+		usleep(100);
+	} while (vt_now_ms() < end);
+	return false;
 }

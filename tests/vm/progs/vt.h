@@ -50,4 +50,7 @@ unsigned long vt_ulong(const char *opt, const char *arg);
 /* Milliseconds of CLOCK_MONOTONIC. */
 long long vt_now_ms(void);
 
+/* One completion of @cq into @wc within @ms milliseconds, or false. */
+bool vt_poll_one(struct ibv_cq *cq, struct ibv_wc *wc, int ms);
+
 #endif

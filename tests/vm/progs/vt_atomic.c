@@ -97,21 +97,9 @@ static int post_atomic(struct ibv_qp *qp, enum ibv_wr_opcode op,
 	return ibv_post_send(qp, &wr, &bad);
 }
 
-/* One completion within VT_POLL_MS, or false. */
 static bool poll_one(struct ibv_cq *cq, struct ibv_wc *wc)
 {
-	long long end = vt_now_ms() + VT_POLL_MS;
-	int n;
-
-	do {
-		n = ibv_poll_cq(cq, 1, wc);
-		if (n < 0)
-			return false;
-		if (n)
-			return true;
-		usleep(100);
-	} while (vt_now_ms() < end);
-	return false;
+	return vt_poll_one(cq, wc, VT_POLL_MS);
 }
 
 /* Post one atomic and wait for it; the completion in @wc. */

@@ -124,18 +124,7 @@ static void conn_open(struct vt_cm_conn *c)
 
 static bool poll_one(struct ibv_cq *cq, struct ibv_wc *wc)
 {
-	long long end = vt_now_ms() + VT_POLL_MS;
-	int n;
-
-	do {
-		n = ibv_poll_cq(cq, 1, wc);
-		if (n < 0)
-			return false;
-		if (n)
-			return true;
-		usleep(100);
-	} while (vt_now_ms() < end);
-	return false;
+	return vt_poll_one(cq, wc, VT_POLL_MS);
 }
 
 /* Wait for the next completion on end @end; false (and a failure) if none
