@@ -184,12 +184,18 @@ struct kiwi_pd {
  * @ring: CQE ring; mapped to user space for user CQs
  * @kqp: kernel CQs only: the ib_qp of the CQE in each slot (a kernel work
  *       completion carries a QP pointer, which the ring element cannot)
+ * @overrun: set once by the first overrun (atomic); IB_EVENT_CQ_ERR is
+ *           reported then and never again
+ * @overrun_work: after the overrun, moves the QPs using the CQ to the
+ *                error state (cq.c)
  */
 struct kiwi_cq {
 	struct ib_cq ibcq;
 	spinlock_t lock;	/* see kernel-doc above */
 	struct kiwi_ring ring;
 	struct ib_qp **kqp;
+	atomic_t overrun;
+	struct work_struct overrun_work;
 };
 
 /**
@@ -245,6 +251,10 @@ struct kiwi_srq {
  * @cm_named: iw_get_qp returned the QP (under the qp_xa lock): destroy
  *            waits one RCU grace period after unpublishing it
  * @destroyed: destroy began (qp->lock); no connection may take the QP
+ * @llp_bound: a stream was attached and RX has not let go of it yet
+ *             (qp->lock); RX may hold an SRQ element until then
+ * @last_wqe: IB_EVENT_QP_LAST_WQE_REACHED was reported since the QP last
+ *            left RESET (qp->lock); SRQ QPs only (kiwi_qp_last_wqe())
  * @memcg: user QPs: the memory cgroup of the creator, which the transmit
  *         buffers allocated later by the connection manager are charged to
  *         (held from create to destroy); NULL for kernel QPs
@@ -276,6 +286,8 @@ struct kiwi_qp {
 	struct pid *owner;
 	bool cm_named;
 	bool destroyed;
+	bool llp_bound;
+	bool last_wqe;
 	struct mem_cgroup *memcg;
 	struct kiwi_qp_tx tx;
 	struct kiwi_qp_rx rx;
@@ -553,7 +565,9 @@ int kiwi_sq_flush(struct kiwi_qp *qp);
 /* qp_llp.c: attach/detach, state changes from the data path */
 bool kiwi_qp_connected(struct kiwi_qp *qp);
 void kiwi_qp_event(struct kiwi_qp *qp, enum ib_event_type type);
-void kiwi_qp_to_error(struct kiwi_qp *qp);
+bool kiwi_qp_to_error(struct kiwi_qp *qp);
+bool kiwi_qp_last_wqe_due(struct kiwi_qp *qp);
+void kiwi_qp_last_wqe(struct kiwi_qp *qp);
 void kiwi_qp_close_llp(struct kiwi_qp *qp, bool abortive);
 void kiwi_qp_drain_llp(struct kiwi_qp *qp);
 
