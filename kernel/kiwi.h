@@ -93,6 +93,8 @@ static inline u32 kiwi_stag_index(u32 stag)
  * @port_state: last port state reported by an event; written under RTNL
  * @qp_xa: QPN -> struct kiwi_qp; the xarray's own lock
  * @qp_next: cyclic QPN cursor, under the @qp_xa lock
+ * @qp_streams: the last stream identity given to a QP (kiwi_qp.stream_id;
+ *              atomic)
  * @mr_xa: STag index -> struct kiwi_mr; the xarray's own lock, readers RCU
  * @mr_next: cyclic STag index cursor, under the @mr_xa lock
  * @num_pd: PDs in use (atomic, bounded by KIWI_MAX_PD)
@@ -114,6 +116,7 @@ struct kiwi_device {
 	enum ib_port_state port_state;
 	struct xarray qp_xa;
 	u32 qp_next;
+	atomic64_t qp_streams;
 	struct xarray mr_xa;
 	u32 mr_next;
 	atomic_t num_pd;
@@ -237,6 +240,10 @@ struct kiwi_srq {
  * @max_recv_sge: SGEs per receive WR
  * @max_inline: inline data octets per send WR
  * @sq_sig_type: IB_SIGNAL_ALL_WR or IB_SIGNAL_REQ_WR
+ * @stream_id: the QP's identity to type 2 memory windows (struct
+ *             kiwi_ddp_stream.qp): unique for the device's lifetime, unlike
+ *             the QP number, which a later QP may reuse; never 0
+ *             (KIWI_INV_LOCAL) nor KIWI_DDP_ANY_QP; fixed at create
  * @sq: send ring
  * @rq: receive ring; unused (num == 0) when the QP has an SRQ
  * @ref: users of the QP: the creator, the iWARP CM (iw_add_ref), each
@@ -279,6 +286,7 @@ struct kiwi_qp {
 	u32 max_recv_sge;
 	u32 max_inline;
 	enum ib_sig_type sq_sig_type;
+	u64 stream_id;
 	struct kiwi_ring sq;
 	struct kiwi_ring rq;
 	struct kref ref;
@@ -350,8 +358,9 @@ enum {
  * @parent: windows: the MR it is bound to, holding a reference and one
  *          count of its @mw_bound; NULL while unbound. Written under
  *          @mw_lock, read under RCU
- * @qpn: windows: the QP a type 2 window is bound to, KIWI_DDP_ANY_QP for
- *       type 1 (PD-scoped)
+ * @qp_stream: windows: the stream_id of the QP a type 2 window is bound
+ *             to (not its number, which a later QP may reuse),
+ *             KIWI_DDP_ANY_QP for type 1 (PD-scoped)
  * @rcu: frees the structure after RCU readers of the mr_xa are done
  *
  * Lifetime: the STag is published in kiwi_device.mr_xa only when the MR is
@@ -399,7 +408,7 @@ struct kiwi_mr {
 	u8 mw_type;
 	spinlock_t mw_lock;	/* see kernel-doc above */
 	struct kiwi_mr __rcu *parent;
-	u32 qpn;
+	u64 qp_stream;
 	struct rcu_head rcu;
 };
 

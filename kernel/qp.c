@@ -171,6 +171,8 @@ static void kiwi_qp_init_fields(struct kiwi_qp *qp,
 	qp->max_recv_sge = attr->cap.max_recv_sge;
 	qp->max_inline = attr->cap.max_inline_data;
 	qp->sq_sig_type = attr->sq_sig_type;
+	qp->stream_id =
+		atomic64_inc_return(&to_kdev(qp->ibqp.device)->qp_streams);
 	kiwi_tx_init(qp);
 }
 
