@@ -201,15 +201,16 @@ int kiwi_mr_atomic(const struct kiwi_mr *mr, const struct kiwi_rdmap_areq *r,
 		   u64 *orig);
 
 /*
- * kiwi_mr_invalidate()'s @peer_qp of a Local Invalidate (no QPN is 0). A
- * peer's Send with Invalidate passes the receiving QP's number: a type 2
- * window is invalidatable only from the QP it is bound to.
+ * kiwi_mr_invalidate()'s @peer_qp of a Local Invalidate (no stream_id is
+ * 0). A peer's Send with Invalidate passes the receiving QP's stream_id: a
+ * type 2 window is invalidatable only from the QP it is bound to.
  */
-#define KIWI_INV_LOCAL	0U
+#define KIWI_INV_LOCAL	0ULL
 
 /*
  * Invalidate @stag (Local Invalidate WR when @peer_qp is KIWI_INV_LOCAL,
- * else a Send with Invalidate received on QP @peer_qp): it must exist and
+ * else a Send with Invalidate received on the QP of stream_id @peer_qp):
+ * it must exist and
  * belong to @pd. Only fast-reg MRs and type 2 windows can be invalidated;
  * by a peer an MR only if registered with remote rights, a window only
  * from the QP it is bound to: KIWI_MEM_ACCESS means "STag cannot be
@@ -217,7 +218,7 @@ int kiwi_mr_atomic(const struct kiwi_mr *mr, const struct kiwi_rdmap_areq *r,
  * invalid one again succeeds.
  */
 enum kiwi_mem_status kiwi_mr_invalidate(struct kiwi_device *kdev, u32 stag,
-					const struct ib_pd *pd, u32 peer_qp);
+					const struct ib_pd *pd, u64 peer_qp);
 
 /*
  * Window @win (mw_lock held, no longer VALID) drops its MR: reference

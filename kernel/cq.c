@@ -67,6 +67,53 @@ static int kiwi_cq_alloc(struct kiwi_device *kdev, struct kiwi_cq *cq, u32 num,
 	return rv;
 }
 
+/*
+ * The next QP from number *@idx on that uses @cq, with a reference (the
+ * qp_xa lock keeps destroy from releasing it meanwhile, kiwi_qp_lookup()).
+ */
+static struct kiwi_qp *kiwi_cq_next_qp(struct kiwi_cq *cq, unsigned long *idx)
+{
+	struct kiwi_device *kdev = to_kdev(cq->ibcq.device);
+	struct kiwi_qp *qp;
+
+	xa_lock(&kdev->qp_xa);
+	xa_for_each_start(&kdev->qp_xa, *idx, qp, *idx) {
+		if (qp->ibqp.send_cq == &cq->ibcq ||
+		    qp->ibqp.recv_cq == &cq->ibcq) {
+			kiwi_qp_get(qp);
+			break;
+		}
+	}
+	xa_unlock(&kdev->qp_xa);
+	return qp;
+}
+
+/**
+ * kiwi_cq_overrun_work - the QPs of an overrun CQ go to the error state
+ * @work: the CQ's overrun_work
+ *
+ * A completion was lost, so no QP that completes on the CQ can go on: each
+ * one not in error yet is moved there (its WRs flushed), gets
+ * IB_EVENT_QP_FATAL and loses its stream, as a local catastrophic error
+ * would. QPs on other CQs are not touched (RFC 5040 8.1.1 rule 10).
+ */
+static void kiwi_cq_overrun_work(struct work_struct *work)
+{
+	struct kiwi_cq *cq = container_of(work, struct kiwi_cq, overrun_work);
+	unsigned long idx = 0;
+	struct kiwi_qp *qp;
+
+	while ((qp = kiwi_cq_next_qp(cq, &idx))) {
+		if (kiwi_qp_to_error(qp))
+			kiwi_qp_event(qp, IB_EVENT_QP_FATAL);
+		mutex_lock(&qp->tx.llp_mutex);
+		kiwi_qp_close_llp(qp, true);
+		mutex_unlock(&qp->tx.llp_mutex);
+		kiwi_qp_put(qp);
+		idx++;
+	}
+}
+
 int kiwi_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		   struct ib_udata *udata)
 {
@@ -84,6 +131,8 @@ int kiwi_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	if (!kiwi_count_get(&kdev->num_cq, KIWI_MAX_CQ))
 		return -ENOMEM;
 	spin_lock_init(&cq->lock);
+	atomic_set(&cq->overrun, 0);
+	INIT_WORK(&cq->overrun_work, kiwi_cq_overrun_work);
 	rv = kiwi_cq_alloc(kdev, cq, roundup_pow_of_two(attr->cqe), udata);
 	if (rv) {
 		atomic_dec(&kdev->num_cq);
@@ -98,6 +147,7 @@ int kiwi_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	struct kiwi_device *kdev = to_kdev(ibcq->device);
 	struct kiwi_cq *cq = to_kcq(ibcq);
 
+	cancel_work_sync(&cq->overrun_work);
 	kiwi_cq_free_kqp(kdev, cq, cq->ring.num);
 	kiwi_ring_free(&cq->ring);
 	atomic_dec(&kdev->num_cq);
@@ -162,8 +212,10 @@ int kiwi_cq_push(struct kiwi_cq *cq, const struct kiwi_cqe *cqe,
  * @cq: the CQ
  * @push_result: a kiwi_cq_push() result, or the worst of several
  *
- * Calls the completion handler, or reports a CQ overrun as
- * IB_EVENT_CQ_ERR. Must be called without QP, SRQ or CQ locks held.
+ * Calls the completion handler. The first overrun is reported as
+ * IB_EVENT_CQ_ERR and takes the CQ's QPs to the error state
+ * (kiwi_cq_overrun_work()); later ones report nothing more. Must be
+ * called without QP, SRQ or CQ locks held.
  */
 void kiwi_cq_signal(struct kiwi_cq *cq, int push_result)
 {
@@ -175,8 +227,11 @@ void kiwi_cq_signal(struct kiwi_cq *cq, int push_result)
 
 	if (push_result > 0 && cq->ibcq.comp_handler)
 		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
-	else if (push_result < 0 && cq->ibcq.event_handler)
+	if (push_result >= 0 || atomic_xchg(&cq->overrun, 1))
+		return;
+	if (cq->ibcq.event_handler)
 		cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
+	schedule_work(&cq->overrun_work);
 }
 
 static void kiwi_cqe_to_wc(const struct kiwi_cqe *cqe, struct ib_qp *qp,

@@ -93,6 +93,8 @@ static inline u32 kiwi_stag_index(u32 stag)
  * @port_state: last port state reported by an event; written under RTNL
  * @qp_xa: QPN -> struct kiwi_qp; the xarray's own lock
  * @qp_next: cyclic QPN cursor, under the @qp_xa lock
+ * @qp_streams: the last stream identity given to a QP (kiwi_qp.stream_id;
+ *              atomic)
  * @mr_xa: STag index -> struct kiwi_mr; the xarray's own lock, readers RCU
  * @mr_next: cyclic STag index cursor, under the @mr_xa lock
  * @num_pd: PDs in use (atomic, bounded by KIWI_MAX_PD)
@@ -114,6 +116,7 @@ struct kiwi_device {
 	enum ib_port_state port_state;
 	struct xarray qp_xa;
 	u32 qp_next;
+	atomic64_t qp_streams;
 	struct xarray mr_xa;
 	u32 mr_next;
 	atomic_t num_pd;
@@ -184,12 +187,18 @@ struct kiwi_pd {
  * @ring: CQE ring; mapped to user space for user CQs
  * @kqp: kernel CQs only: the ib_qp of the CQE in each slot (a kernel work
  *       completion carries a QP pointer, which the ring element cannot)
+ * @overrun: set once by the first overrun (atomic); IB_EVENT_CQ_ERR is
+ *           reported then and never again
+ * @overrun_work: after the overrun, moves the QPs using the CQ to the
+ *                error state (cq.c)
  */
 struct kiwi_cq {
 	struct ib_cq ibcq;
 	spinlock_t lock;	/* see kernel-doc above */
 	struct kiwi_ring ring;
 	struct ib_qp **kqp;
+	atomic_t overrun;
+	struct work_struct overrun_work;
 };
 
 /**
@@ -231,6 +240,10 @@ struct kiwi_srq {
  * @max_recv_sge: SGEs per receive WR
  * @max_inline: inline data octets per send WR
  * @sq_sig_type: IB_SIGNAL_ALL_WR or IB_SIGNAL_REQ_WR
+ * @stream_id: the QP's identity to type 2 memory windows (struct
+ *             kiwi_ddp_stream.qp): unique for the device's lifetime, unlike
+ *             the QP number, which a later QP may reuse; never 0
+ *             (KIWI_INV_LOCAL) nor KIWI_DDP_ANY_QP; fixed at create
  * @sq: send ring
  * @rq: receive ring; unused (num == 0) when the QP has an SRQ
  * @ref: users of the QP: the creator, the iWARP CM (iw_add_ref), each
@@ -245,6 +258,10 @@ struct kiwi_srq {
  * @cm_named: iw_get_qp returned the QP (under the qp_xa lock): destroy
  *            waits one RCU grace period after unpublishing it
  * @destroyed: destroy began (qp->lock); no connection may take the QP
+ * @llp_bound: a stream was attached and RX has not let go of it yet
+ *             (qp->lock); RX may hold an SRQ element until then
+ * @last_wqe: IB_EVENT_QP_LAST_WQE_REACHED was reported since the QP last
+ *            left RESET (qp->lock); SRQ QPs only (kiwi_qp_last_wqe())
  * @memcg: user QPs: the memory cgroup of the creator, which the transmit
  *         buffers allocated later by the connection manager are charged to
  *         (held from create to destroy); NULL for kernel QPs
@@ -269,6 +286,7 @@ struct kiwi_qp {
 	u32 max_recv_sge;
 	u32 max_inline;
 	enum ib_sig_type sq_sig_type;
+	u64 stream_id;
 	struct kiwi_ring sq;
 	struct kiwi_ring rq;
 	struct kref ref;
@@ -276,6 +294,8 @@ struct kiwi_qp {
 	struct pid *owner;
 	bool cm_named;
 	bool destroyed;
+	bool llp_bound;
+	bool last_wqe;
 	struct mem_cgroup *memcg;
 	struct kiwi_qp_tx tx;
 	struct kiwi_qp_rx rx;
@@ -338,8 +358,9 @@ enum {
  * @parent: windows: the MR it is bound to, holding a reference and one
  *          count of its @mw_bound; NULL while unbound. Written under
  *          @mw_lock, read under RCU
- * @qpn: windows: the QP a type 2 window is bound to, KIWI_DDP_ANY_QP for
- *       type 1 (PD-scoped)
+ * @qp_stream: windows: the stream_id of the QP a type 2 window is bound
+ *             to (not its number, which a later QP may reuse),
+ *             KIWI_DDP_ANY_QP for type 1 (PD-scoped)
  * @rcu: frees the structure after RCU readers of the mr_xa are done
  *
  * Lifetime: the STag is published in kiwi_device.mr_xa only when the MR is
@@ -387,7 +408,7 @@ struct kiwi_mr {
 	u8 mw_type;
 	spinlock_t mw_lock;	/* see kernel-doc above */
 	struct kiwi_mr __rcu *parent;
-	u32 qpn;
+	u64 qp_stream;
 	struct rcu_head rcu;
 };
 
@@ -553,7 +574,9 @@ int kiwi_sq_flush(struct kiwi_qp *qp);
 /* qp_llp.c: attach/detach, state changes from the data path */
 bool kiwi_qp_connected(struct kiwi_qp *qp);
 void kiwi_qp_event(struct kiwi_qp *qp, enum ib_event_type type);
-void kiwi_qp_to_error(struct kiwi_qp *qp);
+bool kiwi_qp_to_error(struct kiwi_qp *qp);
+bool kiwi_qp_last_wqe_due(struct kiwi_qp *qp);
+void kiwi_qp_last_wqe(struct kiwi_qp *qp);
 void kiwi_qp_close_llp(struct kiwi_qp *qp, bool abortive);
 void kiwi_qp_drain_llp(struct kiwi_qp *qp);
 

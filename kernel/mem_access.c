@@ -159,7 +159,7 @@ void kiwi_mr_stag_info(const struct kiwi_mr *mr, u32 stag,
 	    (access & (IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE)))
 		st->access |= KIWI_DDP_ACC_REMOTE_INV;
 	if (mr->kind == KIWI_MR_MW) {
-		st->qp = READ_ONCE(mr->qpn);
+		st->qp = READ_ONCE(mr->qp_stream);
 		st->access &= ~KIWI_DDP_ACC_LOCAL_WRITE;
 		if (READ_ONCE(mr->mw_type) == IB_MW_TYPE_2)
 			st->access |= KIWI_DDP_ACC_REMOTE_INV;
@@ -401,12 +401,13 @@ void kiwi_mw_detach(struct kiwi_mr *win)
 /*
  * Invalidate type 2 window @mw under @stag for a QP in @pd: Local
  * Invalidate (@peer_qp KIWI_INV_LOCAL), or a peer's Send with Invalidate
- * on stream @peer_qp, which must be the QP the window is bound to. A type
+ * on the QP of stream_id @peer_qp, which must be the QP the window is
+ * bound to. A type
  * 1 window cannot be invalidated (it is unbound by a zero-length bind).
  */
 static enum kiwi_mem_status kiwi_mw_invalidate(struct kiwi_mr *mw, u32 stag,
 					       const struct ib_pd *pd,
-					       u32 peer_qp)
+					       u64 peer_qp)
 {
 	enum kiwi_mem_status st = KIWI_MEM_OK;
 	unsigned long flags;
@@ -424,7 +425,7 @@ static enum kiwi_mem_status kiwi_mw_invalidate(struct kiwi_mr *mw, u32 stag,
 		if (peer_qp != KIWI_INV_LOCAL)
 			st = KIWI_MEM_STAG;
 	} else if (peer_qp != KIWI_INV_LOCAL &&
-		   READ_ONCE(mw->qpn) != peer_qp) {
+		   READ_ONCE(mw->qp_stream) != peer_qp) {
 		st = KIWI_MEM_ACCESS;
 	} else {
 		/* Fully ordered like the MRs' cmpxchg: see kiwi_mr_get(). */
@@ -465,8 +466,8 @@ static enum kiwi_mem_status kiwi_mr_inval_check(const struct kiwi_mr *mr,
  * @kdev: the device
  * @stag: the STag to invalidate
  * @pd: the PD of the QP
- * @peer_qp: KIWI_INV_LOCAL (0) for a Local Invalidate, else the QP number
- *           of the stream whose peer asked (Send with Invalidate)
+ * @peer_qp: KIWI_INV_LOCAL (0) for a Local Invalidate, else the stream_id
+ *           of the QP whose peer asked (Send with Invalidate)
  *
  * Any context. Later checks and accesses fail; an access already copying on
  * another CPU finishes that one copy, within an RCU grace period: a Local
@@ -482,7 +483,7 @@ static enum kiwi_mem_status kiwi_mr_inval_check(const struct kiwi_mr *mr,
  * "STag cannot be invalidated").
  */
 enum kiwi_mem_status kiwi_mr_invalidate(struct kiwi_device *kdev, u32 stag,
-					const struct ib_pd *pd, u32 peer_qp)
+					const struct ib_pd *pd, u64 peer_qp)
 {
 	bool remote = peer_qp != KIWI_INV_LOCAL;
 	enum kiwi_mem_status st = KIWI_MEM_STAG;

@@ -65,7 +65,7 @@ int kiwi_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 	if (IS_ERR(win))
 		return PTR_ERR(win);
 	win->mw_type = ibmw->type;
-	win->qpn = KIWI_DDP_ANY_QP;
+	win->qp_stream = KIWI_DDP_ANY_QP;
 	pub = kiwi_mr_publish(ibmw->pd, win, KIWI_MR_INVALID);
 	if (IS_ERR(pub))
 		return PTR_ERR(pub);
@@ -193,8 +193,8 @@ static bool kiwi_mw_attach(struct kiwi_qp *qp, struct kiwi_mr *win,
 	WRITE_ONCE(win->access, b->access);
 	WRITE_ONCE(win->iova, b->addr);
 	WRITE_ONCE(win->length, b->length);
-	WRITE_ONCE(win->qpn, win->mw_type == IB_MW_TYPE_2 ?
-		   qp->ibqp.qp_num : KIWI_DDP_ANY_QP);
+	WRITE_ONCE(win->qp_stream, win->mw_type == IB_MW_TYPE_2 ?
+		   qp->stream_id : KIWI_DDP_ANY_QP);
 	atomic_set_release(&win->state, KIWI_MR_VALID);
 	return true;
 }

@@ -171,6 +171,8 @@ static void kiwi_qp_init_fields(struct kiwi_qp *qp,
 	qp->max_recv_sge = attr->cap.max_recv_sge;
 	qp->max_inline = attr->cap.max_inline_data;
 	qp->sq_sig_type = attr->sq_sig_type;
+	qp->stream_id =
+		atomic64_inc_return(&to_kdev(qp->ibqp.device)->qp_streams);
 	kiwi_tx_init(qp);
 }
 
@@ -324,6 +326,7 @@ static bool kiwi_qp_enter(struct kiwi_qp *qp, enum ib_qp_state next)
 		return false;
 	case IB_QPS_RESET:
 		qp->access_sets = 0;
+		qp->last_wqe = false;
 		kiwi_ring_discard(&qp->sq);
 		kiwi_ring_discard(&qp->rq);
 		kiwi_rx_gp_discard(qp);
@@ -377,8 +380,8 @@ int kiwi_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 {
 	struct kiwi_qp *qp = to_kqp(ibqp);
 	int send_res = 0, recv_res = 0;
+	bool flush = false, last = false;
 	unsigned long flags;
-	bool flush = false;
 	int rv;
 
 	rv = kiwi_udata_in_ok(udata);
@@ -392,12 +395,15 @@ int kiwi_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 			flush = kiwi_qp_enter(qp, attr->qp_state);
 		if (flush)
 			kiwi_qp_flush(qp, &send_res, &recv_res);
+		last = flush && kiwi_qp_last_wqe_due(qp);
 	}
 	spin_unlock_irqrestore(&qp->lock, flags);
 	if (flush) {
 		kiwi_cq_signal(to_kcq(ibqp->send_cq), send_res);
 		kiwi_cq_signal(to_kcq(ibqp->recv_cq), recv_res);
 	}
+	if (last)
+		kiwi_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
 	if (!rv && (mask & IB_QP_STATE))
 		kiwi_qp_llp_follow(qp, attr->qp_state);
 	return rv;

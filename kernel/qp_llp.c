@@ -32,12 +32,52 @@ void kiwi_qp_event(struct kiwi_qp *qp, enum ib_event_type type)
 		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
 }
 
-/* Move the QP to ERROR and flush its work queues (any context). */
-void kiwi_qp_to_error(struct kiwi_qp *qp)
+/**
+ * kiwi_qp_last_wqe_due - is IB_EVENT_QP_LAST_WQE_REACHED to be reported now?
+ * @qp: the QP, qp->lock held
+ *
+ * For a QP on an SRQ in the error state that will take no more SRQ
+ * elements and holds none: no stream is bound (RX let go of its element,
+ * kiwi_rx_release()) and no receive completion waits for a grace period
+ * (rx_gp.c). Once per entry into the error state; not while destroy runs.
+ *
+ * Return: true if the caller must report the event (after dropping the
+ * lock); it is then marked reported.
+ */
+bool kiwi_qp_last_wqe_due(struct kiwi_qp *qp)
+{
+	lockdep_assert_held(&qp->lock);
+	if (!qp->ibqp.srq || qp->state != IB_QPS_ERR || qp->last_wqe ||
+	    qp->destroyed || qp->llp_bound || qp->rx_gp.n)
+		return false;
+	qp->last_wqe = true;
+	return true;
+}
+
+/* Report IB_EVENT_QP_LAST_WQE_REACHED if due (any context, no QP lock). */
+void kiwi_qp_last_wqe(struct kiwi_qp *qp)
+{
+	unsigned long flags;
+	bool due;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	due = kiwi_qp_last_wqe_due(qp);
+	spin_unlock_irqrestore(&qp->lock, flags);
+	if (due)
+		kiwi_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
+}
+
+/**
+ * kiwi_qp_to_error - move the QP to ERROR and flush its work queues
+ * @qp: the QP (any context, no QP lock held)
+ *
+ * Return: true if the QP was not in the error state before.
+ */
+bool kiwi_qp_to_error(struct kiwi_qp *qp)
 {
 	int send_res = 0, recv_res = 0;
 	unsigned long flags;
-	bool flush;
+	bool flush, last = false;
 
 	spin_lock_irqsave(&qp->lock, flags);
 	flush = qp->state != IB_QPS_ERR;
@@ -45,12 +85,16 @@ void kiwi_qp_to_error(struct kiwi_qp *qp)
 		trace_kiwi_qp_state(&qp->ibqp, qp->state, IB_QPS_ERR);
 		qp->state = IB_QPS_ERR;
 		kiwi_qp_flush(qp, &send_res, &recv_res);
+		last = kiwi_qp_last_wqe_due(qp);
 	}
 	spin_unlock_irqrestore(&qp->lock, flags);
 	if (flush) {
 		kiwi_cq_signal(to_kcq(qp->ibqp.send_cq), send_res);
 		kiwi_cq_signal(to_kcq(qp->ibqp.recv_cq), recv_res);
 	}
+	if (last)
+		kiwi_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
+	return flush;
 }
 
 /*
@@ -138,6 +182,7 @@ static bool kiwi_llp_commit(struct kiwi_qp *qp, struct kiwi_ep *ep,
 	tx->framed_to = tx->next;
 	tx->ep = ep;
 	WRITE_ONCE(tx->sock, sock);
+	qp->llp_bound = true;
 	qp->ord = tx->ord;
 	qp->ird = tx->ird;
 	if (initiator && qp->access_sets < 2)
@@ -215,6 +260,10 @@ void kiwi_qp_llp_detach(struct kiwi_qp *qp)
 	mutex_unlock(&tx->llp_mutex);
 	kiwi_qp_to_error(qp);
 	kiwi_rx_release(qp);
+	spin_lock_irqsave(&qp->lock, flags);
+	qp->llp_bound = false;
+	spin_unlock_irqrestore(&qp->lock, flags);
+	kiwi_qp_last_wqe(qp);
 	kiwi_tx_release(qp);
 	kiwi_ep_put(ep);
 }

@@ -61,7 +61,7 @@ void kiwi_rx_stream(struct kiwi_qp *qp, struct kiwi_ddp_stream *s)
 	if (access & IB_ACCESS_REMOTE_READ)
 		access |= IB_ACCESS_REMOTE_ATOMIC;
 	s->pd = (uintptr_t)qp->ibqp.pd;
-	s->qp = qp->ibqp.qp_num;
+	s->qp = qp->stream_id;
 	s->access = kiwi_ddp_acc(access) & ~KIWI_DDP_ACC_LOCAL_WRITE;
 }
 

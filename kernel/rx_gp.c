@@ -100,9 +100,9 @@ static void kiwi_rx_gp_done(struct rcu_head *head)
 	struct kiwi_qp *qp = container_of(head, struct kiwi_qp, rx_gp.rcu);
 	struct kiwi_rx_gp *g = &qp->rx_gp;
 	struct kiwi_rx_gp_ent *e;
+	bool again, last = false;
 	unsigned long flags;
 	int acc = 0;
-	bool again;
 
 	spin_lock_irqsave(&qp->lock, flags);
 	while (g->n) {
@@ -113,14 +113,18 @@ static void kiwi_rx_gp_done(struct rcu_head *head)
 		g->head = (g->head + 1) % g->cap;
 		g->n--;
 	}
-	if (!g->n && qp->state == IB_QPS_ERR)
+	if (!g->n && qp->state == IB_QPS_ERR) {
 		acc = kiwi_rx_gp_merge(acc, kiwi_rq_flush(qp));
+		last = kiwi_qp_last_wqe_due(qp);
+	}
 	again = g->n;
 	g->armed = again;
 	if (again)
 		call_rcu(&g->rcu, kiwi_rx_gp_done);
 	spin_unlock_irqrestore(&qp->lock, flags);
 	kiwi_cq_signal(to_kcq(qp->ibqp.recv_cq), acc);
+	if (last)
+		kiwi_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
 	if (!again)
 		kiwi_qp_put(qp);
 }

@@ -245,7 +245,7 @@ bool kiwi_rx_complete_rqe_inv(struct kiwi_qp *qp, struct kiwi_cqe *cqe)
 		if (cqe->flags & KIWI_CQE_WITH_INV)
 			st = kiwi_mr_invalidate(to_kdev(qp->ibqp.device),
 						cqe->inv_rkey, qp->ibqp.pd,
-						qp->ibqp.qp_num);
+						qp->stream_id);
 		if (st == KIWI_MEM_OK && !rx->rqe_srq)
 			kiwi_ring_consumed(&qp->rq);
 		if (st == KIWI_MEM_OK)

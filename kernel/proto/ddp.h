@@ -142,13 +142,14 @@ u32 kiwi_ddp_seg_count(bool tagged, u32 msg_len, u32 mulpdu);
 #define KIWI_DDP_ACC_REMOTE_ATOMIC	0x10	/* RFC 7306 atomic target */
 
 /* struct kiwi_ddp_stag_info.qp of an STag usable from any stream of its PD. */
-#define KIWI_DDP_ANY_QP		0xffffffffU
+#define KIWI_DDP_ANY_QP		0xffffffffffffffffULL
 
 /**
  * struct kiwi_ddp_stream - local identity and rights of the receiving stream.
  * @pd: identity of the QP's protection domain (the caller's choice of
  *	value: an id or an address; only compared for equality).
- * @qp: QP (stream) id; never KIWI_DDP_ANY_QP.
+ * @qp: QP (stream) id, unique among the streams an STag may be bound to
+ *	while it is bound (the caller's choice); never KIWI_DDP_ANY_QP.
  * @access: KIWI_DDP_ACC_REMOTE_WRITE / _READ / _ATOMIC: the
  *	remote operations the QP's consumer allows on this stream (its
  *	qp_access_flags). Local write is a right of STags only.
@@ -157,7 +158,7 @@ u32 kiwi_ddp_seg_count(bool tagged, u32 msg_len, u32 mulpdu);
  */
 struct kiwi_ddp_stream {
 	uintptr_t pd;
-	u32 qp;
+	u64 qp;
 	u32 access;
 };
 
@@ -174,7 +175,7 @@ struct kiwi_ddp_stream {
 struct kiwi_ddp_stag_info {
 	bool valid;
 	uintptr_t pd;
-	u32 qp;
+	u64 qp;
 	u32 access;
 	u64 base;
 	u64 len;

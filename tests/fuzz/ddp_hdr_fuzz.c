@@ -43,7 +43,7 @@ struct ddp_fuzz_state {
 
 static void ddp_fuzz_state(struct ddp_fuzz_state *f, const uint8_t *c)
 {
-	static const u32 qp_of[4] = { KIWI_DDP_ANY_QP, 7, 8, KIWI_DDP_ANY_QP };
+	static const u64 qp_of[4] = { KIWI_DDP_ANY_QP, 7, 8, KIWI_DDP_ANY_QP };
 
 	memset(f, 0, sizeof(*f));
 	f->s.pd = 1;

@@ -492,8 +492,9 @@ static void fast_reg_rules(struct kunit *test)
 /*
  * A type 2 window of QP 5 over 64 octets of a DMA MR: copies resolve
  * through the parent and stay in the window's bounds; the window is no
- * local key; proto/ sees it bound to its QP and invalidatable by that
- * stream's peer only; invalidation lets go of the parent (SEC-02/06).
+ * local key; proto/ sees it bound to its QP (all 64 bits of the stream_id)
+ * and invalidatable by that stream's peer only; invalidation lets go of
+ * the parent (SEC-02/06).
  */
 static void window_rules(struct kunit *test)
 {
@@ -519,7 +520,7 @@ static void window_rules(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, buf);
 	memset(src, 0x3c, sizeof(src));
 	win->mw_type = IB_MW_TYPE_2;
-	win->qpn = 5;
+	win->qp_stream = 5;
 	spin_lock_init(&win->mw_lock);
 	refcount_set(&parent->ref, 2);
 	atomic_set(&parent->mw_bound, 1);
@@ -543,7 +544,7 @@ static void window_rules(struct kunit *test)
 
 	kiwi_mr_stag_info(win, win->stag, &st);
 	KUNIT_EXPECT_TRUE(test, st.valid);
-	KUNIT_EXPECT_EQ(test, st.qp, 5U);
+	KUNIT_EXPECT_EQ(test, st.qp, 5ULL);
 	KUNIT_EXPECT_EQ(test, st.access, KIWI_DDP_ACC_REMOTE_WRITE |
 			KIWI_DDP_ACC_REMOTE_INV);
 	KUNIT_EXPECT_EQ(test, kiwi_ddp_check_tagged(&h, 64,
@@ -558,6 +559,20 @@ static void window_rules(struct kunit *test)
 			KIWI_TERM_ERR_DDP_T_STAG_STREAM);
 	KUNIT_EXPECT_EQ(test, kiwi_rdmap_check_inval(&s, &st),
 			KIWI_TERM_ERR_RDMAP_CANNOT_INVALIDATE);
+	/*
+	 * Bound to a QP by its 64-bit stream_id, not by its number: a later
+	 * QP that reuses number 5 is another stream (here one whose low 32
+	 * bits match).
+	 */
+	win->qp_stream = BIT_ULL(32) | 5;
+	kiwi_mr_stag_info(win, win->stag, &st);
+	s.qp = 5;
+	KUNIT_EXPECT_EQ(test, kiwi_ddp_check_tagged(&h, 1,
+				KIWI_DDP_ACC_REMOTE_WRITE, &s, &st),
+			KIWI_TERM_ERR_DDP_T_STAG_STREAM);
+	KUNIT_EXPECT_EQ(test, kiwi_mr_invalidate(env->kdev, win->stag, pd, 5),
+			KIWI_MEM_ACCESS);
+	win->qp_stream = 5;
 
 	KUNIT_EXPECT_EQ(test, kiwi_mr_invalidate(env->kdev, win->stag, pd, 6),
 			KIWI_MEM_ACCESS);

@@ -105,57 +105,15 @@ void end_poll(ibv_cq_ex *cqx) noexcept
 	to_cq(cqx)->queue.end_poll();
 }
 
-ibv_wc_opcode read_opcode(ibv_cq_ex *cqx) noexcept
+// One read_* accessor of ibv_cq_ex: the field @p Field of the completion
+// start_poll()/next_poll() made current, as the accessor's type @p R. An
+// imm_data read is the immediate value, or with IBV_WC_WITH_INV the
+// invalidated STag in host order (ibv_wc_read_invalidated_rkey() returns
+// it unconverted): ibv_wc's union holds exactly that. slid widens from
+// ibv_wc's 16 bits to the accessor's 32.
+template <typename R, auto Field> R read_field(ibv_cq_ex *cqx) noexcept
 {
-	return to_cq(cqx)->current.opcode;
-}
-
-uint32_t read_vendor_err(ibv_cq_ex *cqx) noexcept
-{
-	return to_cq(cqx)->current.vendor_err;
-}
-
-uint32_t read_byte_len(ibv_cq_ex *cqx) noexcept
-{
-	return to_cq(cqx)->current.byte_len;
-}
-
-// The immediate value, or with IBV_WC_WITH_INV the invalidated STag in
-// host order (ibv_wc_read_invalidated_rkey() returns this unconverted):
-// ibv_wc's union holds exactly that.
-__be32 read_imm_data(ibv_cq_ex *cqx) noexcept
-{
-	return to_cq(cqx)->current.imm_data;
-}
-
-uint32_t read_qp_num(ibv_cq_ex *cqx) noexcept
-{
-	return to_cq(cqx)->current.qp_num;
-}
-
-uint32_t read_src_qp(ibv_cq_ex *cqx) noexcept
-{
-	return to_cq(cqx)->current.src_qp;
-}
-
-unsigned int read_wc_flags(ibv_cq_ex *cqx) noexcept
-{
-	return to_cq(cqx)->current.wc_flags;
-}
-
-uint32_t read_slid(ibv_cq_ex *cqx) noexcept
-{
-	return to_cq(cqx)->current.slid;
-}
-
-uint8_t read_sl(ibv_cq_ex *cqx) noexcept
-{
-	return to_cq(cqx)->current.sl;
-}
-
-uint8_t read_dlid_path_bits(ibv_cq_ex *cqx) noexcept
-{
-	return to_cq(cqx)->current.dlid_path_bits;
+	return to_cq(cqx)->current.*Field;
 }
 
 // The accessors of the refused wc_flags stay NULL: no CQ has them.
@@ -164,16 +122,16 @@ void init_cq_ex(ibv_cq_ex &cqx) noexcept
 	cqx.start_poll = start_poll;
 	cqx.next_poll = next_poll;
 	cqx.end_poll = end_poll;
-	cqx.read_opcode = read_opcode;
-	cqx.read_vendor_err = read_vendor_err;
-	cqx.read_byte_len = read_byte_len;
-	cqx.read_imm_data = read_imm_data;
-	cqx.read_qp_num = read_qp_num;
-	cqx.read_src_qp = read_src_qp;
-	cqx.read_wc_flags = read_wc_flags;
-	cqx.read_slid = read_slid;
-	cqx.read_sl = read_sl;
-	cqx.read_dlid_path_bits = read_dlid_path_bits;
+	cqx.read_opcode = read_field<ibv_wc_opcode, &ibv_wc::opcode>;
+	cqx.read_vendor_err = read_field<uint32_t, &ibv_wc::vendor_err>;
+	cqx.read_byte_len = read_field<uint32_t, &ibv_wc::byte_len>;
+	cqx.read_imm_data = read_field<__be32, &ibv_wc::imm_data>;
+	cqx.read_qp_num = read_field<uint32_t, &ibv_wc::qp_num>;
+	cqx.read_src_qp = read_field<uint32_t, &ibv_wc::src_qp>;
+	cqx.read_wc_flags = read_field<unsigned int, &ibv_wc::wc_flags>;
+	cqx.read_slid = read_field<uint32_t, &ibv_wc::slid>;
+	cqx.read_sl = read_field<uint8_t, &ibv_wc::sl>;
+	cqx.read_dlid_path_bits = read_field<uint8_t, &ibv_wc::dlid_path_bits>;
 }
 
 } // namespace
