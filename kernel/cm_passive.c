@@ -222,8 +222,7 @@ static void kiwi_cm_refuse_ulpf(struct kiwi_ep *ep,
 				const struct kiwi_mpa_frame *rep)
 {
 	if (!kiwi_cm_send(ep->sock, rep))
-		ibdev_info_ratelimited(ep->ibdev,
-				       "MPA Request without the ULP framing draft-00 field refused: ulpf00 is on\n");
+		kiwi_cm_obs_ulpf_refused(ep);
 	kiwi_cm_fail(ep, false);
 }
 

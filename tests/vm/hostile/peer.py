@@ -800,8 +800,9 @@ def good(info, res, a, rev, read, split=False, pd=b"", rresp=False,
 
 # ULP framing draft-00 (kiwi's ulpf00 setting on the target; README.md).
 
-# ULPF-001..., SEC-21: the target frames with the key it announced and
-# takes ours; Write, Send and Read Request in, Read Response out.
+# SEC-21, ULPF-011: the target frames with the key it announced (checked on
+# every framing PDU) and takes ours; Write, Send and Read Request in, Read
+# Response out.
 @case("mpa-good-ulpf", "draft-00 framing (target: ulpf00=Y): rev 2 Request "
       "with our key, control Write, Send, Read Request; the Read Response "
       "comes framed with the target's key")
@@ -841,7 +842,8 @@ def ulpf_refused(info, res, a, pd):
                  (c.eof, took))
 
 
-# ULPF-009: no framed octet to a peer that did not enable framing.
+# ULPF-009: no framed octet to a peer that did not enable framing: the
+# target rejects the Request instead of entering Full Operation.
 @case("mpa-ulpf-missing", "target with ulpf00=Y, a Request without the "
       "ULPF field: rejecting Reply, close")
 def c_ulpf_missing(info, res, a):

@@ -32,8 +32,11 @@ startup field (kernel/proto/ulpf.h: "KIWIULPF", mode, flags, 48-bit key
 after the RFC 6581 field) is walked as draft-00 PDU alignment mode instead:
 every framing PDU is the 8-octet Length+Key header and one DDP segment, no
 pad, CRC or markers, and its Key is the one its sender announced
-(ULPF-001..., SEC-21: constant within a direction); the keys of all
-directions in the capture must differ (ULPF-011). When only one of the two
+(SEC-21; ULPF-011: constant within a direction), and it starts a DDP
+segment (DDP and RDMAP version 1) that ends where the next framing PDU
+begins (ULPF-012: no packing); both directions use the profile when both
+frames ask for it (ULPF-010); the keys of all directions in the capture
+must differ (ULPF-011). When only one of the two
 frames carries the field, no octet may follow either startup frame (the
 side that asked for the profile refuses the other).
 
@@ -247,6 +250,9 @@ class UlpfWalk(Walk):
         if len(body) < ulen:
             raise ValueError("direction ends inside a framing PDU (offset %d)"
                              % at)
+        if ulen < 14 or body[0] & 0x03 != 1 or body[1] >> 6 != 1:
+            raise ValueError("framing PDU at offset %d: no DDP segment of "
+                             "version 1 starts its %d octets" % (at, ulen))
         self.pos += 8 + ulen
         if self.first is None:
             self.first = body
@@ -388,7 +394,7 @@ class Checker:
         self.fpdus += w.n_fpdus
         if key:
             self.ulpf_frames += w.n_fpdus
-            print("ok   %s: ULPF-00, %d framing PDUs, key %s on each" %
+            print("ok   %s: draft-00, %d framing PDUs, key %s on each" %
                   (name, w.n_fpdus, key.hex()))
             return w.first
         print("ok   %s: markers %s, %d FPDUs, %d markers (%d between FPDUs)"
@@ -486,7 +492,7 @@ def check(path, expect, rtr_offer, want_rtr, do_crc, allow_term, ulpf=None):
                    (host, kind))
     rtrs = ", ".join("%s from %s: %d" % (k, h, n)
                      for (h, k), n in sorted(c.rtrs.items()))
-    print("%s: %d MPA connections, %d FPDUs (%d ULPF-00 framing PDUs, %d "
+    print("%s: %d MPA connections, %d FPDUs (%d draft-00 framing PDUs, %d "
           "keys), %d markers checked, %d directions with markers, %d "
           "Terminates, RTRs: %s" %
           ("clean" if not c.bad else "NOT clean", c.conns, c.fpdus,
@@ -518,9 +524,11 @@ def _ulpf_walk(data, key):
 def _ulpf_selftest():
     """Two draft-00 framing PDUs walk; a wrong key or a cut one does not."""
     key = bytes.fromhex("0a0b0c0d0e0f")
-    seg = bytes.fromhex("c040") + bytes(12)
+    seg = bytes.fromhex("c140") + bytes(12)
     two = (struct.pack(">H", len(seg)) + key + seg) * 2
     ok = _ulpf_walk(two, key) == 2
+    dv0 = (struct.pack(">H", len(seg)) + key + b"\xc0" + seg[1:])
+    ok &= _ulpf_walk(dv0, key) is None
     ok &= _ulpf_walk(two, bytes(6)) is None
     ok &= _ulpf_walk(two[:-1], key) is None
     ok &= _ulpf_walk(two[:8 + len(seg) + 5], key) is None
