@@ -272,8 +272,9 @@ static u8 init_pick_rtr(u8 common)
  * field, A not copied) come first and mean close (MPA-066); then R=1 means
  * rejected, TCP left open (MPA-067); then IRD (KIWI_MPA_ST_IRD: the
  * responder's ORD exceeds @pol->ird_max, ECE-08) and RTR (KIWI_MPA_ST_NO_RTR:
- * no common type, ECE-13), both answered with an MPA Terminate; then, with
- * @pol->ulpf, KIWI_MPA_ST_NO_ULPF for a Reply without the ULP framing field.
+ * no common type, ECE-13), both answered with an MPA Terminate framed as
+ * agreed; before these, with @pol->ulpf, KIWI_MPA_ST_NO_ULPF for a Reply
+ * without the ULP framing field (nothing agreed: close).
  *
  * Return: enum kiwi_mpa_status.
  */
@@ -282,6 +283,7 @@ enum kiwi_mpa_status kiwi_mpa_check_reply(const struct kiwi_mpa_policy *pol,
 					  const struct kiwi_mpa_frame *rep,
 					  struct kiwi_mpa_params *out)
 {
+	enum kiwi_mpa_status st;
 	u8 rtr;
 
 	nego_framing(req, rep, true, out);
@@ -300,6 +302,9 @@ enum kiwi_mpa_status kiwi_mpa_check_reply(const struct kiwi_mpa_policy *pol,
 	}
 	if (rep->reject)
 		return KIWI_MPA_ST_REJECTED;
+	st = nego_ulpf(pol, rep, out);
+	if (st)
+		return st;
 	if (rep->enhanced) {
 		out->enhanced = true;
 		if (!init_ird_ord(pol, rep, out))
@@ -312,7 +317,7 @@ enum kiwi_mpa_status kiwi_mpa_check_reply(const struct kiwi_mpa_policy *pol,
 		out->p2p = true;
 		out->rtr = rtr;
 	}
-	return nego_ulpf(pol, rep, out);
+	return KIWI_MPA_ST_OK;
 }
 
 /**

@@ -631,6 +631,20 @@ TEST(MpaNego, UlpfMismatchRefused)
 	EXPECT_TRUE(r.rout.ulpf);
 }
 
+// An RTR failure after an agreed profile: the initiator's Terminate is
+// framed with the profile, which the responder already receives with.
+TEST(MpaNego, UlpfAgreedBeforeRtrFailure)
+{
+	kiwi_mpa_policy ip = pol_ulpf(1), rp = pol_ulpf(9);
+	ip.rtr = KIWI_MPA_RTR_SEND;
+	rp.rtr = KIWI_MPA_RTR_WRITE;
+	UlpfRun r = ulpf_run(ip, rp);
+	ASSERT_EQ(KIWI_MPA_ST_OK, r.rst);
+	EXPECT_EQ(KIWI_MPA_ST_NO_RTR, r.ist);
+	EXPECT_TRUE(r.iout.ulpf);
+	EXPECT_EQ(0, memcmp(r.iout.ulpf_tx_key, ip.ulpf_key, 6));
+}
+
 // ULPF-022: a peer asking for marker mode or packing is refused.
 TEST(MpaNego, UlpfUnsupportedModeRefused)
 {
