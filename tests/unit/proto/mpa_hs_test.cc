@@ -555,7 +555,7 @@ struct UlpfRun {
 
 UlpfRun ulpf_run(const kiwi_mpa_policy &ip, const kiwi_mpa_policy &rp)
 {
-	static const uint8_t pd[3] = { 'a', 'b', 'c' };
+	static const uint8_t pd[3] = {'a', 'b', 'c'};
 	UlpfRun r{};
 	kiwi_mpa_frame req, rep, mine;
 
@@ -580,20 +580,20 @@ UlpfRun ulpf_run(const kiwi_mpa_policy &ip, const kiwi_mpa_policy &rp)
 TEST(MpaNego, UlpfBothOn)
 {
 	kiwi_mpa_policy ip = pol_ulpf(0x10), rp = pol_ulpf(0x40);
-	ip.markers = rp.markers = true;	/* the profile overrides both */
+	ip.markers = rp.markers = true; /* the profile overrides both */
 	UlpfRun r = ulpf_run(ip, rp);
 	ASSERT_EQ(KIWI_MPA_ST_OK, r.rst);
 	ASSERT_EQ(KIWI_MPA_ST_OK, r.ist);
 	// The field follows the 4-octet RFC 6581 field; PD_Length counts it.
 	ASSERT_EQ(size_t(20 + 4 + 16 + 3), r.reqb.size());
 	EXPECT_EQ(0, memcmp(r.reqb.data() + 24, "KIWIULPF", 8));
-	EXPECT_EQ(0, r.reqb[32]);	/* alignment mode */
-	EXPECT_EQ(0, r.reqb[33]);	/* no packing */
+	EXPECT_EQ(0, r.reqb[32]); /* alignment mode */
+	EXPECT_EQ(0, r.reqb[33]); /* no packing */
 	EXPECT_EQ(0, memcmp(r.reqb.data() + 34, ip.ulpf_key, 6));
 	// The ULP sees only its own private data.
 	ASSERT_EQ(3, r.req.pdata_len);
 	EXPECT_EQ(0, memcmp(r.req.pdata, "abc", 3));
-	for (const kiwi_mpa_params *o : { &r.iout, &r.rout }) {
+	for (const kiwi_mpa_params *o : {&r.iout, &r.rout}) {
 		EXPECT_TRUE(o->ulpf);
 		EXPECT_FALSE(o->crc);
 		EXPECT_FALSE(o->tx_markers);
@@ -648,7 +648,7 @@ TEST(MpaNego, UlpfAgreedBeforeRtrFailure)
 // ULPF-022: a peer asking for marker mode or packing is refused.
 TEST(MpaNego, UlpfUnsupportedModeRefused)
 {
-	uint8_t key[6] = { 1, 2, 3, 4, 5, 6 }, got[6];
+	uint8_t key[6] = {1, 2, 3, 4, 5, 6}, got[6];
 	uint8_t f[KIWI_ULPF_PD_LEN];
 	kiwi_ulpf_pd_build(f, key);
 	EXPECT_EQ(0, kiwi_ulpf_pd_parse(f, sizeof(f), got));
