@@ -800,8 +800,8 @@ def good(info, res, a, rev, read, split=False, pd=b"", rresp=False,
 
 # ULP framing draft-00 (kiwi's ulpf00 setting on the target; README.md).
 
-# SEC-21, ULPF-011: the target frames with the key it announced (checked on
-# every framing PDU) and takes ours; Write, Send and Read Request in, Read
+# The target frames with the key it announced (checked on every framing
+# PDU) and takes ours; Write, Send and Read Request in, Read
 # Response out.
 @case("mpa-good-ulpf", "draft-00 framing (target: ulpf00=Y): rev 2 Request "
       "with our key, control Write, Send, Read Request; the Read Response "
@@ -810,7 +810,7 @@ def c_good_ulpf(info, res, a):
     good(info, res, a, 2, True, ulpf=True)
 
 
-# SEC-21: a framing PDU with another key is not taken as one.
+# A framing PDU with another key is not taken as one.
 @case("ulpf-wrong-key", "draft-00 framing (target: ulpf00=Y): a Send "
       "framed with a key other than ours: Terminate 2/0/03 framed with the "
       "target's key, nothing delivered")
@@ -842,15 +842,15 @@ def ulpf_refused(info, res, a, pd):
                  (c.eof, took))
 
 
-# ULPF-009: no framed octet to a peer that did not enable framing: the
-# target rejects the Request instead of entering Full Operation.
+# No framed octet to a peer that did not enable framing: the target
+# rejects the Request instead of entering Full Operation.
 @case("mpa-ulpf-missing", "target with ulpf00=Y, a Request without the "
       "ULPF field: rejecting Reply, close")
 def c_ulpf_missing(info, res, a):
     ulpf_refused(info, res, a, b"")
 
 
-# ULPF-022: a mode the target cannot send is refused.
+# A mode the target cannot send is refused.
 @case("mpa-ulpf-marker-mode", "target with ulpf00=Y, a Request whose ULPF "
       "field asks for marker mode: rejecting Reply, close")
 def c_ulpf_marker_mode(info, res, a):
