@@ -127,6 +127,9 @@ static void kiwi_cm_read_reply(struct kiwi_ep *ep)
 			kiwi_cm_connect_fail(ep, err, NULL);
 		return;
 	}
+	/* Absent, the field is missed by kiwi_mpa_check_reply(). */
+	if (st == KIWI_MPA_ST_OK && ep->pol.ulpf)
+		kiwi_mpa_frame_take_ulpf(&f);
 	kiwi_cm_got_reply(ep, st, &f);
 }
 

@@ -37,7 +37,12 @@ int kiwi_cm_attach(struct kiwi_ep *ep)
 {
 	int rv;
 
-	ep->llp.ops = ep->sctp_llp ? &kiwi_llp_sctp : &kiwi_llp_mpa_tcp;
+	if (ep->sctp_llp)
+		ep->llp.ops = &kiwi_llp_sctp;
+	else if (ep->llp.mpa.ulpf)
+		ep->llp.ops = &kiwi_llp_ulpf_tcp;
+	else
+		ep->llp.ops = &kiwi_llp_mpa_tcp;
 	kiwi_ep_set_cb_qp(ep, ep->qp);
 	rv = kiwi_qp_llp_attach(ep->qp, ep, ep->sock, &ep->llp);
 	if (rv)

@@ -237,6 +237,7 @@ void kiwi_cm_obs_reply(struct kiwi_ep *ep, enum kiwi_mpa_status st);
 void kiwi_cm_obs_request(struct kiwi_ep *ep, enum kiwi_mpa_status st,
 			 const struct kiwi_mpa_params *p);
 void kiwi_cm_obs_pdata_refused(struct kiwi_ep *ep, u16 len);
+void kiwi_cm_obs_ulpf_refused(struct kiwi_ep *ep);
 void kiwi_cm_obs_child(struct kiwi_ep *ep, enum kiwi_stat_id id,
 		       const char *why);
 void kiwi_cm_obs_urgent(struct kiwi_ep *ep);

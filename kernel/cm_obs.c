@@ -141,6 +141,24 @@ void kiwi_cm_obs_pdata_refused(struct kiwi_ep *ep, u16 len)
 }
 
 /**
+ * kiwi_cm_obs_ulpf_refused - a responder with the ULP framing draft-00
+ *	profile rejected a Request without it: count the rejecting Reply and
+ *	say why
+ * @ep: the child, its lock held
+ */
+void kiwi_cm_obs_ulpf_refused(struct kiwi_ep *ep)
+{
+	struct ib_device *ibdev = kiwi_cm_obs_get(ep);
+
+	if (!ibdev)
+		return;
+	kiwi_cm_count(ibdev, KIWI_STAT_MPA_REJ_SENT);
+	ibdev_info_ratelimited(ibdev,
+			       "MPA Request without the ULP framing draft-00 field refused: ulpf00 is on\n");
+	kiwi_cm_obs_put(ep);
+}
+
+/**
  * kiwi_cm_obs_urgent - TCP urgent data arrived during MPA startup: count
  *	a bad startup frame and say why the connection ends
  * @ep: the endpoint, its lock held (an initiator holds its QP; a

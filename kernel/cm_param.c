@@ -4,6 +4,8 @@
  * and the MPA startup policy built from them. A connection takes the
  * settings of its device as they are when it starts.
  */
+#include <linux/random.h>
+
 #include "cm_ep.h"
 
 unsigned int kiwi_cm_mpa_timeout(struct ib_device *ibdev)
@@ -52,7 +54,10 @@ bool kiwi_cm_rdmac_graceful(struct ib_device *ibdev)
  * IRD and ORD are capped at what a kiwi QP serves (KIWI_MAX_IRD/ORD), as
  * RFC 6581 negotiation lowers them anyway. The RTR types of the mpa_rtr
  * setting are offered and accepted: an initiator sends a Write RTR when
- * the responder allows it, which is what Linux siw prefers.
+ * the responder allows it, which is what Linux siw prefers. With the
+ * ulpf00 setting the policy asks for the ULP framing draft-00 profile with
+ * a fresh 48-bit transmit key from the kernel CSPRNG (ULPF-011, SEC-21),
+ * and for no CRC and no markers, which the profile has not.
  */
 void kiwi_cm_policy(struct kiwi_mpa_policy *pol, struct ib_device *ibdev,
 		    u32 ird, u32 ord)
@@ -70,4 +75,10 @@ void kiwi_cm_policy(struct kiwi_mpa_policy *pol, struct ib_device *ibdev,
 	pol->ird = min_t(u32, ird, KIWI_MAX_IRD);
 	pol->ord = min_t(u32, ord, KIWI_MAX_ORD);
 	pol->ird_max = KIWI_MAX_IRD;
+	pol->ulpf = kiwi_setting(s, KIWI_SET_ULPF00);
+	if (!pol->ulpf)
+		return;
+	pol->crc_off = true;
+	pol->markers = false;
+	get_random_bytes(pol->ulpf_key, sizeof(pol->ulpf_key));
 }

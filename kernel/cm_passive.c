@@ -212,6 +212,20 @@ static void kiwi_cm_refuse_pdata(struct kiwi_ep *ep,
 	kiwi_cm_fail(ep, false);
 }
 
+/*
+ * Under ep->lock: this side requires the ULP framing draft-00 profile and
+ * the Request does not offer it. Like any Request the responder cannot
+ * take, it gets a rejecting Reply and a graceful close; the ULP never
+ * sees it, the log says why.
+ */
+static void kiwi_cm_refuse_ulpf(struct kiwi_ep *ep,
+				const struct kiwi_mpa_frame *rep)
+{
+	if (!kiwi_cm_send(ep->sock, rep))
+		kiwi_cm_obs_ulpf_refused(ep);
+	kiwi_cm_fail(ep, false);
+}
+
 /* Under ep->lock: read the Request; report it once it is whole. */
 static void kiwi_cm_read_request(struct kiwi_ep *ep)
 {
@@ -226,9 +240,15 @@ static void kiwi_cm_read_request(struct kiwi_ep *ep)
 			kiwi_cm_fail(ep, true);
 		return;
 	}
+	if (st == KIWI_MPA_ST_OK && ep->pol.ulpf)
+		kiwi_mpa_frame_take_ulpf(&f);
 	if (st == KIWI_MPA_ST_OK)
 		st = kiwi_mpa_respond(&ep->pol, &f, &rep, &out);
 	kiwi_cm_obs_request(ep, st, &out);
+	if (st == KIWI_MPA_ST_NO_ULPF) {
+		kiwi_cm_refuse_ulpf(ep, &rep);
+		return;
+	}
 	if (st == KIWI_MPA_ST_BAD_REV && f.rev == KIWI_MPA_REV_RDMAC &&
 	    ep->rdmac_graceful) {
 		/* RFC 5044 C.2.1: a revision 1 Reply, then a graceful close. */
@@ -286,6 +306,8 @@ static int kiwi_cm_make_reply(struct kiwi_ep *ep, struct kiwi_mpa_frame *rep,
 		return -EINVAL;
 	if (rep->enhanced)
 		room -= KIWI_MPA_ENH_LEN;
+	if (rep->ulpf)
+		room -= KIWI_ULPF_PD_LEN;
 	if (pdata_len > room)
 		return -EINVAL;
 	rep->pdata = pdata;
@@ -351,8 +373,14 @@ static int kiwi_cm_accept_locked(struct kiwi_ep *ep, struct iw_cm_id *cm_id,
 		return rv;
 	kiwi_cm_count(cm_id->device, KIWI_STAT_MPA_REP_SENT);
 	kiwi_qp_llp_reply_sent(qp);
-	/* In peer-to-peer mode the RTR opens the gate, as RFC 6581 wants. */
-	if (!ep->llp.mpa.p2p && !kiwi_cm_responder_waits(cm_id->device))
+	/*
+	 * In peer-to-peer mode the RTR opens the gate, as RFC 6581 wants.
+	 * With the draft-00 profile the initiator's first framing PDU does,
+	 * whatever the settings: it shows that the initiator framed its
+	 * receive side, before which nothing framed may reach it (ULPF-009).
+	 */
+	if (!ep->llp.mpa.p2p && !ep->llp.mpa.ulpf &&
+	    !kiwi_cm_responder_waits(cm_id->device))
 		kiwi_qp_llp_ungate(ep->qp);
 	kiwi_ep_set_cm_id(ep, cm_id);
 	kiwi_ep_set_state(ep, KIWI_EP_CONNECTED);

@@ -64,10 +64,11 @@ int kiwi_cm_sctp_settings_ok(struct ib_device *ibdev)
 	const struct kiwi_settings *s = &to_kdev(ibdev)->settings;
 
 	if (!kiwi_setting(s, KIWI_SET_MPA_MARKERS) &&
-	    !kiwi_setting(s, KIWI_SET_MPA_CRC_OFF))
+	    !kiwi_setting(s, KIWI_SET_MPA_CRC_OFF) &&
+	    !kiwi_setting(s, KIWI_SET_ULPF00))
 		return 0;
 	ibdev_notice_ratelimited(ibdev,
-				 "llp=sctp: mpa_markers and mpa_crc_off are MPA settings with no meaning on SCTP; set them to N\n");
+				 "llp=sctp: mpa_markers, mpa_crc_off and ulpf00 are TCP framing settings with no meaning on SCTP; set them to N\n");
 	return -EOPNOTSUPP;
 }
 

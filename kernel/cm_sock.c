@@ -114,6 +114,13 @@ int kiwi_cm_send(struct socket *sock, const struct kiwi_mpa_frame *f)
 	return rv;
 }
 
+/* The peer's FIN was received and nothing is left to read before it. */
+static bool kiwi_cm_fin_eaten(struct sock *sk)
+{
+	return (READ_ONCE(sk->sk_shutdown) & RCV_SHUTDOWN) &&
+	       skb_queue_empty_lockless(&sk->sk_receive_queue);
+}
+
 /*
  * Read what @kv asks for at most, without blocking. TCP urgent data (a
  * peer's MSG_OOB) has no place in an MPA stream: read on, recvmsg() would
@@ -126,15 +133,24 @@ static int kiwi_cm_recv(struct socket *sock, struct kvec *kv)
 	struct msghdr msg = { .msg_flags = MSG_DONTWAIT };
 	struct tcp_sock *tp = tcp_sk(sock->sk);
 	u32 seq = READ_ONCE(tp->copied_seq);
+	u32 skipped;
 	int rv;
 
 	if (READ_ONCE(tp->urg_data))
 		return -EPROTO;
 	rv = kernel_recvmsg(sock, &msg, kv, 1, kv->iov_len, MSG_DONTWAIT);
-	/* recvmsg() steps over an urgent octet it reaches first. */
-	if (rv > 0 && READ_ONCE(tp->copied_seq) - seq != rv)
-		return -EPROTO;
-	return rv;
+	if (rv <= 0)
+		return rv;
+	/*
+	 * recvmsg() steps over an urgent octet it reaches first; it also
+	 * counts the peer's FIN when the last octet it copied ends the
+	 * segment carrying it (a peer that closes right after its frame,
+	 * e.g. after a rejecting Reply): that is no urgent data.
+	 */
+	skipped = READ_ONCE(tp->copied_seq) - seq - rv;
+	if (skipped == 1 && kiwi_cm_fin_eaten(sock->sk))
+		skipped = 0;
+	return skipped ? -EPROTO : rv;
 }
 
 /**

@@ -29,7 +29,8 @@
 /**
  * kiwi_cm_send_mpa_term - an initiator's Terminate for a failed negotiation
  * @ep: an initiator endpoint whose Reply was judged, ep->lock held, its QP
- *	held; ep->llp.mpa holds the framing both frames agreed
+ *	held; ep->llp.mpa holds the framing both frames agreed (MPA, or the
+ *	ULP framing draft-00 profile)
  * @ecode: the MPA error (enum kiwi_mpa_err): KIWI_MPA_ERR_IRD,
  *	KIWI_MPA_ERR_NO_RTR or KIWI_MPA_ERR_LOCAL_CATA
  *
@@ -42,8 +43,8 @@
  */
 int kiwi_cm_send_mpa_term(struct kiwi_ep *ep, u8 ecode)
 {
-	const struct kiwi_mpa_cfg cfg = {
-		.profile = KIWI_FRAME_MPA,
+	struct kiwi_mpa_cfg cfg = {
+		.profile = ep->llp.mpa.ulpf ? KIWI_FRAME_ULPF00 : KIWI_FRAME_MPA,
 		.markers = ep->llp.mpa.tx_markers,
 		.crc = ep->llp.mpa.crc,
 	};
@@ -58,6 +59,7 @@ int kiwi_cm_send_mpa_term(struct kiwi_ep *ep, u8 ecode)
 	u32 i;
 	int rv;
 
+	memcpy(cfg.ulpf_key, ep->llp.mpa.ulpf_tx_key, sizeof(cfg.ulpf_key));
 	rv = kiwi_term_err_lookup(KIWI_TERM_LAYER_LLP, KIWI_TERM_ET_LLP_MPA,
 				  ecode);
 	if (rv >= 0)

@@ -68,7 +68,8 @@
 	kiwi_mpa_st(BAD_ENH)				\
 	kiwi_mpa_st(REJECTED)				\
 	kiwi_mpa_st(IRD)				\
-	kiwi_mpa_st_end(NO_RTR)
+	kiwi_mpa_st(NO_RTR)				\
+	kiwi_mpa_st_end(NO_ULPF)
 
 #undef kiwi_ep_state
 #undef kiwi_ep_state_end

@@ -3,8 +3,9 @@
  * kiwi: the lower layer protocol (LLP) under DDP, as the QP engine sees it.
  *
  * RDMAP and DDP (tx*.c, rx*.c) build and consume DDP segments; how a
- * segment travels is the LLP's business: MPA FPDUs on a TCP stream
- * (llp_tcp.c). The engine reaches the LLP only through one
+ * segment travels is the LLP's business: MPA FPDUs on a TCP stream, or
+ * draft-00 framing PDUs on one (llp_tcp.c), or SCTP DATA chunks
+ * (llp_sctp.c). The engine reaches the LLP only through one
  * struct kiwi_llp_ops, chosen by the connection manager at attach
  * (kiwi_llp_params.ops) and fixed until detach.
  *
@@ -71,6 +72,8 @@ struct kiwi_llp_ops {
 
 /* MPA (RFC 5044) over kernel TCP. */
 extern const struct kiwi_llp_ops kiwi_llp_mpa_tcp;
+/* ULP framing draft-00 (PDU alignment mode) over kernel TCP, llp_tcp.c. */
+extern const struct kiwi_llp_ops kiwi_llp_ulpf_tcp;
 /* DDP over SCTP (RFC 5043 draft), llp_sctp.c. */
 extern const struct kiwi_llp_ops kiwi_llp_sctp;
 

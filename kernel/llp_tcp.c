@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * kiwi: MPA over kernel TCP as the LLP under DDP (llp.h).
+ * kiwi: MPA over kernel TCP as the LLP under DDP (llp.h), and its variant
+ * with the ULP framing draft-00 profile.
  *
  * Each DDP segment becomes one FPDU (RFC 5044 section 4: header, ULPDU,
- * pad, CRC, markers where negotiated), framed in place in the transmit
- * buffer by proto/mpa; the buffer goes to TCP with non-blocking
- * kernel_sendmsg() calls. Receive reads the socket with tcp_read_sock()
- * and runs the FPDU decoder (rx.c, rx_ahead.c).
+ * pad, CRC, markers where negotiated), or with the profile one framing
+ * PDU (draft-00 section 5: the 8-octet Length+Key header, the segment, no
+ * packing), framed in place in the transmit buffer by proto/mpa; the
+ * buffer goes to TCP with non-blocking kernel_sendmsg() calls. Receive
+ * reads the socket with tcp_read_sock() and runs the decoder of the same
+ * profile (rx.c, rx_ahead.c), which refuses a frame with another key than
+ * the peer announced (MPA error 3, a Terminate; SEC-21).
  */
 #include <linux/net.h>
 #include <linux/tcp.h>
@@ -16,24 +20,41 @@
 #include "conn.h"
 #include "llp.h"
 
-/* The MPA framers of both directions and the MULPDU of the TCP stream. */
+/*
+ * MULPDU of the stream. With the draft-00 profile a framing PDU fits in
+ * one segment of the current EMSS (ULPF-003/006), within the floor and
+ * ceiling MPA keeps too (an EMSS below 136 octets, where the draft's
+ * emergency mode would start, still gets 128-octet segments).
+ */
+static u32 kiwi_llp_tcp_mulpdu(struct sock *sk, const struct kiwi_llp_params *p)
+{
+	u32 emss = READ_ONCE(tcp_sk(sk)->mss_cache);
+
+	if (!p->mpa.ulpf)
+		return kiwi_mpa_mulpdu(emss, p->mpa.tx_markers);
+	return clamp_t(u32, kiwi_ulpf_max_pdu(emss), KIWI_MPA_MULPDU_MIN,
+		       KIWI_MPA_MULPDU_MAX);
+}
+
+/* The framers of both directions and the MULPDU of the TCP stream. */
 static int kiwi_llp_tcp_setup(struct kiwi_qp *qp, struct socket *sock,
 			      const struct kiwi_llp_params *p)
 {
 	struct kiwi_mpa_cfg tc = {
-		.profile = KIWI_FRAME_MPA,
+		.profile = p->mpa.ulpf ? KIWI_FRAME_ULPF00 : KIWI_FRAME_MPA,
 		.markers = p->mpa.tx_markers,
 		.crc = p->mpa.crc,
 	};
 	struct kiwi_mpa_cfg rc = tc;
 
+	memcpy(tc.ulpf_key, p->mpa.ulpf_tx_key, sizeof(tc.ulpf_key));
+	memcpy(rc.ulpf_key, p->mpa.ulpf_rx_key, sizeof(rc.ulpf_key));
 	rc.markers = p->mpa.rx_markers;
 	if (kiwi_mpa_tx_init(&qp->tx.mpa, &tc, 0) ||
 	    kiwi_mpa_rx_init(&qp->rx.mpa, &rc, 0, KIWI_MPA_RX_HDR_MAX))
 		return -EINVAL;
 	kiwi_rx_ahead_init(qp, sock->sk);
-	qp->tx.mulpdu = kiwi_mpa_mulpdu(READ_ONCE(tcp_sk(sock->sk)->mss_cache),
-					p->mpa.tx_markers);
+	qp->tx.mulpdu = kiwi_llp_tcp_mulpdu(sock->sk, p);
 	return 0;
 }
 
@@ -43,7 +64,7 @@ static u32 kiwi_llp_tcp_wire_len(const struct kiwi_qp_tx *tx, u32 ulpdu_len)
 }
 
 /*
- * Frame the ULPDU staged after the MPA header's room. The plan's pieces
+ * Frame the ULPDU staged after the framing header's room. The plan's pieces
  * are laid out in wire order back to front: every ULPDU piece moves to a
  * position at or after the one it was staged at, so no piece overwrites
  * one not yet moved.
@@ -52,7 +73,7 @@ static int kiwi_llp_tcp_frame(struct kiwi_qp_tx *tx, u32 ulpdu_len)
 {
 	u8 *base = tx->buf + tx->len;
 	struct kiwi_mpa_frag frag = {
-		.base = base + KIWI_MPA_HDR_LEN,
+		.base = base + tx->llp->seg_room,
 		.len = ulpdu_len,
 	};
 	struct kiwi_mpa_plan *plan = &tx->plan;
@@ -97,6 +118,19 @@ const struct kiwi_llp_ops kiwi_llp_mpa_tcp = {
 	.name = "mpa-tcp",
 	.setup = kiwi_llp_tcp_setup,
 	.seg_room = KIWI_MPA_HDR_LEN,
+	.seg_wire_len = kiwi_llp_tcp_wire_len,
+	.seg_frame = kiwi_llp_tcp_frame,
+	.send = kiwi_llp_tcp_send,
+	.receive = kiwi_rx_read,
+	.close = kiwi_ep_llp_close,
+	.drain = kiwi_ep_llp_drain,
+};
+
+/* The same stream with the ULP framing draft-00 profile (ulpf.h). */
+const struct kiwi_llp_ops kiwi_llp_ulpf_tcp = {
+	.name = "ulpf00-tcp",
+	.setup = kiwi_llp_tcp_setup,
+	.seg_room = KIWI_ULPF_HDR_LEN,
 	.seg_wire_len = kiwi_llp_tcp_wire_len,
 	.seg_frame = kiwi_llp_tcp_frame,
 	.send = kiwi_llp_tcp_send,

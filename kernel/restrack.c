@@ -89,6 +89,8 @@ static int kiwi_res_put_llp(struct sk_buff *msg,
 	if (p->p2p && rdma_nl_put_driver_string(msg, "rtr",
 						kiwi_res_rtr_name(p->rtr)))
 		return -EMSGSIZE;
+	if (p->ulpf && rdma_nl_put_driver_string(msg, "framing", "ulpf00"))
+		return -EMSGSIZE;
 	return 0;
 }
 

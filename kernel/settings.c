@@ -65,6 +65,7 @@ static const struct kiwi_setting_desc kiwi_setting_descs[KIWI_SET_NUM] = {
 					   KIWI_KIND_BOOL },
 	[KIWI_SET_MPA_RDMAC] = { "mpa_rdmac", KIWI_KIND_BOOL },
 	[KIWI_SET_LLP] = { "llp", KIWI_KIND_LLP },
+	[KIWI_SET_ULPF00] = { "ulpf00", KIWI_KIND_BOOL },
 };
 
 /* Names of enum kiwi_llp_kind, indexed by value. */
@@ -95,6 +96,7 @@ static u32 kiwi_defaults[KIWI_SET_NUM] = {
 	[KIWI_SET_MPA_RESPONDER_WAITS] = true,
 	[KIWI_SET_MPA_RDMAC] = false,
 	[KIWI_SET_LLP] = KIWI_LLP_TCP,
+	[KIWI_SET_ULPF00] = false,
 };
 
 /* One RTR type name of @len octets at @s; 0 if unknown. */
@@ -304,6 +306,10 @@ KIWI_PARAM(llp, KIWI_SET_LLP);
 __MODULE_PARM_TYPE(llp, "string");
 MODULE_PARM_DESC(llp,
 		 "Default for new devices: the lower layer of new connections, tcp (MPA over TCP, default) or sctp (DDP over SCTP, RFC 5043 draft; needs sctp.ko, kiwi only)");
+KIWI_PARAM(ulpf00, KIWI_SET_ULPF00);
+__MODULE_PARM_TYPE(ulpf00, "bool");
+MODULE_PARM_DESC(ulpf00,
+		 "Default for new devices: TCP connections use the experimental ULP framing draft-00 profile (8-octet Length+Key header, no CRC, no markers) and refuse peers without it; kiwi only (default N)");
 
 /**
  * kiwi_settings_init - a new device's settings: the current defaults
@@ -381,6 +387,7 @@ KIWI_SETTING_ATTR(mpa_rtr, KIWI_SET_MPA_RTR);
 KIWI_SETTING_ATTR(mpa_responder_waits, KIWI_SET_MPA_RESPONDER_WAITS);
 KIWI_SETTING_ATTR(mpa_rdmac, KIWI_SET_MPA_RDMAC);
 KIWI_SETTING_ATTR(llp, KIWI_SET_LLP);
+KIWI_SETTING_ATTR(ulpf00, KIWI_SET_ULPF00);
 
 /* libkiwi's match_device reads this (KIWI_SYSFS_ABI_FILE). */
 static ssize_t abi_version_show(struct device *dev,
@@ -402,6 +409,7 @@ static struct attribute *kiwi_settings_attrs[] = {
 	&kiwi_attr_mpa_responder_waits.attr.attr,
 	&kiwi_attr_mpa_rdmac.attr.attr,
 	&kiwi_attr_llp.attr.attr,
+	&kiwi_attr_ulpf00.attr.attr,
 	NULL,
 };
 

@@ -31,6 +31,9 @@
  *	then both close gracefully (off: the connection is reset at once)
  * @KIWI_SET_LLP: the lower layer new connections use, enum kiwi_llp_kind
  *	(MPA over TCP, or DDP over SCTP: Documentation/sctp.md)
+ * @KIWI_SET_ULPF00: MPA/TCP connections frame with the ULP framing
+ *	draft-00 profile instead of MPA FPDUs, and refuse peers that do not
+ *	(Documentation/ulpf.md)
  * @KIWI_SET_NUM: number of settings
  */
 enum kiwi_setting_id {
@@ -44,6 +47,7 @@ enum kiwi_setting_id {
 	KIWI_SET_MPA_RESPONDER_WAITS,
 	KIWI_SET_MPA_RDMAC,
 	KIWI_SET_LLP,
+	KIWI_SET_ULPF00,
 	KIWI_SET_NUM,
 };
 

@@ -112,21 +112,44 @@ enum kiwi_mpa_status kiwi_mpa_frame_parse(const u8 *buf, size_t len,
 }
 
 /**
+ * kiwi_mpa_frame_take_ulpf() - find the ULP framing startup field.
+ * @f: a frame from kiwi_mpa_frame_parse().
+ *
+ * When @f's private data starts with a valid field (ulpf.h) the field is
+ * removed from @f->pdata, @f->ulpf is set and @f->ulpf_key holds the key.
+ *
+ * Return: KIWI_MPA_ST_OK if the field was there, else KIWI_MPA_ST_NO_ULPF
+ * (absent, or a mode kiwi cannot send: ULPF-022), @f unchanged.
+ */
+enum kiwi_mpa_status kiwi_mpa_frame_take_ulpf(struct kiwi_mpa_frame *f)
+{
+	if (kiwi_ulpf_pd_parse(f->pdata, f->pdata_len, f->ulpf_key))
+		return KIWI_MPA_ST_NO_ULPF;
+	f->ulpf = true;
+	f->pdata += KIWI_ULPF_PD_LEN;
+	f->pdata_len -= KIWI_ULPF_PD_LEN;
+	return KIWI_MPA_ST_OK;
+}
+
+/**
  * kiwi_mpa_frame_build() - encode a startup frame.
  * @f: frame; @f->res is ignored (reserved bits are sent as 0), R is only
- *	sent in a Reply, the enhanced field only when @f->enhanced.
+ *	sent in a Reply, the enhanced field only when @f->enhanced, the ULP
+ *	framing startup field only when @f->ulpf.
  * @buf: output.
  * @cap: octets available at @buf.
  * @frame_len: output, octets written.
  *
- * Return: 0; -EMSGSIZE if the private data (with the enhanced field) exceeds
- * 512 octets (MPA-059); -EINVAL for an IRD/ORD above 14 bits or private data
- * length without a pointer; -ENOSPC if @cap is too small.
+ * Return: 0; -EMSGSIZE if the private data (with the enhanced and ULP
+ * framing fields) exceeds 512 octets (MPA-059); -EINVAL for an IRD/ORD above
+ * 14 bits or private data length without a pointer; -ENOSPC if @cap is too
+ * small.
  */
 int kiwi_mpa_frame_build(const struct kiwi_mpa_frame *f, u8 *buf, size_t cap,
 			 size_t *frame_len)
 {
-	u32 pd_len = f->pdata_len + (f->enhanced ? KIWI_MPA_ENH_LEN : 0);
+	u32 pd_len = f->pdata_len + (f->enhanced ? KIWI_MPA_ENH_LEN : 0) +
+		     (f->ulpf ? KIWI_ULPF_PD_LEN : 0);
 	u16 ird, ord;
 	u8 *p;
 
@@ -160,6 +183,10 @@ int kiwi_mpa_frame_build(const struct kiwi_mpa_frame *f, u8 *buf, size_t cap,
 		put_unaligned_be16(ird, p);
 		put_unaligned_be16(ord, p + 2);
 		p += KIWI_MPA_ENH_LEN;
+	}
+	if (f->ulpf) {
+		kiwi_ulpf_pd_build(p, f->ulpf_key);
+		p += KIWI_ULPF_PD_LEN;
 	}
 	if (f->pdata_len)
 		memcpy(p, f->pdata, f->pdata_len);

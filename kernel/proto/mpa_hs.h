@@ -22,6 +22,7 @@
 #define KIWI_PROTO_MPA_HS_H
 
 #include "platform.h"
+#include "ulpf.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -70,6 +71,11 @@ extern "C" {
  * @rtr: KIWI_MPA_RTR_* set of B/C/D (enhanced only).
  * @ird: IRD, 14 bits (enhanced only).
  * @ord: ORD, 14 bits (enhanced only).
+ * @ulpf: the ULP framing draft-00 startup field (ulpf.h) precedes the ULP
+ *	private data. kiwi_mpa_frame_build() writes it when set;
+ *	kiwi_mpa_frame_parse() leaves it false and the field in @pdata, since
+ *	only a side with the profile on looks for it (kiwi_mpa_frame_take_ulpf()).
+ * @ulpf_key: the key in that field: the frame sender's transmit key.
  * @pdata: ULP private data (after the enhanced field); on parse it points
  *	into the parsed buffer.
  * @pdata_len: octets of ULP private data.
@@ -86,6 +92,8 @@ struct kiwi_mpa_frame {
 	u8 rtr;
 	u16 ird;
 	u16 ord;
+	bool ulpf;
+	u8 ulpf_key[KIWI_ULPF_KEY_LEN];
 	const u8 *pdata;
 	u16 pdata_len;
 };
@@ -107,6 +115,8 @@ struct kiwi_mpa_frame {
  * @KIWI_MPA_ST_REJECTED: the Reply has R=1 (MPA-067): leave TCP open.
  * @KIWI_MPA_ST_IRD: insufficient IRD (RFC 6581 section 9.1).
  * @KIWI_MPA_ST_NO_RTR: no usable RTR type (RFC 6581 section 9.2).
+ * @KIWI_MPA_ST_NO_ULPF: this side requires the ULP framing draft-00 profile
+ *	and the peer's frame carries no usable startup field for it.
  */
 enum kiwi_mpa_status {
 	KIWI_MPA_ST_OK = 0,
@@ -120,6 +130,7 @@ enum kiwi_mpa_status {
 	KIWI_MPA_ST_REJECTED,
 	KIWI_MPA_ST_IRD,
 	KIWI_MPA_ST_NO_RTR,
+	KIWI_MPA_ST_NO_ULPF,
 };
 
 /**
@@ -155,6 +166,11 @@ enum kiwi_mpa_action {
  * @ird_max: largest IRD this side can raise @ird to.
  * @ord_min: responder: smallest ORD its ULP can work with; a Request whose
  *	IRD is lower is refused with KIWI_MPA_ST_IRD. 0 for none.
+ * @ulpf: use the ULP framing draft-00 profile (ulpf.h) after the startup,
+ *	and only it: send the startup field, refuse a peer without one. Both
+ *	directions then run it, without CRC and markers whatever @crc_off and
+ *	@markers say.
+ * @ulpf_key: with @ulpf, the key this side transmits with (48 random bits).
  */
 struct kiwi_mpa_policy {
 	bool crc_off;
@@ -167,6 +183,8 @@ struct kiwi_mpa_policy {
 	u16 ord;
 	u16 ird_max;
 	u16 ord_min;
+	bool ulpf;
+	u8 ulpf_key[KIWI_ULPF_KEY_LEN];
 };
 
 /**
@@ -184,6 +202,10 @@ struct kiwi_mpa_policy {
  * @ord: our ORD to use.
  * @peer_ird: the peer's IRD exactly as received (ECE-05/09).
  * @peer_ord: the peer's ORD exactly as received.
+ * @ulpf: both directions use the ULP framing draft-00 profile (@crc and the
+ *	markers are then false).
+ * @ulpf_tx_key: with @ulpf, the key to send with (the policy's).
+ * @ulpf_rx_key: with @ulpf, the key the peer sends with (from its frame).
  */
 struct kiwi_mpa_params {
 	bool tx_markers;
@@ -198,12 +220,16 @@ struct kiwi_mpa_params {
 	u16 ord;
 	u16 peer_ird;
 	u16 peer_ord;
+	bool ulpf;
+	u8 ulpf_tx_key[KIWI_ULPF_KEY_LEN];
+	u8 ulpf_rx_key[KIWI_ULPF_KEY_LEN];
 };
 
 enum kiwi_mpa_status kiwi_mpa_frame_parse(const u8 *buf, size_t len,
 					  bool want_reply,
 					  struct kiwi_mpa_frame *f,
 					  size_t *frame_len);
+enum kiwi_mpa_status kiwi_mpa_frame_take_ulpf(struct kiwi_mpa_frame *f);
 int kiwi_mpa_frame_build(const struct kiwi_mpa_frame *f, u8 *buf, size_t cap,
 			 size_t *frame_len);
 

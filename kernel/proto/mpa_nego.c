@@ -60,9 +60,13 @@ int kiwi_mpa_make_request(const struct kiwi_mpa_policy *pol,
 		return -EINVAL;
 	if (pol->enhanced)
 		room -= KIWI_MPA_ENH_LEN;
+	if (pol->ulpf)
+		room -= KIWI_ULPF_PD_LEN;
 	if (pdata_len > room)
 		return -EMSGSIZE;
 	memset(req, 0, sizeof(*req));
+	req->ulpf = pol->ulpf;
+	memcpy(req->ulpf_key, pol->ulpf_key, KIWI_ULPF_KEY_LEN);
 	req->markers = pol->markers;
 	req->crc = !pol->crc_off;
 	req->enhanced = pol->enhanced;
@@ -76,6 +80,28 @@ int kiwi_mpa_make_request(const struct kiwi_mpa_policy *pol,
 	req->pdata = pdata;
 	req->pdata_len = pdata_len;
 	return 0;
+}
+
+/*
+ * The ULP framing draft-00 profile, both roles: with the profile on,
+ * the peer's frame must carry the field; both directions then use it, in
+ * place of CRC and markers.
+ */
+static enum kiwi_mpa_status nego_ulpf(const struct kiwi_mpa_policy *pol,
+				      const struct kiwi_mpa_frame *peer,
+				      struct kiwi_mpa_params *out)
+{
+	if (!pol->ulpf)
+		return KIWI_MPA_ST_OK;
+	if (!peer->ulpf)
+		return KIWI_MPA_ST_NO_ULPF;
+	out->ulpf = true;
+	out->crc = false;
+	out->tx_markers = false;
+	out->rx_markers = false;
+	memcpy(out->ulpf_tx_key, pol->ulpf_key, KIWI_ULPF_KEY_LEN);
+	memcpy(out->ulpf_rx_key, peer->ulpf_key, KIWI_ULPF_KEY_LEN);
+	return KIWI_MPA_ST_OK;
 }
 
 /* Framing part, common to both roles. */
@@ -185,6 +211,12 @@ enum kiwi_mpa_status kiwi_mpa_respond(const struct kiwi_mpa_policy *pol,
 	    (req->enhanced && req->rev < KIWI_MPA_REV_2))
 		return KIWI_MPA_ST_BAD_REV;
 	rep->rev = req->rev;
+	if (nego_ulpf(pol, req, out)) {
+		rep->reject = true;
+		return KIWI_MPA_ST_NO_ULPF;
+	}
+	rep->ulpf = pol->ulpf;
+	memcpy(rep->ulpf_key, pol->ulpf_key, KIWI_ULPF_KEY_LEN);
 	if (!req->enhanced)
 		return KIWI_MPA_ST_OK;
 	rep->enhanced = true;
@@ -240,7 +272,9 @@ static u8 init_pick_rtr(u8 common)
  * field, A not copied) come first and mean close (MPA-066); then R=1 means
  * rejected, TCP left open (MPA-067); then IRD (KIWI_MPA_ST_IRD: the
  * responder's ORD exceeds @pol->ird_max, ECE-08) and RTR (KIWI_MPA_ST_NO_RTR:
- * no common type, ECE-13), both answered with an MPA Terminate.
+ * no common type, ECE-13), both answered with an MPA Terminate framed as
+ * agreed; before these, with @pol->ulpf, KIWI_MPA_ST_NO_ULPF for a Reply
+ * without the ULP framing field (nothing agreed: close).
  *
  * Return: enum kiwi_mpa_status.
  */
@@ -249,6 +283,7 @@ enum kiwi_mpa_status kiwi_mpa_check_reply(const struct kiwi_mpa_policy *pol,
 					  const struct kiwi_mpa_frame *rep,
 					  struct kiwi_mpa_params *out)
 {
+	enum kiwi_mpa_status st;
 	u8 rtr;
 
 	nego_framing(req, rep, true, out);
@@ -267,18 +302,21 @@ enum kiwi_mpa_status kiwi_mpa_check_reply(const struct kiwi_mpa_policy *pol,
 	}
 	if (rep->reject)
 		return KIWI_MPA_ST_REJECTED;
-	if (!rep->enhanced)
-		return KIWI_MPA_ST_OK;
-	out->enhanced = true;
-	if (!init_ird_ord(pol, rep, out))
-		return KIWI_MPA_ST_IRD;
-	if (!req->p2p)
-		return KIWI_MPA_ST_OK;
-	rtr = init_pick_rtr(req->rtr & rep->rtr);
-	if (!rtr)
-		return KIWI_MPA_ST_NO_RTR;
-	out->p2p = true;
-	out->rtr = rtr;
+	st = nego_ulpf(pol, rep, out);
+	if (st)
+		return st;
+	if (rep->enhanced) {
+		out->enhanced = true;
+		if (!init_ird_ord(pol, rep, out))
+			return KIWI_MPA_ST_IRD;
+	}
+	if (rep->enhanced && req->p2p) {
+		rtr = init_pick_rtr(req->rtr & rep->rtr);
+		if (!rtr)
+			return KIWI_MPA_ST_NO_RTR;
+		out->p2p = true;
+		out->rtr = rtr;
+	}
 	return KIWI_MPA_ST_OK;
 }
 

@@ -60,3 +60,45 @@ bool kiwi_ulpf_hdr_parse(const u8 *hdr, const u8 *key, u16 *len)
 	*len = get_unaligned_be16(hdr);
 	return memcmp(hdr + 2, key, KIWI_ULPF_KEY_LEN) == 0;
 }
+
+static const u8 ulpf_pd_magic[8] = { 'K', 'I', 'W', 'I', 'U', 'L', 'P', 'F' };
+
+/**
+ * kiwi_ulpf_pd_build() - write the startup field (see ulpf.h).
+ * @p: KIWI_ULPF_PD_LEN octets of output.
+ * @key: the key this side transmits with.
+ *
+ * The field asks for alignment mode without packing, the only mode kiwi
+ * receives.
+ */
+void kiwi_ulpf_pd_build(u8 *p, const u8 *key)
+{
+	memcpy(p, ulpf_pd_magic, sizeof(ulpf_pd_magic));
+	p[8] = KIWI_ULPF_MODE_ALIGN;
+	p[9] = 0;
+	memcpy(p + 10, key, KIWI_ULPF_KEY_LEN);
+}
+
+/**
+ * kiwi_ulpf_pd_parse() - read the startup field at the start of private data.
+ * @p: the private data (after the RFC 6581 field).
+ * @len: its octets.
+ * @key: output, the peer's transmit key, when 0 is returned.
+ *
+ * Return: 0; -ENOENT when the private data does not start with the field;
+ * -EOPNOTSUPP or -EINVAL when the peer asks for a mode kiwi cannot send
+ * (kiwi_ulpf_mode_check(), ULPF-022).
+ */
+int kiwi_ulpf_pd_parse(const u8 *p, size_t len, u8 *key)
+{
+	int rv;
+
+	if (len < KIWI_ULPF_PD_LEN ||
+	    memcmp(p, ulpf_pd_magic, sizeof(ulpf_pd_magic)))
+		return -ENOENT;
+	rv = kiwi_ulpf_mode_check(p[8], p[9] & KIWI_ULPF_PD_PACKING);
+	if (rv)
+		return rv;
+	memcpy(key, p + 10, KIWI_ULPF_KEY_LEN);
+	return 0;
+}

@@ -532,4 +532,148 @@ TEST(MpaNego, PolicyCheck)
 	EXPECT_EQ(-EINVAL, kiwi_mpa_make_request(&p, nullptr, 0, &f));
 }
 
+// ULPF-009/010/011/022 as the startup negotiates them: the draft-00 profile
+// with the field in private data, keys per direction, the field stripped
+// before the ULP sees the private data, and every mismatch refused.
+kiwi_mpa_policy pol_ulpf(uint8_t k)
+{
+	kiwi_mpa_policy p = pol_v2(true);
+	p.ulpf = true;
+	for (int i = 0; i < KIWI_ULPF_KEY_LEN; i++)
+		p.ulpf_key[i] = uint8_t(k + i);
+	return p;
+}
+
+// One startup over the wire bytes; each side looks for the field only when
+// its policy has the profile on, as kiwi.ko does.
+struct UlpfRun {
+	kiwi_mpa_frame req, rep;
+	kiwi_mpa_params iout, rout;
+	kiwi_mpa_status rst, ist;
+	Bytes reqb;
+};
+
+UlpfRun ulpf_run(const kiwi_mpa_policy &ip, const kiwi_mpa_policy &rp)
+{
+	static const uint8_t pd[3] = {'a', 'b', 'c'};
+	UlpfRun r{};
+	kiwi_mpa_frame req, rep, mine;
+
+	EXPECT_EQ(0, kiwi_mpa_make_request(&ip, pd, 3, &mine));
+	r.reqb = build(mine);
+	req = parse_ok(r.reqb, false);
+	r.rst = rp.ulpf ? kiwi_mpa_frame_take_ulpf(&req) : KIWI_MPA_ST_OK;
+	r.req = req;
+	if (r.rst == KIWI_MPA_ST_OK)
+		r.rst = kiwi_mpa_respond(&rp, &req, &rep, &r.rout);
+	else
+		EXPECT_EQ(KIWI_MPA_ST_NO_ULPF,
+			  kiwi_mpa_respond(&rp, &req, &rep, &r.rout));
+	Bytes repb = build(rep);
+	r.rep = parse_ok(repb, true);
+	r.ist = ip.ulpf ? kiwi_mpa_frame_take_ulpf(&r.rep) : KIWI_MPA_ST_OK;
+	if (r.ist == KIWI_MPA_ST_OK)
+		r.ist = kiwi_mpa_check_reply(&ip, &mine, &r.rep, &r.iout);
+	return r;
+}
+
+TEST(MpaNego, UlpfBothOn)
+{
+	kiwi_mpa_policy ip = pol_ulpf(0x10), rp = pol_ulpf(0x40);
+	ip.markers = rp.markers = true; /* the profile overrides both */
+	UlpfRun r = ulpf_run(ip, rp);
+	ASSERT_EQ(KIWI_MPA_ST_OK, r.rst);
+	ASSERT_EQ(KIWI_MPA_ST_OK, r.ist);
+	// The field follows the 4-octet RFC 6581 field; PD_Length counts it.
+	ASSERT_EQ(size_t(20 + 4 + 16 + 3), r.reqb.size());
+	EXPECT_EQ(0, memcmp(r.reqb.data() + 24, "KIWIULPF", 8));
+	EXPECT_EQ(0, r.reqb[32]); /* alignment mode */
+	EXPECT_EQ(0, r.reqb[33]); /* no packing */
+	EXPECT_EQ(0, memcmp(r.reqb.data() + 34, ip.ulpf_key, 6));
+	// The ULP sees only its own private data.
+	ASSERT_EQ(3, r.req.pdata_len);
+	EXPECT_EQ(0, memcmp(r.req.pdata, "abc", 3));
+	for (const kiwi_mpa_params *o : {&r.iout, &r.rout}) {
+		EXPECT_TRUE(o->ulpf);
+		EXPECT_FALSE(o->crc);
+		EXPECT_FALSE(o->tx_markers);
+		EXPECT_FALSE(o->rx_markers);
+		EXPECT_TRUE(o->p2p);
+	}
+	// Each direction has the key its sender chose (ULPF-011).
+	EXPECT_EQ(0, memcmp(r.iout.ulpf_tx_key, ip.ulpf_key, 6));
+	EXPECT_EQ(0, memcmp(r.iout.ulpf_rx_key, rp.ulpf_key, 6));
+	EXPECT_EQ(0, memcmp(r.rout.ulpf_tx_key, rp.ulpf_key, 6));
+	EXPECT_EQ(0, memcmp(r.rout.ulpf_rx_key, ip.ulpf_key, 6));
+}
+
+TEST(MpaNego, UlpfMismatchRefused)
+{
+	// Responder on, initiator off: a rejecting Reply, no Full Operation.
+	UlpfRun r = ulpf_run(pol_v2(true), pol_ulpf(1));
+	EXPECT_EQ(KIWI_MPA_ST_NO_ULPF, r.rst);
+	EXPECT_TRUE(r.rep.reject);
+	EXPECT_EQ(KIWI_MPA_ACT_CLOSE, kiwi_mpa_status_action(r.rst));
+	// Initiator on, responder off: the responder passes the field on as
+	// private data (it does not know it); the initiator refuses the Reply.
+	r = ulpf_run(pol_ulpf(1), pol_v2(true));
+	EXPECT_EQ(KIWI_MPA_ST_OK, r.rst);
+	EXPECT_FALSE(r.rout.ulpf);
+	EXPECT_EQ(3 + KIWI_ULPF_PD_LEN, r.req.pdata_len);
+	EXPECT_EQ(KIWI_MPA_ST_NO_ULPF, r.ist);
+	EXPECT_FALSE(r.iout.ulpf);
+	// Revision 1 frames carry the field too.
+	kiwi_mpa_policy v1 = pol_v1();
+	v1.ulpf = true;
+	r = ulpf_run(v1, v1);
+	EXPECT_EQ(KIWI_MPA_ST_OK, r.ist);
+	EXPECT_TRUE(r.iout.ulpf);
+	EXPECT_TRUE(r.rout.ulpf);
+}
+
+// An RTR failure after an agreed profile: the initiator's Terminate is
+// framed with the profile, which the responder already receives with.
+TEST(MpaNego, UlpfAgreedBeforeRtrFailure)
+{
+	kiwi_mpa_policy ip = pol_ulpf(1), rp = pol_ulpf(9);
+	ip.rtr = KIWI_MPA_RTR_SEND;
+	rp.rtr = KIWI_MPA_RTR_WRITE;
+	UlpfRun r = ulpf_run(ip, rp);
+	ASSERT_EQ(KIWI_MPA_ST_OK, r.rst);
+	EXPECT_EQ(KIWI_MPA_ST_NO_RTR, r.ist);
+	EXPECT_TRUE(r.iout.ulpf);
+	EXPECT_EQ(0, memcmp(r.iout.ulpf_tx_key, ip.ulpf_key, 6));
+}
+
+// ULPF-022: a peer asking for marker mode or packing is refused.
+TEST(MpaNego, UlpfUnsupportedModeRefused)
+{
+	uint8_t key[6] = {1, 2, 3, 4, 5, 6}, got[6];
+	uint8_t f[KIWI_ULPF_PD_LEN];
+	kiwi_ulpf_pd_build(f, key);
+	EXPECT_EQ(0, kiwi_ulpf_pd_parse(f, sizeof(f), got));
+	EXPECT_EQ(0, memcmp(key, got, 6));
+	EXPECT_EQ(-ENOENT, kiwi_ulpf_pd_parse(f, sizeof(f) - 1, got));
+	f[8] = KIWI_ULPF_MODE_MARKERS;
+	EXPECT_EQ(-EOPNOTSUPP, kiwi_ulpf_pd_parse(f, sizeof(f), got));
+	f[8] = KIWI_ULPF_MODE_ALIGN;
+	f[9] = KIWI_ULPF_PD_PACKING;
+	EXPECT_EQ(-EOPNOTSUPP, kiwi_ulpf_pd_parse(f, sizeof(f), got));
+	f[9] = 0;
+	f[0] = 'k';
+	EXPECT_EQ(-ENOENT, kiwi_ulpf_pd_parse(f, sizeof(f), got));
+	kiwi_mpa_frame fr{};
+	fr.pdata = f;
+	fr.pdata_len = sizeof(f);
+	EXPECT_EQ(KIWI_MPA_ST_NO_ULPF, kiwi_mpa_frame_take_ulpf(&fr));
+	EXPECT_EQ(KIWI_ULPF_PD_LEN, fr.pdata_len);
+	// The field counts against the 512 octets of private data.
+	kiwi_mpa_policy p = pol_ulpf(0);
+	Bytes big(KIWI_MPA_PD_MAX - 4 - KIWI_ULPF_PD_LEN + 1, 0);
+	EXPECT_EQ(-EMSGSIZE, kiwi_mpa_make_request(&p, big.data(),
+						   uint16_t(big.size()), &fr));
+	EXPECT_EQ(0, kiwi_mpa_make_request(&p, big.data(),
+					   uint16_t(big.size() - 1), &fr));
+}
+
 } // namespace

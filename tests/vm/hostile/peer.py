@@ -75,6 +75,21 @@ def enhanced_field(ird, ord_, p2p=0, send_rtr=0, write_rtr=0, read_rtr=0):
                        (write_rtr << 15) | (read_rtr << 14) | ord_)
 
 
+# kiwi's ULP framing draft-00 startup field (kernel/proto/ulpf.h), after the
+# RFC 6581 field in the private data: magic, mode (0 alignment), flags
+# (0x01 packing), the 48-bit key its sender transmits with.
+ULPF_MAGIC = b"KIWIULPF"
+
+
+def ulpf_field(key, mode=0, flags=0):
+    return ULPF_MAGIC + bytes([mode, flags]) + key
+
+
+def ulpf_pdu(ulpdu, key):
+    """A draft-00 framing PDU: Length, Key, one ULPDU (no pad, no CRC)."""
+    return struct.pack(">H", len(ulpdu)) + key + ulpdu
+
+
 def pad_len(n):
     return (4 - (n + 2) % 4) % 4
 
@@ -284,6 +299,15 @@ class Conn:
         self.eof = None          # None (open), "fin" or "rst"
         self.ird = None
         self.msn = {QN_SEND: 1, QN_RREQ: 1}
+        self.ulpf_tx = None      # draft-00 keys, set by ulpf_handshake()
+        self.ulpf_rx = None
+
+    def frame(self, ulpdu):
+        """@ulpdu framed as this connection frames: an FPDU, or a draft-00
+        framing PDU with our key."""
+        if self.ulpf_tx:
+            return ulpf_pdu(ulpdu, self.ulpf_tx)
+        return fpdu(ulpdu)
 
     def send(self, data):
         try:
@@ -328,8 +352,21 @@ class Conn:
             pass
         return time.monotonic() - start if self.eof else None
 
+    def read_ulpf(self, deadline):
+        """The next draft-00 framing PDU's ULPDU; its key must be the one
+        the target announced."""
+        hdr = self.read_exact(8, deadline)
+        if hdr is None:
+            return None
+        if hdr[2:] != self.ulpf_rx:
+            raise Closed("the target framed with key %s, announced %s" %
+                         (hdr[2:].hex(), self.ulpf_rx.hex()))
+        return self.read_exact(struct.unpack(">H", hdr[:2])[0], deadline)
+
     def read_fpdu(self, deadline):
         """The next ULPDU, or None when closed/timed out."""
+        if self.ulpf_rx:
+            return self.read_ulpf(deadline)
         hdr = self.read_exact(2, deadline)
         if hdr is None:
             return None
@@ -439,6 +476,37 @@ def handshake(info, res, rev=2, rcvbuf=None, ird=8, ord_=8, marker=None,
         c.send(c.mtx.frame(opener))
     else:
         c.send(fpdu(opener, marker=marker))
+    return c
+
+
+def ulpf_handshake(info, res):
+    """Connect with kiwi's ULP framing draft-00 field in a revision 2
+    Request (C=0, our random key); the Reply must carry the field too
+    (kiwi: ulpf00=Y). Then both directions are draft-00 framing PDUs; the
+    opener goes out framed with our key."""
+    c = Conn(info)
+    c.ulpf_tx = os.urandom(6)
+    c.send(mpa_frame(REQ_KEY, rev=2, crc=0, enhanced=enhanced_field(8, 8),
+                     pd=ulpf_field(c.ulpf_tx)))
+    rep = read_reply(c)
+    if rep is None:
+        raise Closed("no MPA Reply (closed: %s)" % c.eof)
+    key, flags, rrev, pd = rep
+    if key != REP_KEY or flags & 0x20:
+        raise Closed("bad or rejecting Reply: key=%r flags=0x%02x" %
+                     (key, flags))
+    f = pd[4:20] if flags & 0x10 else pd[:16]
+    if f[:8] != ULPF_MAGIC or f[8:10] != b"\0\0":
+        raise Closed("the target's Reply carries no ULPF field (kiwi: "
+                     "ulpf00=Y)")
+    c.ulpf_rx = f[10:16]
+    c.crc = False
+    res.seen("MPA Reply rev %d flags 0x%02x, ULPF key %s (ours %s)" %
+             (rrev, flags, c.ulpf_rx.hex(), c.ulpf_tx.hex()))
+    if flags & 0x40:
+        res.fail("the target asks for CRC, which draft-00 framing has not")
+    c.send(c.frame(tagged(OP_WRITE, int(info["target_stag"], 0),
+                          int(info["target_addr"], 0))))
     return c
 
 
@@ -684,19 +752,22 @@ def send_dribble(c, data):
 
 
 def good(info, res, a, rev, read, split=False, pd=b"", rresp=False,
-         dribble=False, marker=None):
-    c = handshake(info, res, rev=rev, pd=pd, marker=marker)
+         dribble=False, marker=None, ulpf=False):
+    if ulpf:
+        c = ulpf_handshake(info, res)
+    else:
+        c = handshake(info, res, rev=rev, pd=pd, marker=marker)
     send = (lambda d: send_split(c, d)) if split else c.send
     if dribble:
         send = lambda d: send_dribble(c, d)
     n = ival(info, "control_len")
     pat = control_pattern(n)
     stag, addr = ival(info, "target_stag"), ival(info, "target_addr")
-    send(fpdu(tagged(OP_WRITE, stag, addr, pat)))
-    send(fpdu(untagged(OP_SEND, QN_SEND, 1, b"hostile-peer control")))
+    send(c.frame(tagged(OP_WRITE, stag, addr, pat)))
+    send(c.frame(untagged(OP_SEND, QN_SEND, 1, b"hostile-peer control")))
     if read:
-        send(fpdu(untagged(OP_RREQ, QN_RREQ, 1,
-                           rreq_hdr(0x11223344, 0x1000, n, stag, addr))))
+        send(c.frame(untagged(OP_RREQ, QN_RREQ, 1,
+                              rreq_hdr(0x11223344, 0x1000, n, stag, addr))))
         t, resp = collect(c, res, set(), a.layout, want_rresp=1)
         if t is not None:
             res.fail("unexpected Terminate")
@@ -725,6 +796,65 @@ def good(info, res, a, rev, read, split=False, pd=b"", rresp=False,
     # Graceful close: FIN; the target must close as well.
     c.sock.shutdown(socket.SHUT_WR)
     expect_quiet_close(c, res, a, "our FIN")
+
+
+# ULP framing draft-00 (kiwi's ulpf00 setting on the target; README.md).
+
+# The target frames with the key it announced (checked on every framing
+# PDU) and takes ours; Write, Send and Read Request in, Read
+# Response out.
+@case("mpa-good-ulpf", "draft-00 framing (target: ulpf00=Y): rev 2 Request "
+      "with our key, control Write, Send, Read Request; the Read Response "
+      "comes framed with the target's key")
+def c_good_ulpf(info, res, a):
+    good(info, res, a, 2, True, ulpf=True)
+
+
+# A framing PDU with another key is not taken as one.
+@case("ulpf-wrong-key", "draft-00 framing (target: ulpf00=Y): a Send "
+      "framed with a key other than ours: Terminate 2/0/03 framed with the "
+      "target's key, nothing delivered")
+def c_ulpf_wrong_key(info, res, a):
+    c = ulpf_handshake(info, res)
+    bad = bytes(b ^ 0xFF for b in c.ulpf_tx)
+    c.send(ulpf_pdu(untagged(OP_SEND, QN_SEND, 1, b"wrong key"), bad))
+    expect_terminate(c, res, {(2, 0, 3)}, a.layout)
+
+
+def ulpf_refused(info, res, a, pd):
+    """The target (ulpf00=Y) answers a Request with @pd with a rejecting
+    Reply and closes; the ULP never sees it."""
+    c = Conn(info)
+    c.send(mpa_frame(REQ_KEY, rev=2, crc=1, enhanced=enhanced_field(8, 8),
+                     pd=pd))
+    rep = read_reply(c, a.mpa_timeout + 5)
+    if rep is None:
+        res.fail("no MPA Reply (closed: %s)" % c.eof)
+    elif rep[0] != REP_KEY or not rep[1] & 0x20:
+        res.fail("the Reply does not reject (flags 0x%02x)" % rep[1])
+    else:
+        res.seen("rejecting MPA Reply, flags 0x%02x" % rep[1])
+    took = c.wait_close(a.mpa_timeout + 5)
+    if took is None:
+        res.fail("the target did not close after its Reply")
+    else:
+        res.seen("connection closed by the target (%s) after %.2f s" %
+                 (c.eof, took))
+
+
+# No framed octet to a peer that did not enable framing: the target
+# rejects the Request instead of entering Full Operation.
+@case("mpa-ulpf-missing", "target with ulpf00=Y, a Request without the "
+      "ULPF field: rejecting Reply, close")
+def c_ulpf_missing(info, res, a):
+    ulpf_refused(info, res, a, b"")
+
+
+# A mode the target cannot send is refused.
+@case("mpa-ulpf-marker-mode", "target with ulpf00=Y, a Request whose ULPF "
+      "field asks for marker mode: rejecting Reply, close")
+def c_ulpf_marker_mode(info, res, a):
+    ulpf_refused(info, res, a, ulpf_field(os.urandom(6), mode=1))
 
 
 # MPA startup errors (RFC 5044 7.1.2; rdmap-digest 2.2 for rev 2).

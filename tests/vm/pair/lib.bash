@@ -358,13 +358,16 @@ pair_capture_stop() {
 
 # pair_wire_expect: tests/vm/pair/mpa-wire-check.py options this guest's
 # settings imply: whether its startup frames ask for markers and, on kiwi,
-# the RTR types its peer-to-peer Requests offer. Nothing for rxe.
+# the RTR types its peer-to-peer Requests offer and whether they carry the
+# ULP framing draft-00 field (ulpf00; N on a kiwi.ko without the setting).
+# Nothing for rxe.
 pair_wire_expect() {
 	local s=/sys/class/infiniband/$PAIR_DEV/kiwi
 	case "$PAIR_PROV" in
 	kiwi) echo "--expect $KIWI_MY_IP=$(cat "$s/mpa_markers")" \
-		"--rtr-offer $KIWI_MY_IP=$(cat "$s/mpa_rtr")" ;;
-	siw) echo "--expect $KIWI_MY_IP=N" ;;
+		"--rtr-offer $KIWI_MY_IP=$(cat "$s/mpa_rtr")" \
+		"--ulpf $KIWI_MY_IP=$(cat "$s/ulpf00" 2>/dev/null || echo N)" ;;
+	siw) echo "--expect $KIWI_MY_IP=N --ulpf $KIWI_MY_IP=N" ;;
 	esac
 }
 

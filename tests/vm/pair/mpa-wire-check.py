@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """usage: tests/vm/pair/mpa-wire-check.py [--expect HOST=Y|N ...]
            [--rtr-offer HOST=TYPE,... ...] [--want-rtr HOST=TYPE ...]
-           [--no-crc] [--allow-terminate] PCAP
+           [--ulpf HOST=Y|N ...] [--no-crc] [--allow-terminate] PCAP
        tests/vm/pair/mpa-wire-check.py --selftest
 
 Checks the MPA framing of every iWARP connection in PCAP octet by octet,
@@ -27,6 +27,19 @@ its SYN and walked FPDU by FPDU as RFC 5044 (seeds-digest 2.3) lays it out:
     Request) of a type both frames name or, when they name none in common,
     a Terminate 2/0/07 (no matching RTR option).
 
+A connection whose Request and Reply both carry kiwi's ULP framing draft-00
+startup field (kernel/proto/ulpf.h: "KIWIULPF", mode, flags, 48-bit key
+after the RFC 6581 field) is walked as draft-00 PDU alignment mode instead:
+every framing PDU is the 8-octet Length+Key header and one DDP segment, no
+pad, CRC or markers, and its Key is the one its sender announced
+(SEC-21; ULPF-011: constant within a direction), and it starts a DDP
+segment (DDP and RDMAP version 1) that ends where the next framing PDU
+begins (ULPF-012: no packing); both directions use the profile when both
+frames ask for it (ULPF-010); the keys of all directions in the capture
+must differ (ULPF-011). When only one of the two
+frames carries the field, no octet may follow either startup frame (the
+side that asked for the profile refuses the other).
+
 --expect HOST=Y says the startup frames HOST (an IPv4 address) sends must
 ask for markers (N: must not); the check fails when no marker was checked
 although some frame asked for them, or when a direction could not be
@@ -35,6 +48,8 @@ judged (a TCP hole in the capture).
 offer exactly these RTR types; --want-rtr HOST=TYPE that at least one
 connection HOST initiated must have sent that RTR (none: the Terminate for
 no common type).
+--ulpf HOST=Y says the startup frames HOST sends must carry the draft-00
+field (N: must not), and with Y that some framing PDU was checked.
 --allow-terminate accepts Terminates (each is still listed); the
 capture of a case that provokes them passes it.
 --selftest walks RFC 5044's Figures 5 and 6 and broken copies of them.
@@ -51,6 +66,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "lib"))
 from crc32c import crc32c_update  # noqa: E402
 
+ULPF_MAGIC = b"KIWIULPF"
+ULPF_PDU_MAX = 65528
 REQ_KEY = b"MPA ID Req Frame"
 REP_KEY = b"MPA ID Rep Frame"
 MARKER_INTERVAL = 512
@@ -210,6 +227,41 @@ class Walk:
         return True
 
 
+class UlpfWalk(Walk):
+    """Walks one direction's draft-00 framing PDUs (PDU alignment mode,
+    packing off) after its startup frame."""
+
+    def __init__(self, data, start, key):
+        super().__init__(data, start, False, False)
+        self.key = key
+
+    def fpdu(self):
+        if self.pos == len(self.data):
+            return False
+        at = self.off()
+        hdr = self.data[self.pos:self.pos + 8]
+        if len(hdr) < 8:
+            raise ValueError("direction ends inside a framing header")
+        ulen = struct.unpack(">H", hdr[:2])[0]
+        if hdr[2:] != self.key:
+            raise ValueError("framing PDU at offset %d: key %s, announced %s"
+                             % (at, hdr[2:].hex(), self.key.hex()))
+        body = self.data[self.pos + 8:self.pos + 8 + ulen]
+        if len(body) < ulen:
+            raise ValueError("direction ends inside a framing PDU (offset %d)"
+                             % at)
+        if ulen < 14 or body[0] & 0x03 != 1 or body[1] >> 6 != 1:
+            raise ValueError("framing PDU at offset %d: no DDP segment of "
+                             "version 1 starts its %d octets" % (at, ulen))
+        self.pos += 8 + ulen
+        if self.first is None:
+            self.first = body
+        if is_term(body):
+            self.terms.append((at, body[18:20]))
+        self.n_fpdus += 1
+        return True
+
+
 RTR_NAMES = ("send", "write", "read")
 
 
@@ -226,6 +278,11 @@ class Startup:
         self.length = 20 + pd_len
         self.p2p = False
         self.rtr = set()
+        f = 24 if self.enhanced else 20
+        self.ulpf_key = None
+        if data[f:f + 8] == ULPF_MAGIC and len(data) >= f + 16:
+            self.ulpf_key = data[f + 10:f + 16]
+            self.ulpf_mode = (data[f + 8], data[f + 9])
         if self.enhanced and pd_len >= 4:
             ird, ord_ = struct.unpack(">HH", data[20:24])
             self.p2p = bool(ird & 0x8000)
@@ -271,8 +328,11 @@ def is_mpa_term(ulpdu, ecode):
 class Checker:
     """Collects the verdicts over every connection of one capture."""
 
-    def __init__(self, expect, rtr_offer, do_crc, allow_term):
+    def __init__(self, expect, rtr_offer, do_crc, allow_term, ulpf=None):
         self.expect = expect
+        self.ulpf = ulpf or {}
+        self.ulpf_frames = 0
+        self.keys = set()
         self.allow_term = allow_term
         self.rtr_offer = rtr_offer
         self.do_crc = do_crc
@@ -292,15 +352,26 @@ class Checker:
             if want is not None and frame.markers != want:
                 self.fail("%s: %s asked for markers=%s, want %s" %
                           (conn, host, frame.markers, want))
+            want = self.ulpf.get(host)
+            has = frame.ulpf_key is not None
+            if want is not None and has != want:
+                self.fail("%s: %s sent the ULPF field=%s, want %s" %
+                          (conn, host, has, want))
+            if has and frame.ulpf_mode != (0, 0):
+                self.fail("%s: %s asked for ULPF mode/flags %s, not "
+                          "alignment without packing" % (conn, host,
+                                                         frame.ulpf_mode))
         offer = self.rtr_offer.get(ini)
         if req.p2p and offer is not None and req.rtr != offer:
             self.fail("%s: %s offered RTR %s, want %s" %
                       (conn, ini, ",".join(sorted(req.rtr)),
                        ",".join(sorted(offer))))
 
-    def direction(self, name, data, start, markers, crc):
-        """Walks one direction; its first ULPDU, or False on an error."""
-        w = Walk(data, start, markers, crc)
+    def direction(self, name, data, start, markers, crc, key=None):
+        """Walks one direction (draft-00 framing PDUs with @key); its first
+        ULPDU, or False on an error."""
+        w = UlpfWalk(data, start, key) if key else Walk(data, start, markers,
+                                                         crc)
         try:
             while w.fpdu():
                 pass
@@ -321,6 +392,11 @@ class Checker:
         self.asked += markers
         self.markers += w.n_markers
         self.fpdus += w.n_fpdus
+        if key:
+            self.ulpf_frames += w.n_fpdus
+            print("ok   %s: draft-00, %d framing PDUs, key %s on each" %
+                  (name, w.n_fpdus, key.hex()))
+            return w.first
         print("ok   %s: markers %s, %d FPDUs, %d markers (%d between FPDUs)"
               "%s" % (name, "on" if markers else "off", w.n_fpdus,
                       w.n_markers, w.n_between, ", CRC checked" if crc
@@ -360,22 +436,37 @@ class Checker:
         self.frames(conn, src, req, dst, rep)
         if rep.reject:
             return
+        if (req.ulpf_key is None) != (rep.ulpf_key is None):
+            if len(a) > req.length or len(b) > rep.length:
+                self.fail("%s: octets after the startup frames although only "
+                          "one side offered ULPF" % conn)
+            else:
+                print("ok   %s: ULPF offered by one side only, no octet "
+                      "after the startup frames" % conn)
+            return
+        for k in (req.ulpf_key, rep.ulpf_key):
+            if k is None:
+                continue
+            if k in self.keys:
+                self.fail("%s: ULPF key %s used before" % (conn, k.hex()))
+            self.keys.add(k)
         crc = (req.crc or rep.crc) and self.do_crc
         # Initiator->Responder carries markers iff the Reply asked for them.
         first = self.direction("%s:%d->%s:%d" % key, a, req.length,
-                               rep.markers, crc)
+                               rep.markers, crc, req.ulpf_key)
         resp_first = self.direction("%s:%d->%s:%d" % (dst, dport, src, sport),
-                                    b, rep.length, req.markers, crc)
+                                    b, rep.length, req.markers, crc,
+                                    rep.ulpf_key)
         if first is not False:
             self.rtr(conn, src, req, rep, first, resp_first or None)
 
 
-def check(path, expect, rtr_offer, want_rtr, do_crc, allow_term):
+def check(path, expect, rtr_offer, want_rtr, do_crc, allow_term, ulpf=None):
     flows = {}
     for src, sport, dst, dport, seq, flags, payload in read_pcap(path):
         flows.setdefault((src, sport, dst, dport), Flow()).add(seq, flags,
                                                                 payload)
-    c = Checker(expect, rtr_offer, do_crc, allow_term)
+    c = Checker(expect, rtr_offer, do_crc, allow_term, ulpf)
     for key, fl in sorted(flows.items()):
         src, sport, dst, dport = key
         back = flows.get((dst, dport, src, sport))
@@ -393,16 +484,20 @@ def check(path, expect, rtr_offer, want_rtr, do_crc, allow_term):
         c.fail("markers were asked for but none was on the wire")
     if not c.conns:
         c.fail("no MPA connection in the capture")
+    if any((ulpf or {}).values()) and not c.ulpf_frames:
+        c.fail("the ULPF field was expected but no framing PDU was checked")
     for host, kind in want_rtr:
         if not c.rtrs.get((host, kind)):
             c.fail("no connection initiated by %s sent a %s RTR" %
                    (host, kind))
     rtrs = ", ".join("%s from %s: %d" % (k, h, n)
                      for (h, k), n in sorted(c.rtrs.items()))
-    print("%s: %d MPA connections, %d FPDUs, %d markers checked, %d "
-          "directions with markers, %d Terminates, RTRs: %s" %
+    print("%s: %d MPA connections, %d FPDUs (%d draft-00 framing PDUs, %d "
+          "keys), %d markers checked, %d directions with markers, %d "
+          "Terminates, RTRs: %s" %
           ("clean" if not c.bad else "NOT clean", c.conns, c.fpdus,
-           c.markers, c.asked, c.terms, rtrs or "none"))
+           c.ulpf_frames, len(c.keys), c.markers, c.asked, c.terms,
+           rtrs or "none"))
     return c.bad
 
 
@@ -414,6 +509,33 @@ def _walk_ok(data):
     except ValueError:
         return None
     return w.n_fpdus, w.n_markers
+
+
+def _ulpf_walk(data, key):
+    w = UlpfWalk(data, 0, key)
+    try:
+        while w.fpdu():
+            pass
+    except ValueError:
+        return None
+    return w.n_fpdus
+
+
+def _ulpf_selftest():
+    """Two draft-00 framing PDUs walk; a wrong key or a cut one does not."""
+    key = bytes.fromhex("0a0b0c0d0e0f")
+    seg = bytes.fromhex("c140") + bytes(12)
+    two = (struct.pack(">H", len(seg)) + key + seg) * 2
+    ok = _ulpf_walk(two, key) == 2
+    dv0 = (struct.pack(">H", len(seg)) + key + b"\xc0" + seg[1:])
+    ok &= _ulpf_walk(dv0, key) is None
+    ok &= _ulpf_walk(two, bytes(6)) is None
+    ok &= _ulpf_walk(two[:-1], key) is None
+    ok &= _ulpf_walk(two[:8 + len(seg) + 5], key) is None
+    rq = Startup(REQ_KEY + bytes.fromhex("1002001480000000") +
+                 ULPF_MAGIC + b"\0\0" + key)
+    ok &= rq.ulpf_key == key and rq.ulpf_mode == (0, 0) and rq.p2p
+    return ok
 
 
 def selftest():
@@ -452,6 +574,7 @@ def selftest():
     ok &= w.fpdu() and w.terms == [(0, bytes.fromhex("2007"))]
     w = Walk(fig5, 0, True, True)
     ok &= w.fpdu() and not w.terms
+    ok &= _ulpf_selftest()
     print("selftest:", "ok" if ok else "FAIL")
     return 0 if ok else 1
 
@@ -461,6 +584,7 @@ def main():
     ap.add_argument("--expect", action="append", default=[])
     ap.add_argument("--rtr-offer", action="append", default=[])
     ap.add_argument("--want-rtr", action="append", default=[])
+    ap.add_argument("--ulpf", action="append", default=[])
     ap.add_argument("--no-crc", action="store_true")
     ap.add_argument("--allow-terminate", action="store_true")
     ap.add_argument("--selftest", action="store_true")
@@ -476,6 +600,12 @@ def main():
         if v not in ("Y", "N"):
             ap.error("--expect HOST=Y|N")
         expect[host] = v == "Y"
+    ulpf = {}
+    for e in args.ulpf:
+        host, _, v = e.partition("=")
+        if v not in ("Y", "N"):
+            ap.error("--ulpf HOST=Y|N")
+        ulpf[host] = v == "Y"
     offer = {}
     for e in args.rtr_offer:
         host, _, v = e.partition("=")
@@ -490,7 +620,7 @@ def main():
         want.append((host, v))
     try:
         return check(args.pcap, expect, offer, want, not args.no_crc,
-                     args.allow_terminate)
+                     args.allow_terminate, ulpf)
     except (OSError, ValueError) as e:
         print("cannot read %s: %s" % (args.pcap, e))
         return 2

@@ -200,8 +200,10 @@ fi
 # that provokes Terminates allows them in both checkers. tshark's iwarp_mpa
 # dissector loses the FPDU boundaries of a direction that carries markers
 # and then reads payload as headers (a "Terminate" with L=0, "malformed"
-# frames, in captures whose every FPDU mpa-wire-check.py walked): there
-# tshark judges the startup frames only and mpa-wire-check.py the FPDUs.
+# frames, in captures whose every FPDU mpa-wire-check.py walked), and it
+# has no dissector for the ULP framing draft-00 profile at all: in both
+# cases (an expectation "=Y": markers or ulpf00 asked for) tshark judges the
+# startup frames only and mpa-wire-check.py the FPDUs or framing PDUs.
 for pcap in "$results"/lab/*/*.pcap; do
 	[ -f "$pcap" ] || continue
 	rel=${pcap#"$results"/lab/}

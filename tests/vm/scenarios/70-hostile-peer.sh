@@ -31,7 +31,8 @@ KIWI_MPA_TIMEOUT=3
 
 # Cases whose malformed MPA Request must never reach the ULP.
 MPA_CASES="mpa-wrong-key mpa-rev9 mpa-pdlen-513 mpa-truncated mpa-silent
-	mpa-slowloris mpa-pdata-256 mpa-rev0 mpa-rev0-rdmac mpa-request-urgent"
+	mpa-slowloris mpa-pdata-256 mpa-rev0 mpa-rev0-rdmac mpa-request-urgent
+	mpa-ulpf-missing mpa-ulpf-marker-mode"
 
 # siw 6.1 deviations (see the README's table); XFAIL under HOSTILE_DEV=siw.
 # siw implements no MPA markers, so it never asks for them.
@@ -40,17 +41,21 @@ MPA_CASES="mpa-wrong-key mpa-rev9 mpa-pdlen-513 mpa-truncated mpa-silent
 # siw closes on an RDMAC Request without a Reply (RFC 5044 7.1.2).
 # siw reads with tcp_read_sock() too, which stops at TCP urgent data, and
 # reads its Request with recvmsg(), which drops the urgent octet (read
-# from its source, not run).
+# from its source, not run). siw has no ULP framing draft-00 profile.
 SIW_XFAIL="mpa-good-markers mpa-good-markers-stream mpa-bad-marker
 	mpa-bad-marker-inside mpa-rev0-rdmac rfc7306-imm-long rfc7306-imm-short
 	rfc7306-imm-qn rfc7306-imm-wide rfc7306-imm-no-recv rfc7306-imm-mid-send
 	rfc7306-atomic-good rfc7306-atomic-aopcode rfc7306-atomic-unaligned
 	rfc7306-atomic-short rfc7306-atomic-long rfc7306-atomic-qn
 	rfc7306-atomic-no-right rfc7306-atomic-qp-no-right rfc7306-atomic-bounds
-	llp-tcp-urgent mpa-request-urgent rdmap-mw-invalidated"
+	llp-tcp-urgent mpa-request-urgent rdmap-mw-invalidated
+	mpa-good-ulpf ulpf-wrong-key mpa-ulpf-missing mpa-ulpf-marker-mode"
 
 # Cases that need kiwi's RFC 5044 Appendix C answer to RDMAC peers.
 RDMAC_CASES="mpa-rev0-rdmac"
+
+# Cases that need the ULP framing draft-00 profile (kiwi: ulpf00=Y).
+ULPF_CASES="mpa-good-ulpf ulpf-wrong-key mpa-ulpf-missing mpa-ulpf-marker-mode"
 
 # Cases that need the target to ask for markers (kiwi: mpa_markers=Y).
 MARKER_CASES="mpa-good-markers mpa-good-markers-stream mpa-bad-marker
@@ -174,6 +179,9 @@ run_case() {
 	if [ "$DEV_KIND" = kiwi ] && [[ " $(echo $MARKER_CASES) " = *" $name "* ]]; then
 		echo Y > "/sys/class/infiniband/$DEV/kiwi/mpa_markers"
 	fi
+	if [ "$DEV_KIND" = kiwi ] && [[ " $ULPF_CASES " = *" $name "* ]]; then
+		echo Y > "/sys/class/infiniband/$DEV/kiwi/ulpf00"
+	fi
 	if [ "$DEV_KIND" = kiwi ] && [[ " $RDMAC_CASES " = *" $name "* ]]; then
 		echo Y > "/sys/class/infiniband/$DEV/kiwi/mpa_rdmac"
 	fi
@@ -248,6 +256,7 @@ run_case() {
 	if [ "$DEV_KIND" = kiwi ]; then
 		echo N > "/sys/class/infiniband/$DEV/kiwi/mpa_markers"
 		echo N > "/sys/class/infiniband/$DEV/kiwi/mpa_rdmac"
+		echo N > "/sys/class/infiniband/$DEV/kiwi/ulpf00"
 		s1=$(vt_stats "$DEV")
 		for n in $(case_counters "$name"); do
 			[ "$(vt_stat "$s1" "$n")" -gt "$(vt_stat "$s0" "$n")" ] ||
