@@ -202,12 +202,14 @@ struct kiwi_tx_msg {
  * @msn_aresp: next MSN on QN 3 (TX): Atomic Responses
  * @term_sent: the Terminate was framed: nothing more is sent (TX)
  * @closed: TX asked the CM to close the stream (TX)
- * @term_pending: a Terminate waits in @term (qp->lock)
+ * @term_pending: a Terminate waits in @term (qp->lock; TX also reads it
+ *		  without, once per FPDU, see kiwi_tx_term())
  * @term_len: octets in @term (qp->lock)
  * @term: the Terminate ULPDU (qp->lock)
- * @gated: responder: wait for the first valid FPDU (qp->lock)
+ * @gated: responder: wait for the first valid FPDU (written under
+ *	   qp->lock, only ever cleared after attach; TX reads it without)
  * @held: responder: the MPA Reply is not on the wire yet; TX sends
- *        nothing at all, not even a Terminate (qp->lock)
+ *        nothing at all, not even a Terminate (as @gated)
  * @drain_to: SQD: the SQ index up to which WRs are sent before the
  *            stream closes; WRs posted later wait for the flush (qp->lock)
  * @close_req: modify_qp (SQD) or a local error (SQE) asked for a graceful

@@ -273,7 +273,7 @@ void kiwi_qp_llp_reply_sent(struct kiwi_qp *qp)
 	unsigned long flags;
 
 	spin_lock_irqsave(&qp->lock, flags);
-	qp->tx.held = false;
+	WRITE_ONCE(qp->tx.held, false);
 	spin_unlock_irqrestore(&qp->lock, flags);
 	kiwi_tx_kick(qp);
 }
@@ -283,7 +283,7 @@ void kiwi_qp_llp_ungate(struct kiwi_qp *qp)
 	unsigned long flags;
 
 	spin_lock_irqsave(&qp->lock, flags);
-	qp->tx.gated = false;
+	WRITE_ONCE(qp->tx.gated, false);
 	spin_unlock_irqrestore(&qp->lock, flags);
 	kiwi_tx_kick(qp);
 }

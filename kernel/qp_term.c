@@ -66,7 +66,7 @@ void kiwi_qp_fail(struct kiwi_qp *qp, enum kiwi_term_err err,
 		if (len > 0) {
 			memcpy(tx->term, msg, len);
 			tx->term_len = len;
-			tx->term_pending = true;
+			WRITE_ONCE(tx->term_pending, true);
 		}
 	}
 	spin_unlock_irqrestore(&qp->lock, flags);

@@ -419,6 +419,9 @@ static bool kiwi_tx_term(struct kiwi_qp *qp)
 	u32 len = 0;
 	u8 *ulp;
 
+	/* Checked once per FPDU: whoever queues a Terminate kicks TX after. */
+	if (!READ_ONCE(tx->term_pending))
+		return false;
 	spin_lock_irqsave(&qp->lock, flags);
 	if (tx->term_pending) {
 		ulp = kiwi_tx_seg_begin(tx, tx->term_len);
@@ -438,31 +441,27 @@ static bool kiwi_tx_term(struct kiwi_qp *qp)
 	return true;
 }
 
-/* May TX start new messages? (The Terminate bypasses this.) */
+/*
+ * May TX start new messages? (The Terminate bypasses this.) Asked once per
+ * FPDU, without qp->lock: tx.gated is only ever cleared, by
+ * kiwi_qp_llp_ungate(), which kicks TX after.
+ */
 static bool kiwi_tx_open(struct kiwi_qp *qp)
 {
 	enum ib_qp_state state = READ_ONCE(qp->state);
-	unsigned long flags;
-	bool gated;
 
 	if (state != IB_QPS_RTS && state != IB_QPS_SQD)
 		return false;
-	spin_lock_irqsave(&qp->lock, flags);
-	gated = qp->tx.gated;
-	spin_unlock_irqrestore(&qp->lock, flags);
-	return !gated;
+	return !READ_ONCE(qp->tx.gated);
 }
 
-/* A responder whose MPA Reply is not out yet sends nothing at all. */
+/*
+ * A responder whose MPA Reply is not out yet sends nothing at all. Only
+ * ever cleared, by kiwi_qp_llp_reply_sent(), which kicks TX after.
+ */
 static bool kiwi_tx_held(struct kiwi_qp *qp)
 {
-	unsigned long flags;
-	bool held;
-
-	spin_lock_irqsave(&qp->lock, flags);
-	held = qp->tx.held;
-	spin_unlock_irqrestore(&qp->lock, flags);
-	return held;
+	return READ_ONCE(qp->tx.held);
 }
 
 /* Fill the buffer with FPDUs. Return: true if anything was framed. */
