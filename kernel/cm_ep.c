@@ -456,9 +456,11 @@ void kiwi_cm_abort_qp(struct kiwi_qp *qp)
 	kiwi_cm_abort_eps(kiwi_ep_uses_qp, qp);
 }
 
+/* A connection of @ibdev that is not established (a lockless look). */
 static bool kiwi_ep_on_device(const struct kiwi_ep *ep, const void *ibdev)
 {
-	return ep->ibdev == ibdev;
+	return ep->ibdev == ibdev &&
+	       READ_ONCE(ep->state) != KIWI_EP_CONNECTED;
 }
 
 /*
@@ -467,12 +469,21 @@ static bool kiwi_ep_on_device(const struct kiwi_ep *ep, const void *ibdev)
  * registration, and kiwi_cm_init() loads rdma_cm first): rdma_cm then
  * destroys each of its ids, and iw_cm's destroy of a connecting id waits
  * for CONNECT_REPLY, which against a silent peer would come only at
- * mpa_timeout. Every connection of the device is aborted instead, a
- * responder's child too: one still reading its Request, and one whose
- * CONNECT_REQUEST waits for an accept or reject that may never come (an
- * application that does not read its events keeps rdma_cm from destroying
- * that id). iw_cm expects no event for such a child; its later accept
- * fails and its reject succeeds (kiwi_cm_accept(), kiwi_cm_reject()).
+ * mpa_timeout. Every connection of the device still in its startup is
+ * aborted instead, a responder's child too: one still reading its
+ * Request, and one whose CONNECT_REQUEST waits for an accept or reject
+ * that may never come (an application that does not read its events
+ * keeps rdma_cm from destroying that id). iw_cm expects no event for such
+ * a child; its later accept fails and its reject succeeds
+ * (kiwi_cm_accept(), kiwi_cm_reject()).
+ *
+ * Established connections are left alone: a ULP whose module was loaded
+ * before kiwi registered its ib_client earlier, so its remove() runs after
+ * this one and shuts down over the live connection (nvme-rdma sends the
+ * controller's shutdown and waits for the answer: up to its admin
+ * timeout, 60 s, on a connection reset under it). rdma_cm's removal ends
+ * them next, without waiting for the peer: iw_cm's destroy of an
+ * established id moves the QP to ERR, an abortive close.
  */
 static void kiwi_cm_remove_one(struct ib_device *ibdev, void *client_data)
 {

@@ -80,7 +80,8 @@ enum {
  *	while waiting on another ep's lock otherwise. The one exception is
  *	a child being created under its listener's lock, before anything
  *	else can reach it (kiwi_cm_new_child).
- * @state: enum kiwi_ep_state
+ * @state: enum kiwi_ep_state; written with WRITE_ONCE, read without
+ *	@lock by device removal
  * @events: KIWI_EV_* bits (atomic bitops)
  * @flags: KIWI_EPF_* bits (atomic bitops)
  * @work: runs the state machine for @events
@@ -92,7 +93,8 @@ enum {
  * @ibdev: the device of the connection, set when an initiator connects and
  *	when a responder child is created (compared, never dereferenced: a
  *	closing ep may outlive it); device removal aborts the eps that have
- *	it, a child whose Request waits for accept or reject too
+ *	it and are not established, a child whose Request waits for accept
+ *	or reject too
  * @sock: the TCP socket, NULL before creation and after release
  * @cb_qp: the QP the socket callbacks forward to; written under the
  *	socket's sk_callback_lock (write), read under it (read)

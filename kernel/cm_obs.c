@@ -33,7 +33,8 @@ void kiwi_ep_set_state(struct kiwi_ep *ep, enum kiwi_ep_state state)
 	struct sockaddr_storage laddr = {}, raddr = {};
 	enum kiwi_ep_state old = ep->state;
 
-	ep->state = state;
+	/* Device removal reads it without the lock (kiwi_cm_remove_one()). */
+	WRITE_ONCE(ep->state, state);
 	if (!trace_kiwi_cm_state_enabled() || old == state)
 		return;
 	if (ep->sock)

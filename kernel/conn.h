@@ -221,6 +221,13 @@ enum kiwi_mem_status kiwi_mr_invalidate(struct kiwi_device *kdev, u32 stag,
 					const struct ib_pd *pd, u64 peer_qp);
 
 /*
+ * After kiwi_mr_invalidate() of @stag: true if an access may still copy
+ * into or out of its memory, so its completion waits a grace period; false
+ * for a fast-reg MR no data-path holder holds.
+ */
+bool kiwi_mr_inval_busy(struct kiwi_device *kdev, u32 stag);
+
+/*
  * Window @win (mw_lock held, no longer VALID) drops its MR: reference
  * and bound-window count.
  */

@@ -659,7 +659,8 @@ void kiwi_rx_release_rqe(struct kiwi_qp *qp);
 int kiwi_rx_gp_alloc(struct kiwi_qp *qp, const struct ib_qp_init_attr *attr,
 		     bool user);
 void kiwi_rx_gp_free(struct kiwi_qp *qp);
-int kiwi_rx_gp_push(struct kiwi_qp *qp, const struct kiwi_cqe *cqe, bool srq);
+int kiwi_rx_gp_push(struct kiwi_qp *qp, const struct kiwi_cqe *cqe, bool srq,
+		    bool gp);
 void kiwi_rx_gp_discard(struct kiwi_qp *qp);
 
 /* srq.c */

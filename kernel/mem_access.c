@@ -472,7 +472,8 @@ static enum kiwi_mem_status kiwi_mr_inval_check(const struct kiwi_mr *mr,
  * Any context. Later checks and accesses fail; an access already copying on
  * another CPU finishes that one copy, within an RCU grace period: a Local
  * Invalidate WR, a Read with Invalidate and a received Send with
- * Invalidate complete only after one (kiwi_sq_execute(), rx_gp.c).
+ * Invalidate complete only after one (kiwi_sq_execute(), rx_gp.c) unless
+ * no access holds the MR (kiwi_mr_inval_busy()).
  * Invalidating an invalid STag again is allowed locally; a peer must name
  * a valid one.
  *
@@ -507,6 +508,45 @@ enum kiwi_mem_status kiwi_mr_invalidate(struct kiwi_device *kdev, u32 stag,
 	}
 	rcu_read_unlock();
 	return st;
+}
+
+/**
+ * kiwi_mr_inval_busy - may an access to an invalidated STag still copy?
+ * @kdev: the device
+ * @stag: an STag the caller just invalidated (kiwi_mr_invalidate())
+ *
+ * Any context. The completion that hands the memory back to the consumer
+ * waits an RCU grace period only if this returns true. Every copy into or
+ * out of registered memory runs while its caller holds a reference from
+ * kiwi_mr_get(), which fails once the STag is invalid; a holder drops its
+ * reference only after its last copy. So when a fast-reg MR's own
+ * reference is its only one, no copy runs and none can start: the memory
+ * is the consumer's at once. This is dereg_mr's rule. A window (an access
+ * through it holds the window, and may still read its parent), an MR a
+ * window was ever bound to, or an STag no longer found: true.
+ *
+ * Return: true if the completion must wait for a grace period.
+ */
+bool kiwi_mr_inval_busy(struct kiwi_device *kdev, u32 stag)
+{
+	struct kiwi_mr *mr;
+	bool busy = true;
+
+	rcu_read_lock();
+	mr = xa_load(&kdev->mr_xa, kiwi_stag_index(stag));
+	if (mr && mr->kind == KIWI_MR_FAST_REG) {
+		/*
+		 * Pairs with kiwi_mr_get(): a lookup that took its reference
+		 * after this read sees the MR invalid and drops it unused.
+		 */
+		smp_mb();
+		busy = refcount_read(&mr->ref) != 1 || READ_ONCE(mr->mw_seen);
+		/* The last holder's copies come before its put (release). */
+		if (!busy)
+			smp_acquire__after_ctrl_dep();
+	}
+	rcu_read_unlock();
+	return busy;
 }
 
 /**

@@ -9,7 +9,7 @@
  *   producer  what the poster produced (kernel post_send or user space).
  * WRs complete in SQ order: a Send behind an outstanding Read waits for it,
  * every WR behind a Local Invalidate (or a Read with Invalidate) for its
- * RCU grace period, in the error state too (the flush copies the WRs TX
+ * RCU grace period if it takes one, in the error state too (the flush copies the WRs TX
  * never started into tx.swq and moves tx.next to the producer). All three
  * move under qp->lock.
  */
@@ -291,12 +291,13 @@ void kiwi_sq_fail(struct kiwi_qp *qp, u32 idx, u8 status)
  * under it) comes wholly before or after it, and the completion says what
  * happened to the MR: a WR flushed first is not executed and completes
  * with IB_WC_WR_FLUSH_ERR; one executed first completes successfully even
- * if a flush follows. A successful invalidation (or a bind that unbound a
- * window) completes only after an RCU grace period: every copy into or
- * out of registered memory checks the MR's validity and copies inside one
- * RCU read-side section (mem_access.c), so a consumer that reuses the
- * buffer on the completion finds no copy still running. Nobody waits for
- * it here.
+ * if a flush follows. A successful invalidation that a copy may still run
+ * under (kiwi_mr_inval_busy(): a data-path holder of the MR), or a bind
+ * that unbound a window, completes only after an RCU grace period: every
+ * copy into or out of registered memory checks the MR's validity and
+ * copies inside one RCU read-side section (mem_access.c), so a consumer
+ * that reuses the buffer on the completion finds no copy still running.
+ * Nobody waits for it here.
  *
  * Return: IB_WC_SUCCESS; IB_WC_WR_FLUSH_ERR (flushed first, not
  * executed); or the status of a failed operation (nothing changed), which

@@ -12,6 +12,18 @@
  * complete in order, so the completions behind it wait as well, and so
  * does the flush of the RQ (kiwi_rq_flush()).
  *
+ * Only if such a copy may exist, though: the common case (an NVMe-oF or
+ * NFS reply that invalidates the MR the peer's Writes were placed into,
+ * each Write done when its segment was) pays no grace period. Every copy
+ * runs in a holder of an MR reference (kiwi_mr_get()), which the holder
+ * drops after its last copy and which no lookup gets once the MR is
+ * invalid. So after the invalidation, an MR whose only reference is its
+ * own has no copy running and none to come: kiwi_mr_inval_busy() tells,
+ * as dereg_mr decides whether to wait. The same rule spares the wait of
+ * Local Invalidate and of Read with Invalidate (kiwi_sq_execute()). A
+ * holder racing the check, another connection placing a Write or
+ * building a Read Response from the MR, makes it wait as before.
+ *
  * Only kernel QPs hold fast-register MRs, so only they hold completions
  * here. The room is bounded by the receive queue: a held receive WR still
  * counts as outstanding when the consumer posts (kiwi_post_recv(), and
@@ -134,17 +146,18 @@ static void kiwi_rx_gp_done(struct rcu_head *head)
  * @qp: the QP, qp->lock held
  * @cqe: its completion
  * @srq: the WR came from the SRQ
+ * @gp: a Send with Invalidate whose MR an access may still be copying
+ *      under (kiwi_mr_inval_busy())
  *
- * A successful Send with Invalidate is held until one RCU grace period
- * from now is over; any completion is held while others are. A QP without
- * room (a user QP) holds none.
+ * With @gp the completion is held until one RCU grace period from now is
+ * over; any completion is held while others are. A QP without room (a
+ * user QP) holds none.
  *
  * Return: the kiwi_cq_push() result for kiwi_cq_signal() (0 if held).
  */
-int kiwi_rx_gp_push(struct kiwi_qp *qp, const struct kiwi_cqe *cqe, bool srq)
+int kiwi_rx_gp_push(struct kiwi_qp *qp, const struct kiwi_cqe *cqe, bool srq,
+		    bool gp)
 {
-	bool gp = cqe->status == IB_WC_SUCCESS &&
-		  (cqe->flags & KIWI_CQE_WITH_INV);
 	struct kiwi_rx_gp *g = &qp->rx_gp;
 	struct kiwi_rx_gp_ent *e;
 

@@ -226,30 +226,34 @@ int kiwi_rx_place_rqe(struct kiwi_qp *qp, u64 off, const u8 *src, u32 len)
  * and the completion are one step under qp->lock, so the completion says
  * what happened: a receive the flush completed first invalidates nothing.
  * The completion of a Send with Invalidate, and those behind it, reach
- * the CQ one RCU grace period after the invalidation (rx_gp.c).
+ * the CQ one RCU grace period after the invalidation if an access may
+ * still copy into the MR (kiwi_mr_inval_busy(), rx_gp.c).
  *
  * Return: true; false if the invalidation failed (the MR changed since
  * the check): the WR is still held.
  */
 bool kiwi_rx_complete_rqe_inv(struct kiwi_qp *qp, struct kiwi_cqe *cqe)
 {
+	struct kiwi_device *kdev = to_kdev(qp->ibqp.device);
 	enum kiwi_mem_status st = KIWI_MEM_OK;
 	struct kiwi_qp_rx *rx = &qp->rx;
 	unsigned long flags;
+	bool gp = false;
 	int res = 0;
 
 	cqe->wr_id = rx->rqe.wr_id;
 	cqe->qp_num = qp->ibqp.qp_num;
 	spin_lock_irqsave(&qp->lock, flags);
 	if (rx->rqe_srq || kiwi_qp_connected(qp)) {
-		if (cqe->flags & KIWI_CQE_WITH_INV)
-			st = kiwi_mr_invalidate(to_kdev(qp->ibqp.device),
-						cqe->inv_rkey, qp->ibqp.pd,
-						qp->stream_id);
+		if (cqe->flags & KIWI_CQE_WITH_INV) {
+			st = kiwi_mr_invalidate(kdev, cqe->inv_rkey,
+						qp->ibqp.pd, qp->stream_id);
+			gp = !st && kiwi_mr_inval_busy(kdev, cqe->inv_rkey);
+		}
 		if (st == KIWI_MEM_OK && !rx->rqe_srq)
 			kiwi_ring_consumed(&qp->rq);
 		if (st == KIWI_MEM_OK)
-			res = kiwi_rx_gp_push(qp, cqe, rx->rqe_srq);
+			res = kiwi_rx_gp_push(qp, cqe, rx->rqe_srq, gp);
 	}
 	spin_unlock_irqrestore(&qp->lock, flags);
 	if (st != KIWI_MEM_OK)

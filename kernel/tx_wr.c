@@ -199,12 +199,18 @@ static u8 kiwi_tx_setup_read(struct kiwi_qp *qp, struct kiwi_swqe *w,
 	return st;
 }
 
-/* Invalidate @stag for a WR of @qp. */
-static u8 kiwi_tx_invalidate(struct kiwi_qp *qp, u32 stag)
+/*
+ * Invalidate @stag for a WR of @qp; *@gp: an access may still copy
+ * (kiwi_mr_inval_busy()).
+ */
+static u8 kiwi_tx_invalidate(struct kiwi_qp *qp, u32 stag, bool *gp)
 {
-	return kiwi_mr_invalidate(to_kdev(qp->ibqp.device), stag, qp->ibqp.pd,
-				  KIWI_INV_LOCAL) ? IB_WC_LOC_PROT_ERR :
-						    IB_WC_SUCCESS;
+	struct kiwi_device *kdev = to_kdev(qp->ibqp.device);
+
+	if (kiwi_mr_invalidate(kdev, stag, qp->ibqp.pd, KIWI_INV_LOCAL))
+		return IB_WC_LOC_PROT_ERR;
+	*gp = kiwi_mr_inval_busy(kdev, stag);
+	return IB_WC_SUCCESS;
 }
 
 /**
@@ -212,8 +218,9 @@ static u8 kiwi_tx_invalidate(struct kiwi_qp *qp, u32 stag)
  * @qp: the QP, qp->lock held (kiwi_sq_execute())
  * @w: a Local Invalidate, fast-register or window bind TX reached, or a
  *     Read with Invalidate whose sink is invalidated as the Read completes
- * @gp: set when the WR took access away (an invalidation, a bind that
- *      unbound a window): it completes after an RCU grace period
+ * @gp: set when the WR took access away (an invalidation an access may
+ *      still be copying under, a bind that unbound a window): it
+ *      completes after an RCU grace period
  *
  * Return: IB_WC_SUCCESS, or the status of the failed operation.
  */
@@ -222,9 +229,9 @@ u8 kiwi_swqe_local_op(struct kiwi_qp *qp, const struct kiwi_swqe *w,
 {
 	*gp = true;
 	if (w->sqe.opcode == KIWI_WR_LOCAL_INV)
-		return kiwi_tx_invalidate(qp, w->sqe.inv_or_rkey);
+		return kiwi_tx_invalidate(qp, w->sqe.inv_or_rkey, gp);
 	if (w->sqe.opcode == KIWI_WR_KREAD_INV)
-		return kiwi_tx_invalidate(qp, w->sqe.sge[0].lkey);
+		return kiwi_tx_invalidate(qp, w->sqe.sge[0].lkey, gp);
 	if (w->sqe.opcode == KIWI_WR_BIND_MW)
 		return kiwi_mw_bind(qp, &w->sqe, gp);
 	*gp = false;

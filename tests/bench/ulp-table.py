@@ -6,8 +6,11 @@ The table and chart of tests/bench/ulp.sh: reads the client guest's
 PAIR_ID.bench files ("TRANSPORT ROW VALUE CPU_CLIENT CPU_SERVER" lines)
 of every COMBO's ulp case under RESULTS/lab, prints one table with the
 ratios kiwi/siw and kiwi/TCP, and writes it to OUTDIR/table.txt and a bar
-chart of the values relative to kiwi to OUTDIR/ulp.svg. Exit status 2 if
-there is no figure at all.
+chart of the values relative to kiwi to OUTDIR/ulp.svg. A kiwi COMBO whose
+server side loads another build (kiwi:ko=NAME, tests/vm/pair/run.sh) is
+listed below the table as "kiwi ko=NAME", with the ratio kiwi/that build:
+before/after figures from the same run. Exit status 2 if there is no
+figure at all.
 """
 import glob
 import os
@@ -27,9 +30,21 @@ TRANSPORTS = ["kiwi", "siw", "tcp"]
 TCP_NAME = {"nvme": "nvme-tcp", "nfs": "NFS/TCP"}
 
 
+def other_build(combo):
+    """NAME of a combo whose server is kiwi:...ko=NAME..., else None."""
+    server = combo.split("-")[0].split(":")
+    if server[0] != "kiwi" or len(server) < 2:
+        return None
+    for opt in server[1].split("+"):
+        if opt.startswith("ko="):
+            return opt[3:]
+    return None
+
+
 def load(results, combos):
     data = {}
     for combo in combos:
+        ko = other_build(combo)
         label = combo.replace(":", "_").replace("=", "_")
         pattern = os.path.join(results, "lab", "*", label + ".ulp.bench")
         for path in glob.glob(pattern):
@@ -39,6 +54,8 @@ def load(results, combos):
                     if len(parts) != 5:
                         continue
                     t, row, val, cc, cs = parts
+                    if ko and t == "kiwi":
+                        t = "kiwi ko=" + ko
                     data[(t, row)] = (float(val), cc, cs)
     return data
 
@@ -66,6 +83,19 @@ def table(data):
             ratio(v["kiwi"], v["siw"]), ratio(v["kiwi"], v["tcp"]), cpu))
     lines.append("TCP: nvme-tcp for the NVMe rows, NFSv4.2 over TCP for the NFS "
                  "rows; same guests, same boot as kiwi.")
+    for t in sorted({t for t, _ in data if t.startswith("kiwi ko=")}):
+        lines.append("")
+        lines.append("%-24s %5s %9s %9s %9s   %-s" % (
+            "row", "unit", "kiwi", t[5:], "ratio",
+            "CPU us per I/O (MiB) initiator/target: kiwi | " + t[5:]))
+        for key, name, unit in ROWS:
+            a, b = data.get(("kiwi", key)), data.get((t, key))
+            cpu = " | ".join("%s/%s" % (d[1], d[2]) if d else "-"
+                             for d in (a, b))
+            lines.append("%-24s %5s %9s %9s %9s   %s" % (
+                name, unit, fmt(a[0] if a else None),
+                fmt(b[0] if b else None),
+                ratio(a[0] if a else None, b[0] if b else None), cpu))
     return lines
 
 

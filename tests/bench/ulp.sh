@@ -11,7 +11,9 @@
 # ratios kiwi/siw and kiwi/TCP, and writes it with an SVG bar chart to
 # build/bench-ulp/. Numbers, not a test: they compare only within one run
 # (TCG guests; the host's load matters). BENCH_ULP_SECS, BENCH_ULP_NFS_MB
-# size the runs. Exit status 2 if nothing could be measured.
+# size the runs. A combo kiwi:ko=NAME-kiwi:ko=NAME measures the kiwi.ko of
+# build/ko/NAME/ in the same boot, listed below the table against kiwi
+# (before/after figures). Exit status 2 if nothing could be measured.
 
 set -uo pipefail
 

@@ -373,6 +373,46 @@ static void invalidate_rules(struct kunit *test)
 }
 
 /*
+ * After an invalidation, the completion waits a grace period only while an
+ * access may still copy: a data-path holder of the MR (taken before the
+ * invalidation), an MR a window was ever bound to, a window, an STag not
+ * found. A fast-reg MR with no holder is the consumer's at once; a lookup
+ * after the invalidation takes no reference that would make it wait.
+ */
+static void inval_busy_rule(struct kunit *test)
+{
+	struct mem_env *env = test->priv;
+	struct kiwi_device *kdev = env->kdev;
+	const struct ib_pd *pd = &env->pd[0];
+	struct kiwi_mr *fr = mk_frmr(test, IB_ACCESS_LOCAL_WRITE |
+				     IB_ACCESS_REMOTE_WRITE, 0, PAGE_SIZE);
+	struct kiwi_mr *held;
+
+	KUNIT_ASSERT_EQ(test, xa_err(xa_store(&kdev->mr_xa,
+					      kiwi_stag_index(fr->stag), fr,
+					      GFP_KERNEL)), 0);
+	held = kiwi_mr_get(kdev, fr->stag);
+	KUNIT_ASSERT_PTR_EQ(test, held, fr);
+	KUNIT_EXPECT_EQ(test, kiwi_mr_invalidate(kdev, fr->stag, pd, 7),
+			KIWI_MEM_OK);
+	KUNIT_EXPECT_TRUE(test, kiwi_mr_inval_busy(kdev, fr->stag));
+	KUNIT_EXPECT_NULL(test, kiwi_mr_get(kdev, fr->stag));
+	KUNIT_EXPECT_TRUE(test, kiwi_mr_inval_busy(kdev, fr->stag));
+	kiwi_mr_put(held);
+	KUNIT_EXPECT_FALSE(test, kiwi_mr_inval_busy(kdev, fr->stag));
+	KUNIT_EXPECT_EQ(test, kiwi_mr_invalidate(kdev, fr->stag, pd,
+						 KIWI_INV_LOCAL), KIWI_MEM_OK);
+	KUNIT_EXPECT_FALSE(test, kiwi_mr_inval_busy(kdev, fr->stag));
+	fr->mw_seen = true;
+	KUNIT_EXPECT_TRUE(test, kiwi_mr_inval_busy(kdev, fr->stag));
+	fr->mw_seen = false;
+	fr->kind = KIWI_MR_MW;
+	KUNIT_EXPECT_TRUE(test, kiwi_mr_inval_busy(kdev, fr->stag));
+	fr->kind = KIWI_MR_FAST_REG;
+	KUNIT_EXPECT_TRUE(test, kiwi_mr_inval_busy(kdev, fr->stag + 0x100));
+}
+
+/*
  * The receive path judges an STag as rx.c does: kiwi_mr_stag_info() of the
  * MR behind it, then proto/'s validators with the QP as stream (PD by
  * address, the QP's remote rights). DDP-068, RDMAP-18/24, SEC-01/02/06/07.
@@ -666,6 +706,7 @@ static struct kunit_case mem_cases[] = {
 	KUNIT_CASE(write_needs_local_write),
 	KUNIT_CASE(get_rules),
 	KUNIT_CASE(invalidate_rules),
+	KUNIT_CASE(inval_busy_rule),
 	KUNIT_CASE(stag_info_judged_by_proto),
 	KUNIT_CASE(fast_reg_rules),
 	KUNIT_CASE(window_rules),

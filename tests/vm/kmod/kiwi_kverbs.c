@@ -15,7 +15,7 @@
  *    reported, the MR then refused), an RDMA Read with Invalidate into a
  *    second fast-reg MR (the data checked, the sink invalidated), Local
  *    Invalidate, a Local Invalidate posted between two Sends in one
- *    ib_post_send (it completes only after an RCU grace period), and a
+ *    ib_post_send, and a
  *    page list longer than max_fast_reg_page_list_len mapped only up to
  *    that length;
  *  - RFC 7306 immediate data: IB_WR_RDMA_WRITE_WITH_IMM into a fast-reg
@@ -36,9 +36,11 @@
  * IB_WC_LOC_PROT_ERR when a Send arrives for it, and the receive posted
  * behind it on the RQ is flushed. And two (IB_POLL_SOFTIRQ) where the QP
  * fails right after a Local Invalidate, by ib_modify_qp to the error state
- * or by the next WR failing locally: the Local Invalidate still completes
- * (whatever its status) only after an RCU grace period, and every
- * completion, ib_drain_sq's included, comes in posted order.
+ * or by the next WR failing locally: the Local Invalidate completes once
+ * (successfully if TX executed it), and every completion, ib_drain_sq's
+ * included, comes in posted order. (A grace period before an
+ * invalidation's completion is due only while an access to the MR is in
+ * flight: 75-teardown's kernel ULP tests hold one open.)
  *
  * Loaded by tests/vm/scenarios/64-kernel-verbs.sh: insmod kiwi_kverbs.ko
  * dev=kiwi0 addr=10.77.0.1 port=N. Prints one "ok N - what" or
@@ -172,16 +174,12 @@ struct kv_wr_wait {
 /**
  * struct kv_seq - send WRs whose completions must come in posted order;
  * the first is a Local Invalidate
- * @cookie: get_state_synchronize_rcu() taken before it was posted
- * @gp_over: at its completion, the grace period of @cookie had elapsed
  * @linv_status: its completion status
  * @fail_status: the completion status of the second WR
  * @in_order: every completion came in posted order
  * @next: place in posted order of the next completion expected
  */
 struct kv_seq {
-	unsigned long cookie;
-	bool gp_over;
 	int linv_status;
 	int fail_status;
 	bool in_order;
@@ -856,32 +854,12 @@ static void kv_test_read_inv(struct kv_conn *c, const char *pc,
 		 "%s: Local Invalidate of the sink", pc);
 }
 
-/**
- * struct kv_gp_wait - a Local Invalidate that checks its RCU grace period
- * @w: its completion
- * @cookie: get_state_synchronize_rcu() taken before it was posted
- * @gp_over: at its completion, the grace period of @cookie had elapsed
- */
-struct kv_gp_wait {
-	struct kv_wr_wait w;
-	unsigned long cookie;
-	bool gp_over;
-};
-
-static void kv_gp_done(struct ib_cq *cq, struct ib_wc *wc)
-{
-	struct kv_gp_wait *g = container_of(wc->wr_cqe, struct kv_gp_wait,
-					    w.cqe);
-
-	g->gp_over = poll_state_synchronize_rcu(g->cookie);
-	kv_wr_done(cq, wc);
-}
-
 /*
  * A Local Invalidate between two Sends in one post, as the storage ULPs
- * batch them: a copy into the MR that passed its check before the
- * invalidation may run until an RCU grace period later, so the Local
- * Invalidate may complete only then, not when TCP took the Send behind it.
+ * batch them: it completes successfully, and the MR is invalid
+ * (kv_test_frmr_write_inv() registers it again next). No access holds the
+ * MR, so no grace period is due; one in flight makes it wait (75-teardown,
+ * kernel ULP inval).
  */
 static void kv_test_linv_batch(struct kv_conn *c, const char *pc,
 			       struct kv_frmr *f)
@@ -911,7 +889,7 @@ static void kv_test_linv_batch(struct kv_conn *c, const char *pc,
 		.num_sge = 1,
 	};
 	u32 seq = atomic_read(&s->recvs);
-	struct kv_gp_wait g = {};
+	struct kv_wr_wait w;
 	bool ok;
 
 	if (!kv_check(kv_frmr_reg(c, e, f, IB_ACCESS_LOCAL_WRITE |
@@ -922,15 +900,13 @@ static void kv_test_linv_batch(struct kv_conn *c, const char *pc,
 	kv_fill(p1, seq + 1);
 	s->want_recvs = seq + 2;
 	reinit_completion(&s->all_recvd);
-	kv_wr_wait_init(&g.w);
-	g.w.cqe.done = kv_gp_done;
-	linv.wr_cqe = &g.w.cqe;
+	kv_wr_wait_init(&w);
+	linv.wr_cqe = &w.cqe;
 	linv.ex.invalidate_rkey = f->mr->rkey;
-	g.cookie = get_state_synchronize_rcu();
-	ok = !ib_post_send(e->qp, &send0, NULL) && kv_wait(c, &g.w.done);
-	kv_check(ok && g.w.status == IB_WC_SUCCESS && g.gp_over,
-		 "%s: Local Invalidate between two Sends completed (status %d) after an RCU grace period (%s)",
-		 pc, g.w.status, g.gp_over ? "yes" : "no");
+	ok = !ib_post_send(e->qp, &send0, NULL) && kv_wait(c, &w.done);
+	kv_check(ok && w.status == IB_WC_SUCCESS,
+		 "%s: Local Invalidate between two Sends completed (status %d)",
+		 pc, w.status);
 	kv_check(kv_wait(c, &s->all_recvd) && !s->bad_payload,
 		 "%s: both Sends around the Local Invalidate received", pc);
 }
@@ -1248,12 +1224,10 @@ static void kv_seq_done(struct ib_cq *cq, struct ib_wc *wc)
 	if (w->pos != s->next)
 		s->in_order = false;
 	s->next++;
-	if (w->pos == 0) {
-		s->gp_over = poll_state_synchronize_rcu(s->cookie);
+	if (w->pos == 0)
 		s->linv_status = wc->status;
-	} else if (w->pos == 1) {
+	else if (w->pos == 1)
 		s->fail_status = wc->status;
-	}
 }
 
 /* Wait until the QP of @e reached the error state by itself. */
@@ -1279,10 +1253,11 @@ static bool kv_wait_err(struct kv_end *e)
  * one post; then the QP fails: @modify moves it to the error state at
  * once, else the Send names no MR and fails locally (IB_WC_LOC_PROT_ERR)
  * right after TX executed the Local Invalidate. A Send posted in the
- * error state and ib_drain_sq's WR follow. The consumer gives the MR's
- * pages back on the Local Invalidate's completion, flushed or not, so it
- * must come one RCU grace period after the invalidation; the WRs behind
- * it complete after it, in posted order.
+ * error state and ib_drain_sq's WR follow. The Local Invalidate completes
+ * once: successfully if TX executed it (always when the Send behind it
+ * failed), else flushed; the WRs behind it complete after it, in posted
+ * order. (With an access to the MR in flight it waits a grace period
+ * first: 75-teardown, kernel ULP linvflush and inval.)
  */
 static void kv_test_linv_fail(struct kv_conn *c, const char *pc,
 			      struct kv_frmr *f, bool modify)
@@ -1330,7 +1305,6 @@ static void kv_test_linv_fail(struct kv_conn *c, const char *pc,
 		c->seq_wr[i] = (struct kv_seq_wr){ .cqe.done = kv_seq_done,
 						   .seq = s, .pos = i };
 	linv.ex.invalidate_rkey = f->mr->rkey;
-	s->cookie = get_state_synchronize_rcu();
 	ok = !ib_post_send(e->qp, &linv, NULL);
 	if (modify)
 		ok = ok && !ib_modify_qp(e->qp, &attr, IB_QP_STATE);
@@ -1339,9 +1313,11 @@ static void kv_test_linv_fail(struct kv_conn *c, const char *pc,
 	ok = ok && !ib_post_send(e->qp, &late, NULL);
 	/* Its WR completes after everything posted before it. */
 	ib_drain_sq(e->qp);
-	kv_check(ok && s->next == KV_SEQ_WRS && s->gp_over,
-		 "%s: Local Invalidate completed (status %d) after an RCU grace period (%s) when the QP failed",
-		 pc, s->linv_status, s->gp_over ? "yes" : "no");
+	kv_check(ok && s->next == KV_SEQ_WRS &&
+		 (s->linv_status == IB_WC_SUCCESS ||
+		  (modify && s->linv_status == IB_WC_WR_FLUSH_ERR)),
+		 "%s: Local Invalidate completed once (status %d) when the QP failed",
+		 pc, s->linv_status);
 	kv_check(ok && s->next == KV_SEQ_WRS && s->in_order &&
 		 (modify || s->fail_status == IB_WC_LOC_PROT_ERR),
 		 "%s: %u of %d WRs completed in posted order before ib_drain_sq's (in order: %s, second WR status %d)",

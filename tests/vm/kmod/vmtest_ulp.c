@@ -28,6 +28,9 @@
  *   kqp      create a kernel QP in INIT and report its QPN (kqp-free ends it)
  *   dropreq  a CONNECT_REQUEST iw_cm drops (vmtest_iwcm.c)
  *
+ * The race tests (inval to sendinvflush) run through one runner,
+ * vt_race_run(): connections, fast-reg MRs, a delay, the action it holds
+ * open, then the consumer's move and the verdict (struct vt_race_ops).
  * Each test returns "PASS ..." or "FAIL ..." in its result string.
  */
 #include <linux/delay.h>
@@ -539,58 +542,6 @@ static int vt_inval_verdict(struct vt_env *e, struct ib_cq *cq,
 			 atomic_read(&vmtest_delays));
 }
 
-static int vt_test_inval(char *res, size_t len)
-{
-	struct vmtest_delay d = { .sym = "kiwi_mr_page", .at_return = true,
-				  .ms = 500, .count = 1 };
-	struct ib_qp *sqp, *cqp;
-	struct scatterlist sg;
-	struct ib_wc wc;
-	struct vt_env *e;
-	struct ib_mr *mr;
-	u8 *dst, *src;
-	int rv;
-
-	e = vt_env_new(1);
-	if (IS_ERR(e))
-		return scnprintf(res, len, "FAIL setup: %ld", PTR_ERR(e));
-	sqp = e->srv[0].id->qp;
-	cqp = e->cli[0].id->qp;
-	dst = vt_buf(e, 0);
-	src = vt_buf(e, 1);
-	mr = vt_frmr_reg(e, 0, &sg, sqp, e->cq[VT_PAIRS],
-			 IB_ACCESS_REMOTE_WRITE);
-	if (IS_ERR(mr)) {
-		rv = scnprintf(res, len, "FAIL frmr: %ld", PTR_ERR(mr));
-		goto out_env;
-	}
-	memset(src, 0xa1, VT_INVAL_LEN);
-	d.arg0 = (unsigned long)mr;	/* struct kiwi_mr starts with it */
-	rv = vmtest_delay_set(&d);
-	if (!rv)
-		rv = vt_write(e, cqp, src, VT_INVAL_LEN, mr->rkey, mr->iova);
-	if (rv || !vmtest_delay_wait_started(3000)) {
-		rv = scnprintf(res, len, "FAIL the Write's copy was not delayed (%d)",
-			       rv);
-		goto out_delay;
-	}
-	/* The copy into the MR is under way on another CPU. */
-	rv = vt_inv(sqp, e->cq[VT_PAIRS], mr->rkey, &wc);
-	if (rv || wc.status != IB_WC_SUCCESS) {
-		rv = scnprintf(res, len, "FAIL LOCAL_INV: %d status %d", rv,
-			       wc.status);
-		goto out_delay;
-	}
-	/* Invalidated: the buffer is the consumer's again. */
-	rv = vt_canary_verdict(dst, "the Local Invalidate", res, len);
-out_delay:
-	vmtest_delay_clear();
-	vt_frmr_free(e, mr, &sg);
-out_env:
-	vt_env_free(e);
-	return rv;
-}
-
 static int vt_test_regmr(char *res, size_t len)
 {
 	struct vmtest_delay d = { .sym = "kiwi_mr_put", .ms = 500,
@@ -651,353 +602,432 @@ out_env:
 	return rv;
 }
 
-/*
- * The client Reads VT_RRESP_LEN octets into its fast-reg sink; the Read
- * Response's copy into the sink is held at its start by a delay; meanwhile
- * the consumer moves the QP to ERR and polls the Read's completion (a
- * flush, or a success if the copy won the race), after which the sink is
- * the consumer's again: nothing may overwrite it.
+/**
+ * struct vt_race - the state of one race test (vt_race_run())
+ * @e: its connections
+ * @mr: fast-reg MRs registered by the setup, freed in reverse order
+ * @sg: their pages
+ * @nmr: how many
+ * @si: a receive and a Send with Invalidate, for the tests that use them
+ * @d: the delay holding the race window open; the setup may set its arg0
  */
-static int vt_test_rresp(char *res, size_t len)
+struct vt_race {
+	struct vt_env *e;
+	struct ib_mr *mr[2];
+	struct scatterlist sg[2];
+	int nmr;
+	struct vt_sendinv si;
+	struct vmtest_delay d;
+};
+
+/**
+ * struct vt_race_ops - one race test: env, fast-reg MRs, a delay, the
+ * action it holds open, then the consumer's move and the verdict
+ * @pairs: connections to open
+ * @delay: the delay
+ * @held: what the delay holds, for the failure report
+ * @setup: register the MRs (vt_race_mr()), post receives: 0 or -errno
+ * @start: post what the delay must catch: 0 or -errno
+ * @finish: the consumer's move while it is held, then the verdict:
+ *          the length of the result written
+ */
+struct vt_race_ops {
+	int pairs;
+	struct vmtest_delay delay;
+	const char *held;
+	int (*setup)(struct vt_race *r);
+	int (*start)(struct vt_race *r);
+	int (*finish)(struct vt_race *r, char *res, size_t len);
+};
+
+/* Fast-register buffer @n on @qp (completion on CQ @cq) with @access. */
+static int vt_race_mr(struct vt_race *r, int n, struct ib_qp *qp, int cq,
+		      int access)
 {
-	struct vmtest_delay d = { .sym = "kiwi_mr_write", .ms = 500,
-				  .count = 1 };
-	struct ib_qp_attr err = { .qp_state = IB_QPS_ERR };
-	struct scatterlist sg_sink, sg_src;
-	struct ib_mr *sink, *src;
-	struct ib_qp *sqp, *cqp;
-	struct ib_sge sge;
+	struct ib_mr *mr;
+
+	mr = vt_frmr_reg(r->e, n, &r->sg[r->nmr], qp, r->e->cq[cq], access);
+	if (IS_ERR(mr))
+		return PTR_ERR(mr);
+	r->mr[r->nmr++] = mr;
+	return 0;
+}
+
+static int vt_race_run(const struct vt_race_ops *ops, char *res, size_t len)
+{
+	struct vt_race r = { .d = ops->delay };
+	int rv;
+
+	r.e = vt_env_new(ops->pairs);
+	if (IS_ERR(r.e))
+		return scnprintf(res, len, "FAIL setup: %ld", PTR_ERR(r.e));
+	rv = ops->setup(&r);
+	if (rv) {
+		rv = scnprintf(res, len, "FAIL setup: %d", rv);
+		goto out;
+	}
+	rv = vmtest_delay_set(&r.d);
+	if (!rv)
+		rv = ops->start(&r);
+	if (rv || !vmtest_delay_wait_started(3000))
+		rv = scnprintf(res, len, "FAIL %s was not delayed (%d)",
+			       ops->held, rv);
+	else
+		rv = ops->finish(&r, res, len);
+	vmtest_delay_clear();
+out:
+	while (r.nmr--)
+		vt_frmr_free(r.e, r.mr[r.nmr], &r.sg[r.nmr]);
+	vt_env_free(r.e);
+	return rv;
+}
+
+/* The delay of the tests that hold a copy into the MR open. */
+#define VT_COPY_DELAY { .sym = "kiwi_mr_page", .at_return = true, \
+			.ms = 500, .count = 1 }
+/* The delay of the tests that hold an invalidation at its start. */
+#define VT_INVAL_DELAY { .sym = "kiwi_mr_invalidate", .ms = 300, .count = 1 }
+
+/* An RDMA Write of VT_INVAL_LEN octets of 0xa1 from buffer @n into @mr. */
+static int vt_race_write(struct vt_race *r, struct ib_qp *qp, int n,
+			 struct ib_mr *mr)
+{
+	return vt_write(r->e, qp, vt_buf(r->e, n), VT_INVAL_LEN, mr->rkey,
+			mr->iova);
+}
+
+/*
+ * inval: while the client's RDMA Write is copied into the server's
+ * fast-reg MR (the copy held open at the return of kiwi_mr_page), the
+ * server invalidates the MR locally: once the Local Invalidate completed,
+ * the buffer is the consumer's.
+ */
+static int vt_inval_setup(struct vt_race *r)
+{
+	int rv = vt_race_mr(r, 0, r->e->srv[0].id->qp, VT_PAIRS,
+			    IB_ACCESS_REMOTE_WRITE);
+
+	memset(vt_buf(r->e, 1), 0xa1, VT_INVAL_LEN);
+	r->d.arg0 = (unsigned long)r->mr[0];	/* struct kiwi_mr starts with it */
+	return rv;
+}
+
+static int vt_inval_start(struct vt_race *r)
+{
+	return vt_race_write(r, r->e->cli[0].id->qp, 1, r->mr[0]);
+}
+
+static int vt_inval_finish(struct vt_race *r, char *res, size_t len)
+{
+	struct ib_wc wc;
+	int rv;
+
+	/* The copy into the MR is under way on another CPU. */
+	rv = vt_inv(r->e->srv[0].id->qp, r->e->cq[VT_PAIRS], r->mr[0]->rkey,
+		    &wc);
+	if (rv || wc.status != IB_WC_SUCCESS)
+		return scnprintf(res, len, "FAIL LOCAL_INV: %d status %d", rv,
+				 wc.status);
+	/* Invalidated: the buffer is the consumer's again. */
+	return vt_canary_verdict(vt_buf(r->e, 0), "the Local Invalidate", res,
+				 len);
+}
+
+static const struct vt_race_ops vt_inval_ops = {
+	.pairs = 1,
+	.delay = VT_COPY_DELAY,
+	.held = "the Write's copy",
+	.setup = vt_inval_setup,
+	.start = vt_inval_start,
+	.finish = vt_inval_finish,
+};
+
+/*
+ * rresp: the client Reads VT_RRESP_LEN octets into its fast-reg sink; the
+ * Read Response's copy into the sink is held at its start by a delay;
+ * meanwhile the consumer moves the QP to ERR and polls the Read's
+ * completion (a flush, or a success if the copy won the race), after
+ * which the sink is the consumer's again: nothing may overwrite it.
+ */
+static int vt_rresp_setup(struct vt_race *r)
+{
+	int rv;
+
+	rv = vt_race_mr(r, 0, r->e->cli[0].id->qp, 0, IB_ACCESS_REMOTE_WRITE);
+	if (!rv)
+		rv = vt_race_mr(r, 1, r->e->srv[0].id->qp, VT_PAIRS,
+				IB_ACCESS_REMOTE_READ);
+	memset(vt_buf(r->e, 1), 0xa1, VT_RRESP_LEN);
+	r->d.arg0 = (unsigned long)r->mr[0];	/* the sink */
+	return rv;
+}
+
+/*
+ * Post an RDMA Read (@opcode, with or without invalidation of the sink)
+ * of VT_RRESP_LEN octets from r->mr[1] into the sink r->mr[0] on the
+ * client of pair 0.
+ */
+static int vt_race_read(struct vt_race *r, enum ib_wr_opcode opcode)
+{
+	struct ib_mr *sink = r->mr[0], *src = r->mr[1];
+	struct ib_sge sge = { .addr = sink->iova, .length = VT_RRESP_LEN,
+			      .lkey = sink->lkey };
 	struct ib_rdma_wr rd = {
-		.wr.opcode = IB_WR_RDMA_READ,
+		.wr.opcode = opcode,
 		.wr.send_flags = IB_SEND_SIGNALED,
 		.wr.wr_id = 4,
 		.wr.sg_list = &sge,
 		.wr.num_sge = 1,
+		.remote_addr = src->iova,
+		.rkey = src->rkey,
 	};
+
+	if (opcode == IB_WR_RDMA_READ_WITH_INV)
+		rd.wr.ex.invalidate_rkey = sink->lkey;
+	return vt_post(r->e->cli[0].id->qp, &rd.wr);
+}
+
+static int vt_rresp_start(struct vt_race *r)
+{
+	return vt_race_read(r, IB_WR_RDMA_READ);
+}
+
+static int vt_rresp_finish(struct vt_race *r, char *res, size_t len)
+{
+	struct ib_qp_attr err = { .qp_state = IB_QPS_ERR };
 	struct ib_wc wc;
-	struct vt_env *e;
-	u8 *dst;
 	int rv, bad;
 
-	e = vt_env_new(1);
-	if (IS_ERR(e))
-		return scnprintf(res, len, "FAIL setup: %ld", PTR_ERR(e));
-	sqp = e->srv[0].id->qp;
-	cqp = e->cli[0].id->qp;
-	dst = vt_buf(e, 0);
-	sink = vt_frmr_reg(e, 0, &sg_sink, cqp, e->cq[0],
-			   IB_ACCESS_REMOTE_WRITE);
-	if (IS_ERR(sink)) {
-		rv = scnprintf(res, len, "FAIL frmr: %ld", PTR_ERR(sink));
-		goto out_env;
-	}
-	src = vt_frmr_reg(e, 1, &sg_src, sqp, e->cq[VT_PAIRS],
-			  IB_ACCESS_REMOTE_READ);
-	if (IS_ERR(src)) {
-		rv = scnprintf(res, len, "FAIL frmr: %ld", PTR_ERR(src));
-		goto out_sink;
-	}
-	memset(vt_buf(e, 1), 0xa1, VT_RRESP_LEN);
-	sge = (struct ib_sge){ .addr = sink->iova, .length = VT_RRESP_LEN,
-			       .lkey = sink->lkey };
-	rd.remote_addr = src->iova;
-	rd.rkey = src->rkey;
-	d.arg0 = (unsigned long)sink;	/* struct kiwi_mr starts with it */
-	rv = vmtest_delay_set(&d);
-	if (!rv)
-		rv = vt_post(cqp, &rd.wr);
-	if (rv || !vmtest_delay_wait_started(3000)) {
-		rv = scnprintf(res, len,
-			       "FAIL the Read Response's copy was not delayed (%d)",
-			       rv);
-		goto out_delay;
-	}
 	/* The copy into the sink is about to start on another CPU. */
-	rv = ib_modify_qp(cqp, &err, IB_QP_STATE);
+	rv = ib_modify_qp(r->e->cli[0].id->qp, &err, IB_QP_STATE);
 	if (!rv)
-		rv = vt_poll(e->cq[0], &wc);
-	if (rv || wc.wr_id != 4) {
-		rv = scnprintf(res, len, "FAIL the Read did not complete: %d",
-			       rv);
-		goto out_delay;
-	}
+		rv = vt_poll(r->e->cq[0], &wc);
+	if (rv || wc.wr_id != 4)
+		return scnprintf(res, len, "FAIL the Read did not complete: %d",
+				 rv);
 	/* The Read completed: the sink is the consumer's again. */
-	bad = vt_canary_changed(dst);
+	bad = vt_canary_changed(vt_buf(r->e, 0));
 	if (bad)
-		rv = scnprintf(res, len,
-			       "FAIL %d octets placed after the Read completed (status %d)",
-			       bad, wc.status);
-	else
-		rv = scnprintf(res, len,
-			       "PASS nothing placed after the Read completed (status %d, delays %d)",
-			       wc.status, atomic_read(&vmtest_delays));
-out_delay:
-	vmtest_delay_clear();
-	vt_frmr_free(e, src, &sg_src);
-out_sink:
-	vt_frmr_free(e, sink, &sg_sink);
-out_env:
-	vt_env_free(e);
-	return rv;
+		return scnprintf(res, len,
+				 "FAIL %d octets placed after the Read completed (status %d)",
+				 bad, wc.status);
+	return scnprintf(res, len,
+			 "PASS nothing placed after the Read completed (status %d, delays %d)",
+			 wc.status, atomic_read(&vmtest_delays));
 }
 
+static const struct vt_race_ops vt_rresp_ops = {
+	.pairs = 1,
+	.delay = { .sym = "kiwi_mr_write", .ms = 500, .count = 1 },
+	.held = "the Read Response's copy",
+	.setup = vt_rresp_setup,
+	.start = vt_rresp_start,
+	.finish = vt_rresp_finish,
+};
+
 /*
- * While pair 0's RDMA Write is copied into the server's fast-reg MR (the
- * copy held open at the return of kiwi_mr_page by a delay), pair 1's
- * client sends with Invalidate of that MR's rkey to the server: once the
- * receive completed (IB_WC_WITH_INVALIDATE), the buffer is the consumer's
- * and nothing may overwrite it.
+ * sendinv: while pair 0's RDMA Write is copied into the server's fast-reg
+ * MR (the copy held open at the return of kiwi_mr_page by a delay), pair
+ * 1's client sends with Invalidate of that MR's rkey to the server: once
+ * the receive completed (IB_WC_WITH_INVALIDATE), the buffer is the
+ * consumer's and nothing may overwrite it.
  */
-static int vt_test_sendinv(char *res, size_t len)
+static int vt_sendinv_setup(struct vt_race *r)
 {
-	struct vmtest_delay d = { .sym = "kiwi_mr_page", .at_return = true,
-				  .ms = 500, .count = 1 };
 	const struct ib_recv_wr *rbad;
-	struct vt_sendinv si;
-	struct scatterlist sg;
-	struct ib_wc wc;
-	struct vt_env *e;
-	struct ib_mr *mr;
 	int rv;
 
-	e = vt_env_new(2);
-	if (IS_ERR(e))
-		return scnprintf(res, len, "FAIL setup: %ld", PTR_ERR(e));
-	mr = vt_frmr_reg(e, 0, &sg, e->srv[0].id->qp, e->cq[VT_PAIRS],
-			 IB_ACCESS_REMOTE_WRITE);
-	if (IS_ERR(mr)) {
-		rv = scnprintf(res, len, "FAIL frmr: %ld", PTR_ERR(mr));
-		goto out_env;
-	}
-	vt_sendinv_init(&si, e, mr->rkey);
-	memset(vt_buf(e, 1), 0xa1, VT_INVAL_LEN);
-	d.arg0 = (unsigned long)mr;	/* struct kiwi_mr starts with it */
-	rv = ib_post_recv(e->srv[1].id->qp, &si.rwr, &rbad);
-	if (!rv)
-		rv = vmtest_delay_set(&d);
-	if (!rv)
-		rv = vt_write(e, e->cli[0].id->qp, vt_buf(e, 1), VT_INVAL_LEN,
-			      mr->rkey, mr->iova);
-	if (rv || !vmtest_delay_wait_started(3000)) {
-		rv = scnprintf(res, len, "FAIL the Write's copy was not delayed (%d)",
-			       rv);
-		goto out_delay;
-	}
+	rv = vt_race_mr(r, 0, r->e->srv[0].id->qp, VT_PAIRS,
+			IB_ACCESS_REMOTE_WRITE);
+	if (rv)
+		return rv;
+	vt_sendinv_init(&r->si, r->e, r->mr[0]->rkey);
+	memset(vt_buf(r->e, 1), 0xa1, VT_INVAL_LEN);
+	r->d.arg0 = (unsigned long)r->mr[0];	/* struct kiwi_mr starts with it */
+	return ib_post_recv(r->e->srv[1].id->qp, &r->si.rwr, &rbad);
+}
+
+static int vt_sendinv_start(struct vt_race *r)
+{
+	return vt_race_write(r, r->e->cli[0].id->qp, 1, r->mr[0]);
+}
+
+static int vt_sendinv_finish(struct vt_race *r, char *res, size_t len)
+{
+	struct ib_wc wc;
+	int rv;
+
 	/* The copy into the MR is under way on another CPU. */
-	rv = vt_post(e->cli[1].id->qp, &si.swr);
+	rv = vt_post(r->e->cli[1].id->qp, &r->si.swr);
 	if (!rv)
-		rv = vt_poll(e->cq[VT_PAIRS + 1], &wc);
+		rv = vt_poll(r->e->cq[VT_PAIRS + 1], &wc);
 	if (rv || wc.status != IB_WC_SUCCESS ||
-	    !(wc.wc_flags & IB_WC_WITH_INVALIDATE)) {
-		rv = scnprintf(res, len,
-			       "FAIL Send with Invalidate: %d status %d flags 0x%x",
-			       rv, wc.status, wc.wc_flags);
-		goto out_delay;
-	}
-	rv = vt_canary_verdict(vt_buf(e, 0), "the Send with Invalidate", res,
-			       len);
-out_delay:
-	vmtest_delay_clear();
-	vt_frmr_free(e, mr, &sg);
-out_env:
-	vt_env_free(e);
+	    !(wc.wc_flags & IB_WC_WITH_INVALIDATE))
+		return scnprintf(res, len,
+				 "FAIL Send with Invalidate: %d status %d flags 0x%x",
+				 rv, wc.status, wc.wc_flags);
+	return vt_canary_verdict(vt_buf(r->e, 0), "the Send with Invalidate",
+				 res, len);
+}
+
+static const struct vt_race_ops vt_sendinv_ops = {
+	.pairs = 2,
+	.delay = VT_COPY_DELAY,
+	.held = "the Write's copy",
+	.setup = vt_sendinv_setup,
+	.start = vt_sendinv_start,
+	.finish = vt_sendinv_finish,
+};
+
+/*
+ * readinv: while pair 1's server Writes into the client's fast-reg sink
+ * (the copy held open at the return of kiwi_mr_page by a delay), pair 0's
+ * client Reads into that sink with Invalidate: once the Read completed,
+ * the sink is the consumer's and nothing may overwrite it.
+ */
+static int vt_readinv_setup(struct vt_race *r)
+{
+	int rv = vt_rresp_setup(r);
+
+	memset(vt_buf(r->e, 1), 0xc3, VT_RRESP_LEN);
+	memset(vt_buf(r->e, 2), 0xa1, VT_INVAL_LEN);
 	return rv;
 }
 
-/*
- * While pair 1's server Writes into the client's fast-reg sink (the copy
- * held open at the return of kiwi_mr_page by a delay), pair 0's client
- * Reads into that sink with Invalidate: once the Read completed, the sink
- * is the consumer's and nothing may overwrite it.
- */
-static int vt_test_readinv(char *res, size_t len)
+static int vt_readinv_start(struct vt_race *r)
 {
-	struct vmtest_delay d = { .sym = "kiwi_mr_page", .at_return = true,
-				  .ms = 500, .count = 1 };
-	struct scatterlist sg_sink, sg_src;
-	struct ib_mr *sink, *src;
-	struct ib_sge sge;
-	struct ib_rdma_wr rd = {
-		.wr.opcode = IB_WR_RDMA_READ_WITH_INV,
-		.wr.send_flags = IB_SEND_SIGNALED,
-		.wr.wr_id = 4,
-		.wr.sg_list = &sge,
-		.wr.num_sge = 1,
-	};
+	return vt_race_write(r, r->e->srv[1].id->qp, 2, r->mr[0]);
+}
+
+static int vt_readinv_finish(struct vt_race *r, char *res, size_t len)
+{
 	struct ib_wc wc;
-	struct vt_env *e;
 	int rv;
 
-	e = vt_env_new(2);
-	if (IS_ERR(e))
-		return scnprintf(res, len, "FAIL setup: %ld", PTR_ERR(e));
-	sink = vt_frmr_reg(e, 0, &sg_sink, e->cli[0].id->qp, e->cq[0],
-			   IB_ACCESS_REMOTE_WRITE);
-	if (IS_ERR(sink)) {
-		rv = scnprintf(res, len, "FAIL frmr: %ld", PTR_ERR(sink));
-		goto out_env;
-	}
-	src = vt_frmr_reg(e, 1, &sg_src, e->srv[0].id->qp, e->cq[VT_PAIRS],
-			  IB_ACCESS_REMOTE_READ);
-	if (IS_ERR(src)) {
-		rv = scnprintf(res, len, "FAIL frmr: %ld", PTR_ERR(src));
-		goto out_sink;
-	}
-	memset(vt_buf(e, 1), 0xc3, VT_RRESP_LEN);
-	memset(vt_buf(e, 2), 0xa1, VT_INVAL_LEN);
-	sge = (struct ib_sge){ .addr = sink->iova, .length = VT_RRESP_LEN,
-			       .lkey = sink->lkey };
-	rd.remote_addr = src->iova;
-	rd.rkey = src->rkey;
-	rd.wr.ex.invalidate_rkey = sink->lkey;
-	d.arg0 = (unsigned long)sink;	/* struct kiwi_mr starts with it */
-	rv = vmtest_delay_set(&d);
-	if (!rv)
-		rv = vt_write(e, e->srv[1].id->qp, vt_buf(e, 2), VT_INVAL_LEN,
-			      sink->rkey, sink->iova);
-	if (rv || !vmtest_delay_wait_started(3000)) {
-		rv = scnprintf(res, len, "FAIL the Write's copy was not delayed (%d)",
-			       rv);
-		goto out_delay;
-	}
 	/* The Write's copy into the sink is under way on another CPU. */
-	rv = vt_post(e->cli[0].id->qp, &rd.wr);
+	rv = vt_race_read(r, IB_WR_RDMA_READ_WITH_INV);
 	if (!rv)
-		rv = vt_poll(e->cq[0], &wc);
-	if (rv || wc.wr_id != 4 || wc.status != IB_WC_SUCCESS) {
-		rv = scnprintf(res, len, "FAIL Read with Invalidate: %d status %d",
-			       rv, wc.status);
-		goto out_delay;
-	}
-	rv = vt_canary_verdict(vt_buf(e, 0), "the Read with Invalidate", res,
-			       len);
-out_delay:
-	vmtest_delay_clear();
-	vt_frmr_free(e, src, &sg_src);
-out_sink:
-	vt_frmr_free(e, sink, &sg_sink);
-out_env:
-	vt_env_free(e);
-	return rv;
+		rv = vt_poll(r->e->cq[0], &wc);
+	if (rv || wc.wr_id != 4 || wc.status != IB_WC_SUCCESS)
+		return scnprintf(res, len,
+				 "FAIL Read with Invalidate: %d status %d", rv,
+				 wc.status);
+	return vt_canary_verdict(vt_buf(r->e, 0), "the Read with Invalidate",
+				 res, len);
 }
 
+static const struct vt_race_ops vt_readinv_ops = {
+	.pairs = 2,
+	.delay = VT_COPY_DELAY,
+	.held = "the Write's copy",
+	.setup = vt_readinv_setup,
+	.start = vt_readinv_start,
+	.finish = vt_readinv_finish,
+};
+
 /*
- * TX took a Local Invalidate off the SQ; its invalidation is held at its
- * start by a delay while the consumer moves the QP to ERR. The WR
- * completes once, and its status says what happened to the MR: success
- * only if it was invalidated (another QP's REG_MR, which only an invalid
- * MR takes, tells), a flush only if not.
+ * linvflush: TX took a Local Invalidate off the SQ; its invalidation is
+ * held at its start by a delay while the consumer moves the QP to ERR.
+ * The WR completes once, and its status says what happened to the MR:
+ * success only if it was invalidated (another QP's REG_MR, which only an
+ * invalid MR takes, tells), a flush only if not.
  */
-static int vt_test_linvflush(char *res, size_t len)
+static int vt_linvflush_setup(struct vt_race *r)
 {
-	struct vmtest_delay d = { .sym = "kiwi_mr_invalidate", .ms = 300,
-				  .count = 1 };
-	struct ib_qp_attr err = { .qp_state = IB_QPS_ERR };
+	return vt_race_mr(r, 0, r->e->cli[0].id->qp, 0,
+			  IB_ACCESS_REMOTE_WRITE);
+}
+
+static int vt_linvflush_start(struct vt_race *r)
+{
 	struct ib_send_wr linv = {
 		.opcode = IB_WR_LOCAL_INV,
 		.send_flags = IB_SEND_SIGNALED,
 		.wr_id = 2,
+		.ex.invalidate_rkey = r->mr[0]->rkey,
 	};
-	struct scatterlist sg;
-	struct ib_wc wc;
-	struct vt_env *e;
-	struct ib_mr *mr;
-	int rv;
 
-	e = vt_env_new(2);
-	if (IS_ERR(e))
-		return scnprintf(res, len, "FAIL setup: %ld", PTR_ERR(e));
-	mr = vt_frmr_reg(e, 0, &sg, e->cli[0].id->qp, e->cq[0],
-			 IB_ACCESS_REMOTE_WRITE);
-	if (IS_ERR(mr)) {
-		rv = scnprintf(res, len, "FAIL frmr: %ld", PTR_ERR(mr));
-		goto out_env;
-	}
-	linv.ex.invalidate_rkey = mr->rkey;
-	rv = vmtest_delay_set(&d);
-	if (!rv)
-		rv = vt_post(e->cli[0].id->qp, &linv);
-	if (rv || !vmtest_delay_wait_started(3000)) {
-		rv = scnprintf(res, len,
-			       "FAIL the invalidation was not delayed (%d)", rv);
-		goto out_delay;
-	}
-	/* TX holds the WR; its invalidation is about to run. */
-	rv = ib_modify_qp(e->cli[0].id->qp, &err, IB_QP_STATE);
-	if (!rv)
-		rv = vt_poll(e->cq[0], &wc);
-	if (rv || wc.wr_id != 2) {
-		rv = scnprintf(res, len,
-			       "FAIL the Local Invalidate did not complete: %d", rv);
-		goto out_delay;
-	}
-	rv = vt_inval_verdict(e, e->cq[0], mr, &wc, "Local Invalidate", res,
-			      len);
-out_delay:
-	vmtest_delay_clear();
-	vt_frmr_free(e, mr, &sg);
-out_env:
-	vt_env_free(e);
-	return rv;
+	return vt_post(r->e->cli[0].id->qp, &linv);
 }
 
 /*
- * The server's RX holds a received Send with Invalidate at the start of
- * its invalidation (a delay) while the consumer moves the server's QP to
- * ERR. The receive completes once, and its status says what happened to
- * the MR: success only if it was invalidated, a flush only if not.
+ * The QP of @side (pair 0) goes to ERR while the invalidation of WR
+ * @wr_id is held; the WR's completion on CQ @cq must tell what happened
+ * to the MR (vt_inval_verdict()).
  */
-static int vt_test_sendinvflush(char *res, size_t len)
+static int vt_race_flush(struct vt_race *r, struct vt_side *side, int cq,
+			 u64 wr_id, const char *what, char *res, size_t len)
 {
-	struct vmtest_delay d = { .sym = "kiwi_mr_invalidate", .ms = 300,
-				  .count = 1 };
 	struct ib_qp_attr err = { .qp_state = IB_QPS_ERR };
-	const struct ib_recv_wr *rbad;
-	struct vt_sendinv si;
-	struct scatterlist sg;
 	struct ib_wc wc;
-	struct vt_env *e;
-	struct ib_mr *mr;
 	int rv;
 
-	e = vt_env_new(2);
-	if (IS_ERR(e))
-		return scnprintf(res, len, "FAIL setup: %ld", PTR_ERR(e));
-	mr = vt_frmr_reg(e, 0, &sg, e->srv[0].id->qp, e->cq[VT_PAIRS],
-			 IB_ACCESS_REMOTE_WRITE);
-	if (IS_ERR(mr)) {
-		rv = scnprintf(res, len, "FAIL frmr: %ld", PTR_ERR(mr));
-		goto out_env;
-	}
-	vt_sendinv_init(&si, e, mr->rkey);
-	rv = ib_post_recv(e->srv[0].id->qp, &si.rwr, &rbad);
+	rv = ib_modify_qp(side->id->qp, &err, IB_QP_STATE);
 	if (!rv)
-		rv = vmtest_delay_set(&d);
-	if (!rv)
-		rv = vt_post(e->cli[0].id->qp, &si.swr);
-	if (rv || !vmtest_delay_wait_started(3000)) {
-		rv = scnprintf(res, len,
-			       "FAIL the invalidation was not delayed (%d)", rv);
-		goto out_delay;
-	}
-	/* RX holds the Send; its invalidation is about to run. */
-	rv = ib_modify_qp(e->srv[0].id->qp, &err, IB_QP_STATE);
-	if (!rv)
-		rv = vt_poll(e->cq[VT_PAIRS], &wc);
-	if (rv || wc.wr_id != 7) {
-		rv = scnprintf(res, len, "FAIL the receive did not complete: %d",
-			       rv);
-		goto out_delay;
-	}
-	rv = vt_inval_verdict(e, e->cq[VT_PAIRS], mr, &wc,
-			      "the Send with Invalidate", res, len);
-out_delay:
-	vmtest_delay_clear();
-	vt_frmr_free(e, mr, &sg);
-out_env:
-	vt_env_free(e);
-	return rv;
+		rv = vt_poll(r->e->cq[cq], &wc);
+	if (rv || wc.wr_id != wr_id)
+		return scnprintf(res, len, "FAIL %s did not complete: %d",
+				 what, rv);
+	return vt_inval_verdict(r->e, r->e->cq[cq], r->mr[0], &wc, what, res,
+				len);
 }
+
+static int vt_linvflush_finish(struct vt_race *r, char *res, size_t len)
+{
+	/* TX holds the WR; its invalidation is about to run. */
+	return vt_race_flush(r, &r->e->cli[0], 0, 2, "Local Invalidate", res,
+			     len);
+}
+
+static const struct vt_race_ops vt_linvflush_ops = {
+	.pairs = 2,
+	.delay = VT_INVAL_DELAY,
+	.held = "the invalidation",
+	.setup = vt_linvflush_setup,
+	.start = vt_linvflush_start,
+	.finish = vt_linvflush_finish,
+};
+
+/*
+ * sendinvflush: the server's RX holds a received Send with Invalidate at
+ * the start of its invalidation (a delay) while the consumer moves the
+ * server's QP to ERR. The receive completes once, and its status says
+ * what happened to the MR: success only if it was invalidated, a flush
+ * only if not.
+ */
+static int vt_sendinvflush_setup(struct vt_race *r)
+{
+	const struct ib_recv_wr *rbad;
+	int rv;
+
+	rv = vt_race_mr(r, 0, r->e->srv[0].id->qp, VT_PAIRS,
+			IB_ACCESS_REMOTE_WRITE);
+	if (rv)
+		return rv;
+	vt_sendinv_init(&r->si, r->e, r->mr[0]->rkey);
+	return ib_post_recv(r->e->srv[0].id->qp, &r->si.rwr, &rbad);
+}
+
+static int vt_sendinvflush_start(struct vt_race *r)
+{
+	return vt_post(r->e->cli[0].id->qp, &r->si.swr);
+}
+
+static int vt_sendinvflush_finish(struct vt_race *r, char *res, size_t len)
+{
+	/* RX holds the Send; its invalidation is about to run. */
+	return vt_race_flush(r, &r->e->srv[0], VT_PAIRS, 7,
+			     "the Send with Invalidate", res, len);
+}
+
+static const struct vt_race_ops vt_sendinvflush_ops = {
+	.pairs = 2,
+	.delay = VT_INVAL_DELAY,
+	.held = "the invalidation",
+	.setup = vt_sendinvflush_setup,
+	.start = vt_sendinvflush_start,
+	.finish = vt_sendinvflush_finish,
+};
 
 static int vt_test_ulp(char *res, size_t len)
 {
@@ -1108,19 +1138,19 @@ int vmtest_ulp_run(const char *test, char *res, size_t len)
 	if (!strcmp(test, "ulp"))
 		return vt_test_ulp(res, len);
 	if (!strcmp(test, "inval"))
-		return vt_test_inval(res, len);
+		return vt_race_run(&vt_inval_ops, res, len);
 	if (!strcmp(test, "regmr"))
 		return vt_test_regmr(res, len);
 	if (!strcmp(test, "rresp"))
-		return vt_test_rresp(res, len);
+		return vt_race_run(&vt_rresp_ops, res, len);
 	if (!strcmp(test, "sendinv"))
-		return vt_test_sendinv(res, len);
+		return vt_race_run(&vt_sendinv_ops, res, len);
 	if (!strcmp(test, "readinv"))
-		return vt_test_readinv(res, len);
+		return vt_race_run(&vt_readinv_ops, res, len);
 	if (!strcmp(test, "linvflush"))
-		return vt_test_linvflush(res, len);
+		return vt_race_run(&vt_linvflush_ops, res, len);
 	if (!strcmp(test, "sendinvflush"))
-		return vt_test_sendinvflush(res, len);
+		return vt_race_run(&vt_sendinvflush_ops, res, len);
 	if (!strcmp(test, "kqp"))
 		return vt_test_kqp(res, len);
 	if (!strcmp(test, "dropreq"))

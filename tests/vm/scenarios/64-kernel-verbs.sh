@@ -7,12 +7,11 @@
 # posted from process context, with interrupts off, from a softirq and from
 # a hard interrupt; fast registration with partial first and last pages,
 # Send with Invalidate (IB_WC_WITH_INVALIDATE), Read with Invalidate,
-# Local Invalidate (also between two Sends in one post: it completes only
-# after an RCU grace period), max_fast_reg_page_list_len; ib_drain_qp/sq/rq
-# with the flushes in order; a receive WR with a bad lkey completes with
-# IB_WC_LOC_PROT_ERR (RQ and SRQ); a Local Invalidate whose QP fails right
-# after it (modify to ERR, a failing WR) still completes only after an RCU
-# grace period, everything in posted order; RFC 7306 atomics (Fetch-and-Add,
+# Local Invalidate (also between two Sends in one post),
+# max_fast_reg_page_list_len; ib_drain_qp/sq/rq with the flushes in order;
+# a receive WR with a bad lkey completes with IB_WC_LOC_PROT_ERR (RQ and
+# SRQ); a Local Invalidate whose QP fails right after it (modify to ERR, a
+# failing WR) completes once, everything in posted order; RFC 7306 atomics (Fetch-and-Add,
 # Compare-and-Swap) into a fast-reg MR, masked atomics refused. The module prints one line per
 # check and loads only if all passed.
 
