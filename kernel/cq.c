@@ -10,39 +10,40 @@
 #include "kiwi.h"
 #include "kiwi_trace.h"
 
-static int kiwi_cq_respond(struct kiwi_cq *cq, struct ib_udata *udata)
+/* Create and resize answer with the ring's mmap key and size. */
+static int kiwi_cq_respond(const struct kiwi_ring *r, struct ib_udata *udata)
 {
 	struct kiwi_uresp_create_cq resp = {
-		.cq_key = kiwi_ring_key(&cq->ring),
-		.num_cqe = cq->ring.num,
+		.cq_key = kiwi_ring_key(r),
+		.num_cqe = r->num,
 	};
 
 	return kiwi_udata_respond(udata, &resp, sizeof(resp));
 }
 
 /* A kernel CQ's QP table of @num entries, in the device's queue memory. */
-static int kiwi_cq_alloc_kqp(struct kiwi_device *kdev, struct kiwi_cq *cq,
+static int kiwi_cq_alloc_kqp(struct kiwi_device *kdev, struct ib_qp ***kqp,
 			     u32 num)
 {
-	int rv = kiwi_qmem_charge(kdev, (u64)num * sizeof(*cq->kqp));
+	int rv = kiwi_qmem_charge(kdev, (u64)num * sizeof(**kqp));
 
 	if (rv)
 		return rv;
-	cq->kqp = kcalloc(num, sizeof(*cq->kqp), GFP_KERNEL);
-	if (cq->kqp)
+	*kqp = kcalloc(num, sizeof(**kqp), GFP_KERNEL);
+	if (*kqp)
 		return 0;
-	kiwi_qmem_uncharge(kdev, (u64)num * sizeof(*cq->kqp));
+	kiwi_qmem_uncharge(kdev, (u64)num * sizeof(**kqp));
 	return -ENOMEM;
 }
 
-static void kiwi_cq_free_kqp(struct kiwi_device *kdev, struct kiwi_cq *cq,
+static void kiwi_cq_free_kqp(struct kiwi_device *kdev, struct ib_qp ***kqp,
 			     u32 num)
 {
-	if (!cq->kqp)
+	if (!*kqp)
 		return;
-	kfree(cq->kqp);
-	cq->kqp = NULL;
-	kiwi_qmem_uncharge(kdev, (u64)num * sizeof(*cq->kqp));
+	kfree(*kqp);
+	*kqp = NULL;
+	kiwi_qmem_uncharge(kdev, (u64)num * sizeof(**kqp));
 }
 
 static int kiwi_cq_alloc(struct kiwi_device *kdev, struct kiwi_cq *cq, u32 num,
@@ -51,19 +52,19 @@ static int kiwi_cq_alloc(struct kiwi_device *kdev, struct kiwi_cq *cq, u32 num,
 	int rv;
 
 	if (!udata) {
-		rv = kiwi_cq_alloc_kqp(kdev, cq, num);
+		rv = kiwi_cq_alloc_kqp(kdev, &cq->kqp, num);
 		if (rv)
 			return rv;
 	}
 	rv = kiwi_ring_alloc(kdev, &cq->ring, num, sizeof(struct kiwi_cqe),
 			     kiwi_uctx(udata));
 	if (!rv && udata) {
-		rv = kiwi_cq_respond(cq, udata);
+		rv = kiwi_cq_respond(&cq->ring, udata);
 		if (rv)
 			kiwi_ring_free(&cq->ring);
 	}
 	if (rv)
-		kiwi_cq_free_kqp(kdev, cq, num);
+		kiwi_cq_free_kqp(kdev, &cq->kqp, num);
 	return rv;
 }
 
@@ -148,10 +149,105 @@ int kiwi_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	struct kiwi_cq *cq = to_kcq(ibcq);
 
 	cancel_work_sync(&cq->overrun_work);
-	kiwi_cq_free_kqp(kdev, cq, cq->ring.num);
+	kiwi_cq_free_kqp(kdev, &cq->kqp, cq->ring.num);
 	kiwi_ring_free(&cq->ring);
 	atomic_dec(&kdev->num_cq);
 	return 0;
+}
+
+/*
+ * Under cq->lock: move the CQEs not consumed yet, oldest first, to the
+ * start of @to, an empty ring (and their QPs to @kqp, a kernel CQ's new
+ * table), and the arm word with them. A user CQ's consumer index is
+ * user-written: one that claims more CQEs than the ring holds is refused.
+ */
+static int kiwi_cq_move(struct kiwi_cq *cq, struct kiwi_ring *to,
+			struct ib_qp **kqp)
+{
+	struct kiwi_ring *r = &cq->ring;
+	u32 cons, n, i;
+
+	/* Acquire: user space is done with the slots it gave back. */
+	cons = r->mmap ? smp_load_acquire(&r->ctrl->consumer) : r->cons;
+	n = r->prod - cons;
+	if (n > r->num || n > to->num)
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		memcpy(kiwi_ring_elem(to, i), kiwi_ring_elem(r, cons + i),
+		       sizeof(struct kiwi_cqe));
+		if (kqp)
+			kqp[i] = cq->kqp[(cons + i) & (r->num - 1)];
+	}
+	to->prod = n;
+	/* Release: the moved CQEs are in place before the index says so. */
+	smp_store_release(&to->ctrl->producer, n);
+	WRITE_ONCE(to->ctrl->arm, READ_ONCE(r->ctrl->arm));
+	return 0;
+}
+
+/**
+ * kiwi_resize_cq - ib_device_ops.resize_cq
+ * @ibcq: the CQ
+ * @cqe: entries wanted, rounded up to a power of two
+ * @udata: a user CQ's response: the new ring's mmap key and size
+ *
+ * A new ring takes the completions not polled yet, in order, under the CQ
+ * lock, so a completion produced meanwhile lands in one ring or the other
+ * and is moved if it went to the old one. The caller must not poll or arm
+ * the CQ meanwhile (libkiwi holds its CQ lock across the command and maps
+ * the new ring before it lets go); the old ring's memory stays until user
+ * space unmaps it.
+ *
+ * Return: 0; -EINVAL if @cqe is out of range or fewer than the completions
+ * outstanding; -ENOMEM.
+ */
+int kiwi_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
+{
+	struct kiwi_device *kdev = to_kdev(ibcq->device);
+	struct kiwi_cq *cq = to_kcq(ibcq);
+	struct ib_qp **kqp = NULL;
+	struct kiwi_ring to, old;
+	unsigned long flags;
+	u32 num, old_num;
+	int rv;
+
+	if (cqe < 1 || cqe > KIWI_MAX_CQE)
+		return -EINVAL;
+	rv = kiwi_udata_in_ok(udata);
+	if (rv)
+		return rv;
+	num = roundup_pow_of_two(cqe);
+	if (!udata) {
+		rv = kiwi_cq_alloc_kqp(kdev, &kqp, num);
+		if (rv)
+			return rv;
+	}
+	rv = kiwi_ring_alloc(kdev, &to, num, sizeof(struct kiwi_cqe),
+			     kiwi_uctx(udata));
+	if (!rv && udata)
+		rv = kiwi_cq_respond(&to, udata);
+	if (rv)
+		goto err;
+	spin_lock_irqsave(&cq->lock, flags);
+	rv = kiwi_cq_move(cq, &to, kqp);
+	if (!rv) {
+		old = cq->ring;
+		cq->ring = to;
+		swap(cq->kqp, kqp);
+		ibcq->cqe = num;
+	}
+	spin_unlock_irqrestore(&cq->lock, flags);
+	if (rv)
+		goto err;
+	old_num = old.num;
+	kiwi_ring_free(&old);
+	kiwi_cq_free_kqp(kdev, &kqp, old_num);
+	return 0;
+
+err:
+	kiwi_ring_free(&to);
+	kiwi_cq_free_kqp(kdev, &kqp, num);
+	return rv;
 }
 
 /* Does @cqe satisfy the armed condition? Clears the arm word if so. */
@@ -279,17 +375,24 @@ int kiwi_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 int kiwi_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 {
 	struct kiwi_cq *cq = to_kcq(ibcq);
-	struct kiwi_ring_ctrl *ctrl = cq->ring.ctrl;
 	u32 arm = (flags & IB_CQ_SOLICITED_MASK) == IB_CQ_SOLICITED ?
 		  KIWI_CQ_ARM_SOLICITED : KIWI_CQ_ARM_NEXT;
+	struct kiwi_ring_ctrl *ctrl;
+	unsigned long irqflags;
+	u32 prod;
+	int missed;
 
+	/* The lock keeps the ring from being resized under us. */
+	spin_lock_irqsave(&cq->lock, irqflags);
+	ctrl = cq->ring.ctrl;
 	/* Full barrier: arm before looking for CQEs that raced with it. */
 	smp_store_mb(ctrl->arm, arm);
-	if (!(flags & IB_CQ_REPORT_MISSED_EVENTS))
-		return 0;
 	/*
 	 * Acquire pairs with kiwi_ring_produced(). A user CQ's consumer index
 	 * is user-written: only a hint here.
 	 */
-	return smp_load_acquire(&ctrl->producer) != READ_ONCE(ctrl->consumer);
+	prod = smp_load_acquire(&ctrl->producer);
+	missed = prod != READ_ONCE(ctrl->consumer);
+	spin_unlock_irqrestore(&cq->lock, irqflags);
+	return (flags & IB_CQ_REPORT_MISSED_EVENTS) ? missed : 0;
 }

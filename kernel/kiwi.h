@@ -525,6 +525,7 @@ static inline void *kiwi_ring_elem(const struct kiwi_ring *r, u32 idx)
 int kiwi_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		   struct ib_udata *udata);
 int kiwi_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
+int kiwi_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
 int kiwi_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
 int kiwi_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 int kiwi_cq_push(struct kiwi_cq *cq, const struct kiwi_cqe *cqe,

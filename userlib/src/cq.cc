@@ -8,12 +8,15 @@
 #include <cerrno>
 #include <climits>
 #include <memory>
+#include <utility>
 
 namespace kiwi {
 
 namespace {
 
 using CreateCqResp = RespBuffer<ib_uverbs_create_cq_resp, kiwi_uresp_create_cq>;
+// The kernel answers a resize with the new ring as it does a create.
+using ResizeCqResp = RespBuffer<ib_uverbs_resize_cq_resp, kiwi_uresp_create_cq>;
 using CqPtr = std::unique_ptr<Cq>;
 
 // The wc_flags ibv_create_cq_ex() accepts: those of the plain ibv_wc. An
@@ -184,6 +187,35 @@ int destroy_cq(ibv_cq *cq)
 	if (!ret)
 		delete to_cq(cq);
 	return ret;
+}
+
+// The kernel moves the completions not polled yet into a new ring, in
+// order, and answers with it; it is mapped in place of the old one, whose
+// mapping goes. If mapping it fails the kernel already produces into the
+// new ring: the CQ keeps reading the old one, sees no new completions, and
+// the error is returned; only destroying it remains.
+int resize_cq(ibv_cq *ibcq, int cqe)
+{
+	Cq *cq = to_cq(ibcq);
+
+	return cq->queue.replace([&](void *&area, uint32_t &num) noexcept {
+		pabi::CmdResizeCq cmd{};
+		ResizeCqResp resp{};
+		int ret = pabi::ibv_cmd_resize_cq(ibcq, cqe, &cmd, sizeof(cmd),
+						  resp.core(), resp.size());
+		if (ret)
+			return ret;
+		const kiwi_uresp_create_cq drv = resp.drv();
+		Mapping fresh;
+		ret = map_ring(ibcq->context->cmd_fd, drv.cq_key, drv.num_cqe,
+			       sizeof(kiwi_cqe), fresh);
+		if (ret)
+			return ret;
+		cq->ring_map = std::move(fresh);
+		area = cq->ring_map.addr();
+		num = drv.num_cqe;
+		return 0;
+	});
 }
 
 int poll_cq(ibv_cq *cq, int num_entries, ibv_wc *wc) noexcept

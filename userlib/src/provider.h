@@ -164,6 +164,7 @@ int bind_mw(ibv_qp *qp, ibv_mw *mw, ibv_mw_bind *mw_bind) noexcept;
 ibv_cq *create_cq(ibv_context *ctx, int cqe, ibv_comp_channel *channel,
 		  int comp_vector);
 int destroy_cq(ibv_cq *cq);
+int resize_cq(ibv_cq *cq, int cqe);
 ibv_cq_ex *create_cq_ex(ibv_context *ctx, ibv_cq_init_attr_ex *attr);
 int poll_cq(ibv_cq *cq, int num_entries,
 	    ibv_wc *wc) noexcept; // count or -errno

@@ -194,9 +194,12 @@ void CompletionQueue::end_poll() noexcept
 	unlock();
 }
 
+// Under the lock, so the ring is not replaced (resize) while it is armed.
 void CompletionQueue::arm(bool solicited_only) noexcept
 {
+	lock();
 	ring_.arm(solicited_only ? KIWI_CQ_ARM_SOLICITED : KIWI_CQ_ARM_NEXT);
+	unlock();
 }
 
 } // namespace kiwi

@@ -140,6 +140,29 @@ public:
 	// solicited_only false, any) completion.
 	void arm(bool solicited_only) noexcept;
 
+	// Swaps in a resized ring (ibv_resize_cq): swap(area, num_entries),
+	// called under the lock, so no poll or arm runs meanwhile, returns 0
+	// and the new ring, whose first slot holds the oldest completion not
+	// read yet, or an errno value that leaves the current ring in place.
+	// The kernel takes the unread completions from the consumer index
+	// every poll publishes, so no read may be pending (as in ibv_start_poll
+	// .. ibv_end_poll).
+	template <typename Swap> int replace(Swap &&swap) noexcept
+	{
+		void *area = nullptr;
+		uint32_t num_entries = 0;
+
+		lock();
+		const int ret = swap(area, num_entries);
+		if (ret == 0) {
+			ring_ = ConsumerRing<kiwi_cqe>(area, num_entries);
+			ready_ = 0;
+			taken_ = 0;
+		}
+		unlock();
+		return ret;
+	}
+
 private:
 	// The one reader of the ring both polling styles go through: decodes
 	// the k-th unread completion into wc, false when there is none yet.

@@ -270,6 +270,7 @@ using CmdQueryPort = Cmd<ib_uverbs_query_port>;
 using CmdAllocPd = Cmd<ib_uverbs_alloc_pd>;
 using CmdRegMr = Cmd<ib_uverbs_reg_mr>;
 using CmdCreateCq = Cmd<ib_uverbs_create_cq>;
+using CmdResizeCq = Cmd<ib_uverbs_resize_cq>;
 using CmdCreateQp = Cmd<ib_uverbs_create_qp>;
 using CmdModifyQp = Cmd<ib_uverbs_modify_qp>;
 using CmdQueryQp = Cmd<ib_uverbs_query_qp>;
@@ -321,6 +322,9 @@ int ibv_cmd_create_cq(ibv_context *context, int cqe, ibv_comp_channel *channel,
 		      size_t cmd_size, ib_uverbs_create_cq_resp *resp,
 		      size_t resp_size);
 int ibv_cmd_destroy_cq(ibv_cq *cq);
+// Sets cq->cqe from the kernel's answer.
+int ibv_cmd_resize_cq(ibv_cq *cq, int cqe, CmdResizeCq *cmd, size_t cmd_size,
+		      ib_uverbs_resize_cq_resp *resp, size_t resp_size);
 int ibv_cmd_create_qp(ibv_pd *pd, ibv_qp *qp, ibv_qp_init_attr *attr,
 		      CmdCreateQp *cmd, size_t cmd_size,
 		      ib_uverbs_create_qp_resp *resp, size_t resp_size);

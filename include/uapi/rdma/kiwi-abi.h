@@ -237,6 +237,7 @@ struct kiwi_uresp_alloc_ctx {
 	__u32 ring_ctrl_size;
 };
 
+/* Also the answer to RESIZE_CQ: the new ring, which replaces the old one. */
 struct kiwi_uresp_create_cq {
 	__aligned_u64 cq_key;
 	__u32 num_cqe;

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR BSD-2-Clause
 //
 // The extended verbs' halves of the core over fake rings: the
-// ibv_start_poll() cursor of CompletionQueue (shared with poll()) and the
-// ibv_wr_*() batches of SendBatch (encoded by encode_send()).
+// ibv_start_poll() cursor of CompletionQueue (shared with poll()), its ring
+// replaced by ibv_resize_cq, and the ibv_wr_*() batches of SendBatch
+// (encoded by encode_send()).
 #include "fake_ring.h"
 #include "queues.h"
 #include "send_batch.h"
@@ -90,6 +91,47 @@ TEST(CompletionQueueEx, MixesWithPlainPolling)
 	EXPECT_EQ(cq.next_poll(wc[0]), ENOENT);
 	cq.end_poll();
 	EXPECT_EQ(mem.ctrl().consumer, 4u);
+}
+
+// ibv_resize_cq's half in libkiwi: replace() swaps in the ring the kernel
+// moved the unread completions to, forgetting what it had seen of the old
+// one; a failed swap keeps the old ring. The swap here plays the kernel:
+// it starts at the consumer index the polls published.
+TEST(CompletionQueueResize, ReplacedRingIsReadFromItsStart)
+{
+	FakeRing<kiwi_cqe> old_mem(4, 0xfffffffeu);
+	FakeRing<kiwi_cqe> new_mem(8);
+	CompletionQueue cq;
+	cq.attach(old_mem.area(), 4);
+	ibv_wc wc{};
+
+	for (uint64_t i = 1; i <= 4; i++)
+		ASSERT_TRUE(old_mem.kernel_put(cqe_with(i, KIWI_WC_RECV)));
+	ASSERT_EQ(cq.poll(1, &wc), 1); // sees all 4, takes 1
+	EXPECT_EQ(wc.wr_id, 1u);
+	EXPECT_EQ(
+		cq.replace([](void *&, uint32_t &) noexcept { return EINVAL; }),
+		EINVAL);
+	ASSERT_EQ(cq.poll(1, &wc), 1);
+	EXPECT_EQ(wc.wr_id, 2u);
+	ASSERT_EQ(cq.replace([&](void *&area, uint32_t &num) noexcept {
+		const uint32_t cons = old_mem.ctrl().consumer;
+		for (uint32_t k = cons; k != old_mem.ctrl().producer; k++)
+			if (!new_mem.kernel_put(old_mem.at_index(k)))
+				return ENOSPC;
+		area = new_mem.area();
+		num = 8;
+		return cons == 0xfffffffeu + 2 ? 0 : EPROTO;
+	}),
+		  0);
+	ASSERT_TRUE(new_mem.kernel_put(cqe_with(5, KIWI_WC_RECV)));
+	ibv_wc more[4] = {};
+	ASSERT_EQ(cq.poll(4, more), 3);
+	EXPECT_EQ(more[0].wr_id, 3u);
+	EXPECT_EQ(more[1].wr_id, 4u);
+	EXPECT_EQ(more[2].wr_id, 5u);
+	EXPECT_EQ(new_mem.ctrl().consumer, 3u);
+	EXPECT_EQ(cq.poll(1, &wc), 0);
 }
 
 // The same decoding as poll(): immediate data and a bad CQE.
