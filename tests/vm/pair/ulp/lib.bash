@@ -529,6 +529,37 @@ ulp_rm_fio_verified() {
 	fi
 }
 
+# ulp_rm_target_step STEP [READD-CMD...]: the target's side of a removal
+# step whose initiator runs the I/O (nfs-removal, iser-removal). Both
+# sides count the ULP's QPs, then for
+#  host-link    the initiator's device goes: every QP of this side's is
+#               released (the ULP saw the connection end);
+#  target-link  this side's `rdma link delete`, `modprobe -r kiwi` and
+#               `rdma link add` in time, then READD-CMD STEP (what the ULP
+#               needs to listen on the new device);
+#  others       the initiator alone acts.
+ulp_rm_target_step() {
+	local step=$1
+	shift
+	ulp_rm_mark
+	ulp_step_barrier "armed-$step" 600
+	ulp_rm_has_qps "$step"
+	ulp_step_barrier "io-$step" 600
+	case "$step" in
+	host-link)
+		ulp_rm_no_qps "$step"
+		ulp_step_barrier "released-$step"
+		;;
+	target-link)
+		ulp_rm_delete "$step"
+		ulp_rm_unload "$step"
+		ulp_rm_dev_add "$step"
+		[ $# -eq 0 ] || "$@" "$step"
+		;;
+	esac
+	ulp_step_barrier "done-$step" 600
+}
+
 # ulp_rm_stuck_tasks: log the kernel stack of every task in D state (what
 # an operation that timed out waits for).
 ulp_rm_stuck_tasks() {
