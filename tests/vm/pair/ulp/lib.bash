@@ -479,18 +479,24 @@ ulp_rm_no_qps() {
 
 # A second RDMA device of this guest's provider on a VLAN of eth0
 # (ULP_VLAN, 10.77.7.0/24, the last byte of eth0's address), so that its
-# net_device can be unregistered without cutting the guests apart.
+# net_device can be unregistered without cutting the guests apart. The
+# VLAN has a MAC address of its own: an iWARP device's GID is its
+# net_device's MAC, and rdma_cm binds an address to the first device
+# whose GID matches, so with eth0's MAC every connection would go
+# through kiwi0 (Documentation/ulps.md).
 ULP_VLAN=eth0.7
 ULP_VLAN_DEV=${PAIR_PROV}7
 ULP_VLAN_MY_IP=10.77.7.${KIWI_MY_IP##*.}
 ULP_VLAN_PEER_IP=10.77.7.${KIWI_PEER_IP##*.}
+ULP_VLAN_MAC=02:00:4b:77:07:$(printf %02x "${KIWI_MY_IP##*.}")
 
 # ulp_vlan_up STEP: ULP_VLAN up with this guest's address and ULP_VLAN_DEV
 # bound to it.
 ulp_vlan_up() {
 	local out
 	ulp_on_exit "ip link del $ULP_VLAN"
-	if ! out=$({ ip link add link eth0 name "$ULP_VLAN" type vlan id 7 &&
+	if ! out=$({ ip link add link eth0 name "$ULP_VLAN" address "$ULP_VLAN_MAC" \
+		type vlan id 7 &&
 		ip addr add "$ULP_VLAN_MY_IP/24" dev "$ULP_VLAN" &&
 		ip link set "$ULP_VLAN" up &&
 		timeout 60 rdma link add "$ULP_VLAN_DEV" type "$PAIR_PROV" netdev "$ULP_VLAN"; } 2>&1); then
