@@ -18,8 +18,9 @@
 # built first if cold: about 20 minutes), kiwi.ko and siw built against
 # it, any KASAN, lockdep or kmemleak report fails the case; about three
 # times as long as check-ulp. kiwi-kiwi also runs nvme-removal
-# (`rdma link delete`, `modprobe -r kiwi`, the link down and the
-# net_device unregistered under I/O, Documentation/ulps.md); `--removal`
+# (`rdma link delete`, `modprobe -r kiwi` and the link down under I/O;
+# with --full also the net_device unregistered, Documentation/ulps.md);
+# `--removal`
 # (make check-ulp-removal, about 10 min) runs nvme-removal, nfs-removal
 # and iser-removal (the last two not part of check-ulp).
 # ULP_COMBOS replaces the combos (e.g. ULP_COMBOS=kiwi-kiwi/nvme); other
