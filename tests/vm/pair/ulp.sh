@@ -18,9 +18,11 @@
 # built first if cold: about 20 minutes), kiwi.ko and siw built against
 # it, any KASAN, lockdep or kmemleak report fails the case; about three
 # times as long as check-ulp. kiwi-kiwi also runs nvme-removal
-# (`rdma link delete`, `modprobe -r kiwi` and the link down under I/O,
-# Documentation/ulps.md); `--removal` (make check-ulp-removal, about 7 min)
-# runs nvme-removal and nfs-removal (not yet part of check-ulp).
+# (`rdma link delete`, `modprobe -r kiwi` and the link down under I/O;
+# with --full also the net_device unregistered, Documentation/ulps.md);
+# `--removal`
+# (make check-ulp-removal, about 10 min) runs nvme-removal, nfs-removal
+# and iser-removal (the last two not part of check-ulp).
 # ULP_COMBOS replaces the combos (e.g. ULP_COMBOS=kiwi-kiwi/nvme); other
 # arguments go to run.sh.
 # Ends with 'N passed, N failed'.
@@ -34,7 +36,7 @@ mode=--quick
 debug=()
 default_combos="siw-kiwi/nvme+nfs+iser kiwi-siw/nvme+nfs+iser kiwi-kiwi/nvme+nfs+iser+nvme-removal"
 if [ "${1:-}" = --removal ]; then
-	default_combos=kiwi-kiwi/nvme-removal+nfs-removal
+	default_combos=kiwi-kiwi/nvme-removal+nfs-removal+iser-removal
 	shift
 fi
 case ${1:-} in

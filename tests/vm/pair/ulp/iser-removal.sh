@@ -49,34 +49,13 @@ ir_portal_again() {
 	fi
 }
 
-ir_target_step() {
-	local step=$1
-	ulp_rm_mark
-	ulp_step_barrier "armed-$step" 600
-	ulp_rm_has_qps "$step"
-	ulp_step_barrier "io-$step" 600
-	case "$step" in
-	host-link)
-		ulp_rm_no_qps "$step"
-		ulp_step_barrier "released-$step"
-		;;
-	target-link)
-		ulp_rm_delete "$step"
-		ulp_rm_unload "$step"
-		ulp_rm_dev_add "$step"
-		ir_portal_again "$step"
-		;;
-	esac
-	ulp_step_barrier "done-$step" 600
-}
-
 ir_target() {
 	local s
 	ulp_lio_up
 	ulp_step_barrier target-up
 	ulp_step_barrier logged-in 300
 	for s in $steps; do
-		ir_target_step "$s"
+		ulp_rm_target_step "$s" ir_portal_again
 	done
 	ulp_step_barrier logged-out 300
 	ulp_cleanup

@@ -145,26 +145,28 @@ ulp_nvmet_port_id() {
 	esac
 }
 
-# ulp_nvmet_port_add TRTYPE: create the port and link the subsystem to it.
+# ulp_nvmet_port_add TRTYPE [ID ADDR]: create the port (number ID, default
+# ulp_nvmet_port_id's, at ADDR, default this guest's) and link the
+# subsystem to it.
 ulp_nvmet_port_add() {
-	local trtype=$1 p
-	p=$NVMET_CFG/ports/$(ulp_nvmet_port_id "$trtype")
+	local trtype=$1 id=${2:-$(ulp_nvmet_port_id "$1")} addr=${3:-$KIWI_MY_IP} p
+	p=$NVMET_CFG/ports/$id
 	if [ ! -d "$p" ]; then
 		mkdir "$p" || vt_die "cannot create nvmet port $p"
-		ulp_on_exit "ulp_nvmet_port_del $trtype"
+		ulp_on_exit "ulp_nvmet_port_del $trtype $id"
 		echo "$trtype" > "$p/addr_trtype"
 		echo ipv4 > "$p/addr_adrfam"
-		echo "$KIWI_MY_IP" > "$p/addr_traddr"
+		echo "$addr" > "$p/addr_traddr"
 		ulp_nvme_svcid "$trtype" > "$p/addr_trsvcid"
 	fi
 	ln -s "$NVMET_CFG/subsystems/$ULP_NQN" "$p/subsystems/$ULP_NQN" ||
 		vt_die "cannot link $ULP_NQN to the $trtype port"
 }
 
-# ulp_nvmet_port_del TRTYPE: unlink the subsystem and remove the port.
+# ulp_nvmet_port_del TRTYPE [ID]: unlink the subsystem and remove the port.
 ulp_nvmet_port_del() {
 	local p
-	p=$NVMET_CFG/ports/$(ulp_nvmet_port_id "$1")
+	p=$NVMET_CFG/ports/${2:-$(ulp_nvmet_port_id "$1")}
 	[ -d "$p" ] || return 0
 	rm -f "$p/subsystems/$ULP_NQN"
 	rmdir "$p"
@@ -186,15 +188,16 @@ ulp_nvme_dev() {
 }
 
 # ulp_nvme_connect TRTYPE [nvme connect options]: connect to the peer's
-# ULP_NQN; the namespace's block device in ULP_DEV.
+# ULP_NQN (at ULP_NVME_PEER, default the peer's eth0 address); the
+# namespace's block device in ULP_DEV.
 ulp_nvme_connect() {
-	local trtype=$1
+	local trtype=$1 peer=${ULP_NVME_PEER:-$KIWI_PEER_IP}
 	shift
 	ulp_modprobe "nvme-$trtype"
 	ulp_on_exit "timeout 60 nvme disconnect -n $ULP_NQN"
-	if ! timeout 120 nvme connect -t "$trtype" -a "$KIWI_PEER_IP" -s "$(ulp_nvme_svcid "$trtype")" \
+	if ! timeout 120 nvme connect -t "$trtype" -a "$peer" -s "$(ulp_nvme_svcid "$trtype")" \
 		-n "$ULP_NQN" "$@" > "$VT_TMP/nvme-connect.out" 2>&1; then
-		vt_fail "nvme connect -t $trtype -a $KIWI_PEER_IP $*:"
+		vt_fail "nvme connect -t $trtype -a $peer $*:"
 		sed 's/^/    | /' "$VT_TMP/nvme-connect.out"
 		return 1
 	fi
@@ -440,34 +443,77 @@ ulp_rm_link_down() {
 	ulp_rm_port_state "$1" ACTIVE
 }
 
-# ulp_rm_qps: how many QPs this guest's device has (kernel ones included).
+# ulp_rm_qps [DEV]: how many QPs device DEV (default this guest's PAIR_DEV)
+# has, kernel ones included.
 ulp_rm_qps() {
-	rdma resource show qp link "$PAIR_DEV/1" 2> /dev/null | grep -c lqpn
+	rdma resource show qp link "${1:-$PAIR_DEV}/1" 2> /dev/null | grep -c lqpn
 }
 
-# ulp_rm_has_qps STEP: the ULP holds QPs of this guest's device now, so
-# that a later ulp_rm_no_qps has something to see go.
+# ulp_rm_has_qps STEP [DEV]: the ULP holds QPs of DEV (default PAIR_DEV)
+# now, so that a later ulp_rm_no_qps has something to see go.
 ulp_rm_has_qps() {
-	local n
-	n=$(ulp_rm_qps)
+	local n dev=${2:-$PAIR_DEV}
+	n=$(ulp_rm_qps "$dev")
 	if [ "$n" -gt 0 ]; then
-		vt_pass "$1: the ULP holds $n QPs of $PAIR_DEV"
+		vt_pass "$1: the ULP holds $n QPs of $dev"
 	else
-		vt_fail "$1: no QP on $PAIR_DEV although the ULP is connected"
+		vt_fail "$1: no QP on $dev although the ULP is connected"
 	fi
 }
 
-# ulp_rm_qps_gone: this guest's device holds no QP.
+# ulp_rm_qps_gone [DEV]: device DEV (default PAIR_DEV) holds no QP.
 ulp_rm_qps_gone() {
-	[ "$(ulp_rm_qps)" = 0 ]
+	[ "$(ulp_rm_qps "$@")" = 0 ]
 }
 
-# ulp_rm_no_qps STEP: every kernel QP of this guest's device was released.
+# ulp_rm_no_qps STEP [DEV]: every kernel QP of DEV (default PAIR_DEV) was
+# released.
 ulp_rm_no_qps() {
-	if ulp_wait 60 ulp_rm_qps_gone; then
-		vt_pass "$1: every QP of $PAIR_DEV released"
+	local dev=${2:-$PAIR_DEV}
+	if ulp_wait 60 ulp_rm_qps_gone "$dev"; then
+		vt_pass "$1: every QP of $dev released"
 	else
-		vt_fail "$1: QPs left 60 s later: $(rdma resource show qp link "$PAIR_DEV/1" | head -n 5)"
+		vt_fail "$1: QPs left 60 s later: $(rdma resource show qp link "$dev/1" | head -n 5)"
+	fi
+}
+
+# A second RDMA device of this guest's provider on a VLAN of eth0
+# (ULP_VLAN, 10.77.7.0/24, the last byte of eth0's address), so that its
+# net_device can be unregistered without cutting the guests apart. The
+# VLAN has a MAC address of its own: an iWARP device's GID is its
+# net_device's MAC, and rdma_cm binds an address to the first device
+# whose GID matches, so with eth0's MAC every connection would go
+# through kiwi0 (Documentation/ulps.md).
+ULP_VLAN=eth0.7
+ULP_VLAN_DEV=${PAIR_PROV}7
+ULP_VLAN_MY_IP=10.77.7.${KIWI_MY_IP##*.}
+ULP_VLAN_PEER_IP=10.77.7.${KIWI_PEER_IP##*.}
+ULP_VLAN_MAC=02:00:4b:77:07:$(printf %02x "${KIWI_MY_IP##*.}")
+
+# ulp_vlan_up STEP: ULP_VLAN up with this guest's address and ULP_VLAN_DEV
+# bound to it.
+ulp_vlan_up() {
+	local out
+	ulp_on_exit "ip link del $ULP_VLAN"
+	if ! out=$({ ip link add link eth0 name "$ULP_VLAN" address "$ULP_VLAN_MAC" \
+		type vlan id 7 &&
+		ip addr add "$ULP_VLAN_MY_IP/24" dev "$ULP_VLAN" &&
+		ip link set "$ULP_VLAN" up &&
+		timeout 60 rdma link add "$ULP_VLAN_DEV" type "$PAIR_PROV" netdev "$ULP_VLAN"; } 2>&1); then
+		vt_fail "$1: $ULP_VLAN with $ULP_VLAN_DEV: $out"
+		return 1
+	fi
+	vt_pass "$1: $ULP_VLAN_DEV on $ULP_VLAN ($ULP_VLAN_MY_IP)"
+}
+
+# ulp_vlan_unregister STEP: `ip link del ULP_VLAN` (the net_device
+# unregistered) ends in time, and ULP_VLAN_DEV left the RDMA core with it.
+ulp_vlan_unregister() {
+	ulp_rm_timed "$1.unregister" "$ULP_RM_LIMIT" ip link del "$ULP_VLAN"
+	if ulp_wait 30 test ! -e "/sys/class/infiniband/$ULP_VLAN_DEV"; then
+		vt_pass "$1: $ULP_VLAN_DEV gone with $ULP_VLAN"
+	else
+		vt_fail "$1: $ULP_VLAN_DEV still registered 30 s after $ULP_VLAN went"
 	fi
 }
 
@@ -527,6 +573,37 @@ ulp_rm_fio_verified() {
 	else
 		vt_fail "$1: fio failed across the outage"
 	fi
+}
+
+# ulp_rm_target_step STEP [READD-CMD...]: the target's side of a removal
+# step whose initiator runs the I/O (nfs-removal, iser-removal). Both
+# sides count the ULP's QPs, then for
+#  host-link    the initiator's device goes: every QP of this side's is
+#               released (the ULP saw the connection end);
+#  target-link  this side's `rdma link delete`, `modprobe -r kiwi` and
+#               `rdma link add` in time, then READD-CMD STEP (what the ULP
+#               needs to listen on the new device);
+#  others       the initiator alone acts.
+ulp_rm_target_step() {
+	local step=$1
+	shift
+	ulp_rm_mark
+	ulp_step_barrier "armed-$step" 600
+	ulp_rm_has_qps "$step"
+	ulp_step_barrier "io-$step" 600
+	case "$step" in
+	host-link)
+		ulp_rm_no_qps "$step"
+		ulp_step_barrier "released-$step"
+		;;
+	target-link)
+		ulp_rm_delete "$step"
+		ulp_rm_unload "$step"
+		ulp_rm_dev_add "$step"
+		[ $# -eq 0 ] || "$@" "$step"
+		;;
+	esac
+	ulp_step_barrier "done-$step" 600
 }
 
 # ulp_rm_stuck_tasks: log the kernel stack of every task in D state (what

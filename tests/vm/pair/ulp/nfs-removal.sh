@@ -32,31 +32,12 @@ steps="host-link target-link"
 
 # --- server ---
 
-nr_server_step() {
-	local step=$1
-	ulp_step_barrier "armed-$step" 600
-	ulp_rm_has_qps "$step"
-	ulp_step_barrier "io-$step" 600
-	case "$step" in
-	host-link)
-		ulp_rm_no_qps "$step"
-		ulp_step_barrier "released-$step"
-		;;
-	target-link)
-		ulp_rm_delete "$step"
-		ulp_rm_unload "$step"
-		ulp_rm_dev_add "$step"
-		;;
-	esac
-	ulp_step_barrier "done-$step" 600
-}
-
 nr_server() {
 	local s
 	ulp_nfsd_up
 	ulp_step_barrier target-up
 	for s in $steps; do
-		nr_server_step "$s"
+		ulp_rm_target_step "$s"
 	done
 	# nfsd stays up until the client unmounted (a hard mount's umount
 	# waits for the server).

@@ -22,6 +22,23 @@
 #               reconnects by itself and the running fio's verify passes.
 #  host-down    the host's net_device down for 5 s: the port goes DOWN
 #               and ACTIVE again; the running fio's verify passes.
+#  host-unregister  (--full; fails: `ip link del` took about 100 s, see
+#               Documentation/ulps.md) the host's net_device unregistered
+#               under the queues:
+#               both guests put a second kiwi device (kiwi7) on a VLAN of
+#               eth0 (10.77.7.0/24), the target exports the namespace on
+#               a second nvmet port there, the host connects over it alone
+#               (its eth0 controller disconnected first); `ip link del` of
+#               the host's VLAN ends within ULP_RM_LIMIT, kiwi7 leaves the
+#               RDMA core with it (the queued unregistration: ib_client
+#               remove, CM DEVICE_REMOVAL), nvme-rdma deletes the
+#               controller, fio ends with I/O errors, the target's kiwi7
+#               releases its queues' QPs (the host's address went with its
+#               VLAN: no FIN reaches the target, nvmet's keep-alive ends
+#               them), `modprobe -r kiwi` succeeds; then the VLAN and
+#               both devices come back, the host connects over the VLAN
+#               again and a verifying fio passes; the target removes its
+#               port and VLAN, the host connects over eth0 again.
 #  host-module  (--full) `modprobe -r kiwi` on the host with the
 #               controller connected: the module unloads once nvme-rdma
 #               let go; connect again, verifying fio passes.
@@ -34,20 +51,34 @@
 . "$KIWI_SRC/tests/vm/pair/ulp/lib.bash"
 
 steps="host-link target-link host-down"
-[ "$PAIR_MODE" = full ] && steps="$steps host-module target-down"
+[ "$PAIR_MODE" = full ] && steps="$steps host-module target-down host-unregister"
 [ "$PAIR_PROV" = kiwi ] || vt_die "nvme-removal runs kiwi on both sides (kiwi-kiwi)"
 
 # --- target (server guest) ---
 
+# The nvmet port of the VLAN (host-unregister).
+RM_VLAN_PORT=3
+
+# rm_target_vlan STEP: kiwi7 on the VLAN, the namespace exported there.
+rm_target_vlan() {
+	ulp_vlan_up "$1" || vt_die "$1: no VLAN device"
+	ulp_nvmet_port_add rdma "$RM_VLAN_PORT" "$ULP_VLAN_MY_IP"
+	ulp_step_barrier "vlan-$1"
+}
+
 rm_target_step() {
-	local step=$1
+	local step=$1 dev=$PAIR_DEV
 	ulp_rm_mark
+	if [ "$step" = host-unregister ]; then
+		rm_target_vlan "$step"
+		dev=$ULP_VLAN_DEV
+	fi
 	ulp_step_barrier "armed-$step" 600
-	ulp_rm_has_qps "$step"
+	ulp_rm_has_qps "$step" "$dev"
 	ulp_step_barrier "io-$step" 600
 	case "$step" in
-	host-link | host-module)
-		ulp_rm_no_qps "$step"
+	host-link | host-module | host-unregister)
+		ulp_rm_no_qps "$step" "$dev"
 		ulp_step_barrier "released-$step"
 		;;
 	target-link)
@@ -65,6 +96,10 @@ rm_target_step() {
 		;;
 	esac
 	ulp_step_barrier "done-$step" 400
+	if [ "$step" = host-unregister ]; then
+		ulp_nvmet_port_del rdma "$RM_VLAN_PORT"
+		ulp_vlan_unregister "$step.target"
+	fi
 }
 
 rm_target() {
@@ -87,19 +122,32 @@ rm_connect() {
 		vt_die "$1: nvme connect failed"
 }
 
+# rm_vlan_connect STEP: kiwi7 on the VLAN, connected over it (the target
+# set its port up there first).
+rm_vlan_connect() {
+	ulp_vlan_up "$1" || vt_die "$1: no VLAN device"
+	ULP_NVME_PEER=$ULP_VLAN_PEER_IP rm_connect "$1"
+}
+
 rm_host_step() {
-	local step=$1 off=$2 ctrls
+	local step=$1 off=$2 ctrls dev=$PAIR_DEV
 	ulp_rm_mark
+	if [ "$step" = host-unregister ]; then
+		ulp_run "$step.disconnect" 60 nvme disconnect -n "$ULP_NQN"
+		ulp_step_barrier "vlan-$step"
+		rm_vlan_connect "$step"
+		dev=$ULP_VLAN_DEV
+	fi
 	ulp_rm_fio_start "$step" "$ULP_DEV" --offset="${off}M"
 	ulp_step_barrier "armed-$step"
 	case "$step" in
-	host-link | host-module)
-		ulp_rm_has_qps "$step"
-		if [ "$step" = host-link ]; then
-			ulp_rm_delete "$step"
-		else
-			ulp_rm_unload "$step"
-		fi
+	host-link | host-module | host-unregister)
+		ulp_rm_has_qps "$step" "$dev"
+		case "$step" in
+		host-link) ulp_rm_delete "$step" ;;
+		host-module) ulp_rm_unload "$step" ;;
+		host-unregister) ulp_vlan_unregister "$step" ;;
+		esac
 		ulp_wait 60 sh -c "! ls -d /sys/class/nvme/nvme* > /dev/null 2>&1"
 		ctrls=$(ls -d /sys/class/nvme/nvme* 2> /dev/null)
 		if [ -z "$ctrls" ]; then
@@ -115,11 +163,15 @@ rm_host_step() {
 		*) vt_pass "$step: fio ended with I/O errors" ;;
 		esac
 		ulp_rm_dmesg "$step" "Removing ctrl: NQN \"$ULP_NQN\"" "nvme-rdma removed the controller"
-		[ "$step" = host-link ] && ulp_rm_unload "$step"
+		[ "$step" = host-module ] || ulp_rm_unload "$step"
 		ulp_step_barrier "io-$step"
 		ulp_step_barrier "released-$step"
 		ulp_rm_dev_add "$step"
-		rm_connect "$step"
+		if [ "$step" = host-unregister ]; then
+			rm_vlan_connect "$step"
+		else
+			rm_connect "$step"
+		fi
 		ulp_fio "$step.fio" 300 "$ULP_DEV" --rw=randwrite --bs=4k --iodepth=8 \
 			--size=4M --offset="$((off + 8))M"
 		;;
@@ -138,6 +190,12 @@ rm_host_step() {
 		ulp_rm_fio_verified "$step" 300
 		;;
 	esac
+	# The VLAN's controller goes before the target removes its port.
+	if [ "$step" = host-unregister ]; then
+		ulp_run "$step.disconnect-vlan" 60 nvme disconnect -n "$ULP_NQN"
+		ip link del "$ULP_VLAN"
+		rm_connect "$step"
+	fi
 	ulp_step_barrier "done-$step"
 }
 
