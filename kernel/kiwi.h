@@ -555,7 +555,16 @@ int kiwi_rqe_from_wr(struct kiwi_rqe *rqe, const struct ib_recv_wr *wr,
 		     u32 max_sge);
 
 /* qp_flush.c */
-void kiwi_qp_flush(struct kiwi_qp *qp, int *send_res, int *recv_res);
+/* kiwi_qp_flush()'s result, reported once the QP lock is dropped */
+struct kiwi_qp_flushed {
+	int send_res;
+	int recv_res;
+	bool last_wqe;
+};
+
+void kiwi_qp_flush(struct kiwi_qp *qp, struct kiwi_qp_flushed *out);
+void kiwi_qp_flush_report(struct kiwi_qp *qp,
+			  const struct kiwi_qp_flushed *out);
 int kiwi_rq_flush(struct kiwi_qp *qp);
 u16 kiwi_sq_wc_opcode(u8 sq_opcode);
 

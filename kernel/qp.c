@@ -379,8 +379,8 @@ int kiwi_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		   struct ib_udata *udata)
 {
 	struct kiwi_qp *qp = to_kqp(ibqp);
-	int send_res = 0, recv_res = 0;
-	bool flush = false, last = false;
+	struct kiwi_qp_flushed out;
+	bool flush = false;
 	unsigned long flags;
 	int rv;
 
@@ -394,16 +394,11 @@ int kiwi_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		if (mask & IB_QP_STATE)
 			flush = kiwi_qp_enter(qp, attr->qp_state);
 		if (flush)
-			kiwi_qp_flush(qp, &send_res, &recv_res);
-		last = flush && kiwi_qp_last_wqe_due(qp);
+			kiwi_qp_flush(qp, &out);
 	}
 	spin_unlock_irqrestore(&qp->lock, flags);
-	if (flush) {
-		kiwi_cq_signal(to_kcq(ibqp->send_cq), send_res);
-		kiwi_cq_signal(to_kcq(ibqp->recv_cq), recv_res);
-	}
-	if (last)
-		kiwi_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
+	if (flush)
+		kiwi_qp_flush_report(qp, &out);
 	if (!rv && (mask & IB_QP_STATE))
 		kiwi_qp_llp_follow(qp, attr->qp_state);
 	return rv;

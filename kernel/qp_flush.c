@@ -81,11 +81,10 @@ int kiwi_rq_flush(struct kiwi_qp *qp)
 /**
  * kiwi_qp_flush - complete every queued work request with a flush error
  * @qp: a QP in the error state, qp->lock held
- * @send_res: merged kiwi_cq_push() result for the send CQ (in/out)
- * @recv_res: merged kiwi_cq_push() result for the receive CQ (in/out)
+ * @out: what the caller reports with kiwi_qp_flush_report() once it has
+ *       dropped the QP lock (CQ signals, IB_EVENT_QP_LAST_WQE_REACHED)
  *
- * The caller passes the results to kiwi_cq_signal() after dropping the QP
- * lock. Receives of a QP with an SRQ stay on the SRQ: they belong to it.
+ * Receives of a QP with an SRQ stay on the SRQ: they belong to it.
  * A Local Invalidate, and the send WRs behind it, complete only after an
  * RCU grace period (kiwi_sq_flush()); so do the receive WRs behind a Send
  * with Invalidate still held for its grace period (kiwi_rq_flush()).
@@ -102,7 +101,7 @@ int kiwi_rq_flush(struct kiwi_qp *qp)
  * that libkiwi published without a doorbell, because TX was running, is
  * either flushed here or followed by a doorbell.
  */
-void kiwi_qp_flush(struct kiwi_qp *qp, int *send_res, int *recv_res)
+void kiwi_qp_flush(struct kiwi_qp *qp, struct kiwi_qp_flushed *out)
 {
 	lockdep_assert_held(&qp->lock);
 
@@ -114,6 +113,22 @@ void kiwi_qp_flush(struct kiwi_qp *qp, int *send_res, int *recv_res)
 	 * needs_doorbell().
 	 */
 	smp_mb();
-	*send_res = kiwi_push_merge(*send_res, kiwi_sq_flush(qp));
-	*recv_res = kiwi_push_merge(*recv_res, kiwi_rq_flush(qp));
+	out->send_res = kiwi_sq_flush(qp);
+	out->recv_res = kiwi_rq_flush(qp);
+	out->last_wqe = kiwi_qp_last_wqe_due(qp);
+}
+
+/**
+ * kiwi_qp_flush_report - deliver what kiwi_qp_flush() found
+ * @qp: the QP, no QP lock held (the CQ handlers and the event handler may
+ *      call back into the verbs)
+ * @out: kiwi_qp_flush()'s result
+ */
+void kiwi_qp_flush_report(struct kiwi_qp *qp,
+			  const struct kiwi_qp_flushed *out)
+{
+	kiwi_cq_signal(to_kcq(qp->ibqp.send_cq), out->send_res);
+	kiwi_cq_signal(to_kcq(qp->ibqp.recv_cq), out->recv_res);
+	if (out->last_wqe)
+		kiwi_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
 }

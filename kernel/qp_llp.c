@@ -75,25 +75,20 @@ void kiwi_qp_last_wqe(struct kiwi_qp *qp)
  */
 bool kiwi_qp_to_error(struct kiwi_qp *qp)
 {
-	int send_res = 0, recv_res = 0;
+	struct kiwi_qp_flushed out;
 	unsigned long flags;
-	bool flush, last = false;
+	bool flush;
 
 	spin_lock_irqsave(&qp->lock, flags);
 	flush = qp->state != IB_QPS_ERR;
 	if (flush) {
 		trace_kiwi_qp_state(&qp->ibqp, qp->state, IB_QPS_ERR);
 		qp->state = IB_QPS_ERR;
-		kiwi_qp_flush(qp, &send_res, &recv_res);
-		last = kiwi_qp_last_wqe_due(qp);
+		kiwi_qp_flush(qp, &out);
 	}
 	spin_unlock_irqrestore(&qp->lock, flags);
-	if (flush) {
-		kiwi_cq_signal(to_kcq(qp->ibqp.send_cq), send_res);
-		kiwi_cq_signal(to_kcq(qp->ibqp.recv_cq), recv_res);
-	}
-	if (last)
-		kiwi_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
+	if (flush)
+		kiwi_qp_flush_report(qp, &out);
 	return flush;
 }
 

@@ -315,7 +315,7 @@ static int kiwi_post_send_ring(struct kiwi_qp *qp, const struct ib_send_wr *wr,
  */
 static int kiwi_doorbell(struct kiwi_qp *qp)
 {
-	int send_res = 0, recv_res = 0;
+	struct kiwi_qp_flushed out;
 	enum ib_qp_state state;
 	unsigned long flags;
 
@@ -323,7 +323,7 @@ static int kiwi_doorbell(struct kiwi_qp *qp)
 	spin_lock_irqsave(&qp->lock, flags);
 	state = qp->state;
 	if (state == IB_QPS_ERR)
-		kiwi_qp_flush(qp, &send_res, &recv_res);
+		kiwi_qp_flush(qp, &out);
 	else if (state == IB_QPS_RESET || state == IB_QPS_INIT)
 		kiwi_ring_discard(&qp->sq);
 	spin_unlock_irqrestore(&qp->lock, flags);
@@ -333,8 +333,7 @@ static int kiwi_doorbell(struct kiwi_qp *qp)
 		kiwi_tx_kick_now(qp);
 		return 0;
 	case IB_QPS_ERR:
-		kiwi_cq_signal(to_kcq(qp->ibqp.send_cq), send_res);
-		kiwi_cq_signal(to_kcq(qp->ibqp.recv_cq), recv_res);
+		kiwi_qp_flush_report(qp, &out);
 		return 0;
 	case IB_QPS_SQE:
 		return 0;
@@ -433,7 +432,7 @@ int kiwi_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		   const struct ib_recv_wr **bad_wr)
 {
 	struct kiwi_qp *qp = to_kqp(ibqp);
-	int send_res = 0, recv_res = 0;
+	struct kiwi_qp_flushed out;
 	unsigned long flags;
 	bool flush;
 	int rv;
@@ -450,11 +449,9 @@ int kiwi_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	rv = kiwi_post_recv_ring(qp, wr, bad_wr);
 	flush = qp->state == IB_QPS_ERR;
 	if (flush)
-		kiwi_qp_flush(qp, &send_res, &recv_res);
+		kiwi_qp_flush(qp, &out);
 	spin_unlock_irqrestore(&qp->lock, flags);
-	if (flush) {
-		kiwi_cq_signal(to_kcq(ibqp->send_cq), send_res);
-		kiwi_cq_signal(to_kcq(ibqp->recv_cq), recv_res);
-	}
+	if (flush)
+		kiwi_qp_flush_report(qp, &out);
 	return rv;
 }

@@ -4,7 +4,7 @@
 # usage: tests/vm/pair/ci.sh [--full]
 #
 # `make check-pair` (part of make test): the two-guest tests CI can afford,
-# short runs (--quick) in one two-guest boot, about 12 minutes:
+# short runs (--quick) in two two-guest boots, about 16 minutes:
 #  - every case (rping, rdma_cm tools, perftest, integrity, tshark, RFC 7306
 #    atomics) for kiwi<->kiwi;
 #  - the tshark case with MPA markers kiwi<->kiwi, asked for by both guests
@@ -25,7 +25,10 @@
 #  - siw as shipped in both roles (rping, integrity), CRC off and MPA
 #    revision 1 against siw;
 #  - the ULP framing draft-00 profile kiwi<->kiwi (ulpf00=Y on both): rping
-#    both ways, data verified (about 50 s; the rest of it is in --full).
+#    both ways, data verified (about 50 s; the rest of it is in --full);
+#  - the short version of the load and fault soak kiwi<->kiwi
+#    (tests/vm/soak/run.sh --quick, its own boot, about 4 minutes: netem,
+#    connection churn, faults mid-transfer; make soak runs the long one).
 # perftest with a siw server and a kiwi client (atomics refused by siw
 # included: perftest -R's reconnect race is judged only where traffic must
 # work), and markers against siw (refused cleanly), run in --full only.
@@ -52,6 +55,7 @@ mode=--quick
 
 runs=(
 	"kiwi-kiwi/rdmacm+perftest+integrity+tshark+rping+rtr+atomics kiwi:llp=sctp-kiwi:llp=sctp/rping+sctp kiwi:mpa_markers=Y-kiwi:mpa_markers=Y/tshark kiwi:mpa_markers=Y-kiwi/tshark siw:p2p-kiwi/integrity kiwi-siw:p2p/perftest+rtr kiwi-siw/integrity siw-kiwi/rping kiwi:mpa_crc_off=Y-siw/rping siw:rev1-kiwi/rping kiwi:ulpf00=Y-kiwi:ulpf00=Y/rping"
+	"--cases-dir $PAIR/../soak/cases kiwi-kiwi"
 )
 if [ "$mode" = --full ]; then
 	runs=(
