@@ -87,7 +87,8 @@ if [ -z "$loud" ]; then
 	ok "every kernel log call is rate-limited or dynamic debug"
 else
 	bad "kernel log calls that are not rate-limited:"
-	sed 's/^/    /' <<<"$loud"
+	mapfile -t lines <<<"$loud"
+	printf '    %s\n' "${lines[@]}"
 fi
 
 echo "$passed passed, $failed failed"
