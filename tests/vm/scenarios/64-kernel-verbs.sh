@@ -54,7 +54,9 @@ vt_check "tracepoint kiwi_post_send: a kernel Send on kiwi0" \
 vt_check "tracepoint kiwi_post_recv: a kernel receive on kiwi0" \
 	grep -qE 'kiwi_post_recv: dev=kiwi0 qpn=[0-9]+ wr_id=0x[0-9a-f]+ opcode=-1 num_sge=[0-9]+' \
 	"$TRACE/trace"
-grep -m 2 -oE 'kiwi_post_(send|recv): .*' "$TRACE/trace" | sed "s/^/[$VT_NAME]     /"
+for ev in kiwi_post_send kiwi_post_recv; do
+	grep -m 1 -o "$ev: .*" "$TRACE/trace" | sed "s/^/[$VT_NAME]     /"
+done
 vt_eq "resources after kiwi_kverbs" "$(vt_res kiwi0)" "$base"
 
 vt_link_del kiwi0
