@@ -128,9 +128,11 @@ pkg_new_kernel() {
 
 # pkg_reinstall_every_kernel: with PKG_KVER2's headers installed too,
 # `apt remove kiwi-dkms` takes kiwi.ko from both kernels, and `apt install`
-# of it again builds kiwi.ko for both: Debian's DKMS postinst builds for
-# the running and the newest kernel only, kiwi-dkms's own for every other
-# kernel with headers (PKG_KVER2 is neither here).
+# of it again builds kiwi.ko for both. Debian's DKMS postinst builds for
+# the running and the newest kernel, or for every kernel when the running
+# one has no /lib/modules directory (as in check-pkg's chroot, whose
+# uname -r is the host's); kiwi-dkms's own postinst builds for any other
+# kernel with headers (on a real host with three kernels, the middle one).
 pkg_reinstall_every_kernel() {
 	local t0=$SECONDS k
 
