@@ -129,10 +129,9 @@ pkg_new_kernel() {
 # pkg_reinstall_every_kernel: with PKG_KVER2's headers installed too,
 # `apt remove kiwi-dkms` takes kiwi.ko from both kernels, and `apt install`
 # of it again builds kiwi.ko for both. Debian's DKMS postinst builds for
-# the running and the newest kernel, or for every kernel when the running
-# one has no /lib/modules directory (as in check-pkg's chroot, whose
-# uname -r is the host's); kiwi-dkms's own postinst builds for any other
-# kernel with headers (on a real host with three kernels, the middle one).
+# the running and the newest kernel, PKG_KVER here (check-pkg's chroot
+# runs PKG_KVER as far as `uname -r` tells); kiwi-dkms's own postinst must
+# build it for PKG_KVER2, as for any kernel neither running nor newest.
 pkg_reinstall_every_kernel() {
 	local t0=$SECONDS k
 
@@ -154,6 +153,7 @@ pkg_reinstall_every_kernel() {
 		vt_die "apt install ./kiwi-dkms again failed"
 	fi
 	grep -iE 'building|kiwi-dkms|installing' "$VT_TMP/reinstall.log" | sed 's/^/    /' | head -n 20
+	vt_log "DKMS's postinst: $(grep -m 1 '^Building for' "$VT_TMP/reinstall.log")"
 	pkg_check_installed "installed with two kernels" "$PKG_KVER"
 	pkg_check_installed "installed with two kernels" "$PKG_KVER2"
 }

@@ -150,12 +150,29 @@ make_root() {
 	mount -t tmpfs -o mode=0755 tmpfs "$root/run" &&
 		mkdir -p "$root$REPO" &&
 		mount --bind "$REPO" "$root$REPO" &&
-		mount -o remount,bind,ro "$root$REPO"
+		mount -o remount,bind,ro "$root$REPO" &&
+		running_kernel
+}
+
+# running_kernel: in the chroot `uname -r` says $kver, the kernel the guest
+# boots, as on a machine running it: Debian's DKMS postinst builds for the
+# running and the newest kernel then (the host's own release, which has no
+# modules in the root, would make it build for all of them), and
+# kiwi-dkms's for the rest. The wrapper lives in /tmp, which
+# upper_clean ignores.
+running_kernel() {
+	mkdir -p "$root/tmp/kiwi-pkg-bin" &&
+		printf '#!/bin/sh
+[ "$*" = -r ] && echo %s && exit 0
+exec /usr/bin/uname "$@"
+' \
+			"$kver" > "$root/tmp/kiwi-pkg-bin/uname" &&
+		chmod 0755 "$root/tmp/kiwi-pkg-bin/uname"
 }
 
 # in_root SCRIPT: run SCRIPT in the chroot, in the lab's clean environment.
 in_root() {
-	chroot "$root" env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+	chroot "$root" env -i PATH=/tmp/kiwi-pkg-bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
 		HOME=/root TERM=dumb LANG=C.UTF-8 KIWI_SRC="$REPO" KIWI_BUILD="$REPO/build" \
 		PKG_DEBS="$DEBS" PKG_KVER="$kver" PKG_KVER2="$kver2" \
 		PKG_KVER2_IMAGE="$boot_kver2" bash "$1" < /dev/null
