@@ -153,7 +153,9 @@ pkg_reinstall_every_kernel() {
 		vt_die "apt install ./kiwi-dkms again failed"
 	fi
 	grep -iE 'building|kiwi-dkms|installing' "$VT_TMP/reinstall.log" | sed 's/^/    /' | head -n 20
-	vt_log "DKMS's postinst: $(grep -m 1 '^Building for' "$VT_TMP/reinstall.log")"
+	vt_eq "DKMS's postinst builds for the running kernel only (kiwi-dkms's for $PKG_KVER2)" \
+		"$(tr -d '\r' < "$VT_TMP/reinstall.log" | grep -m 1 '^Building for')" \
+		"Building for $PKG_KVER"
 	pkg_check_installed "installed with two kernels" "$PKG_KVER"
 	pkg_check_installed "installed with two kernels" "$PKG_KVER2"
 }
