@@ -80,7 +80,8 @@ pkg_man() {
 
 	vt_eq "man -w kiwi" "$(man -w kiwi 2>&1)" /usr/share/man/man7/kiwi.7.gz
 	page=$(MANWIDTH=80 man -P cat kiwi 2>&1)
-	for s in NAME DESCRIPTION DEVICES SETTINGS COUNTERS TRACEPOINTS 'SECURE BOOT' 'SEE ALSO'; do
+	for s in NAME DESCRIPTION DEVICES SETTINGS COUNTERS 'RESOURCE DETAILS' TRACEPOINTS \
+		MODES INTEROPERABILITY LIMITS 'SECURE BOOT' 'SEE ALSO'; do
 		vt_check "man kiwi renders section $s" grep -qx "$s" <<<"$page"
 	done
 	for s in $(modinfo -k "$PKG_KVER" -F parm kiwi | sed -n 's/^\([a-z0-9_]*\):.*/\1/p'); do
