@@ -73,16 +73,20 @@ pkg_check_installed() {
 	vt_check "kiwi.driver names the provider" grep -qx 'driver kiwi' "$PKG_DRIVER"
 }
 
-# pkg_man: kiwi(7) is installed and renders with its sections.
+# pkg_man: kiwi(7) is installed and renders with its sections and names
+# every parameter modinfo lists for the packaged kiwi.ko.
 pkg_man() {
 	local page s
 
 	vt_eq "man -w kiwi" "$(man -w kiwi 2>&1)" /usr/share/man/man7/kiwi.7.gz
 	page=$(MANWIDTH=80 man -P cat kiwi 2>&1)
-	for s in NAME DESCRIPTION DEVICES SETTINGS COUNTERS TRACEPOINTS 'SECURE BOOT' 'SEE ALSO'; do
+	for s in NAME DESCRIPTION DEVICES SETTINGS COUNTERS 'RESOURCE DETAILS' TRACEPOINTS \
+		MODES INTEROPERABILITY LIMITS 'SECURE BOOT' 'SEE ALSO'; do
 		vt_check "man kiwi renders section $s" grep -qx "$s" <<<"$page"
 	done
-	vt_check "man kiwi: settings named" grep -q 'mpa_timeout' <<<"$page"
+	for s in $(modinfo -k "$PKG_KVER" -F parm kiwi | sed -n 's/^\([a-z0-9_]*\):.*/\1/p'); do
+		vt_check "man kiwi describes the module parameter $s" grep -qw -- "$s" <<<"$page"
+	done
 	vt_eq "man kiwi: no groff warnings" \
 		"$(MANWIDTH=80 man --warnings -P cat kiwi 2>&1 > /dev/null)" ""
 }
@@ -121,6 +125,40 @@ pkg_new_kernel() {
 	grep -iE 'dkms|kiwi|sign|building' "$VT_TMP/kernel2.log" | sed 's/^/    /' | head -n 20
 	pkg_check_installed "built by linux-headers-$k's hook" "$k"
 	pkg_check_installed "and still" "$PKG_KVER"
+}
+
+# pkg_reinstall_every_kernel: with PKG_KVER2's headers installed too,
+# `apt remove kiwi-dkms` takes kiwi.ko from both kernels, and `apt install`
+# of it again builds kiwi.ko for both. Debian's DKMS postinst builds for
+# the running and the newest kernel, PKG_KVER here (check-pkg's chroot
+# runs PKG_KVER as far as `uname -r` tells); kiwi-dkms's own postinst must
+# build it for PKG_KVER2, as for any kernel neither running nor newest.
+pkg_reinstall_every_kernel() {
+	local t0=$SECONDS k
+
+	if apt-get remove -y kiwi-dkms > "$VT_TMP/remove.log" 2>&1; then
+		vt_pass "apt remove kiwi-dkms"
+	else
+		tail -n 20 "$VT_TMP/remove.log"
+		vt_die "apt remove kiwi-dkms failed"
+	fi
+	for k in $PKG_KVER $PKG_KVER2; do
+		vt_eq "after apt remove kiwi-dkms: no kiwi.ko for $k" "$(pkg_kiwi_ko "$k")" ""
+	done
+	vt_eq "after apt remove kiwi-dkms: dkms status kiwi" "$(dkms status kiwi)" ""
+	t0=$SECONDS
+	if apt-get install -y "$PKG_DEBS"/kiwi-dkms_*_all.deb > "$VT_TMP/reinstall.log" 2>&1; then
+		vt_pass "apt install ./kiwi-dkms with two kernels' headers in $((SECONDS - t0)) s"
+	else
+		tail -n 30 "$VT_TMP/reinstall.log"
+		vt_die "apt install ./kiwi-dkms again failed"
+	fi
+	grep -iE 'building|kiwi-dkms|installing' "$VT_TMP/reinstall.log" | sed 's/^/    /' | head -n 20
+	vt_eq "DKMS's postinst builds for the running kernel only (kiwi-dkms's for $PKG_KVER2)" \
+		"$(tr -d '\r' < "$VT_TMP/reinstall.log" | grep -m 1 '^Building for')" \
+		"Building for $PKG_KVER"
+	pkg_check_installed "installed with two kernels" "$PKG_KVER"
+	pkg_check_installed "installed with two kernels" "$PKG_KVER2"
 }
 
 # pkg_new_kernel_image: PKG_KVER2's image too, for a guest to boot it

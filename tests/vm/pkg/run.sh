@@ -15,8 +15,13 @@
 #            second kernel's headers from Debian's mirror (the newest
 #            other release of that flavour apt offers and the host has no
 #            headers of) must make dpkg's DKMS hook build kiwi.ko for it,
-#            with its vermagic; a 'SKIP new-kernel' line if apt offers none
-#            (the hook then runs by hand), a failure if the install fails
+#            with its vermagic; then `apt remove kiwi-dkms` and `apt
+#            install` again with both kernels' headers present must build
+#            kiwi.ko for both; a 'SKIP new-kernel' line if apt offers no
+#            second kernel (the hook then runs by hand), a failure if the
+#            install fails. KIWI_PKG_KVER2=none takes that path on purpose
+#            (it must print SKIP and pass the rest); KIWI_PKG_KVER2=RELEASE
+#            picks the second kernel
 #   guest    a lab guest boots that root (run-scenario --root) and runs
 #            tests/vm/pkg/use.sh: the DKMS kiwi.ko loads, rping and
 #            perftest run through the packaged provider
@@ -113,7 +118,11 @@ second_kernel() {
 			break
 		done
 }
-kver2=$(second_kernel)
+case "${KIWI_PKG_KVER2:-}" in
+'') kver2=$(second_kernel) ;;
+none) kver2= ;;
+*) kver2=$KIWI_PKG_KVER2 ;;
+esac
 work=$(mktemp -d /tmp/kiwi-pkg.XXXXXX)
 root=$work/root
 upper=$work/upper
@@ -141,13 +150,32 @@ make_root() {
 	mount -t tmpfs -o mode=0755 tmpfs "$root/run" &&
 		mkdir -p "$root$REPO" &&
 		mount --bind "$REPO" "$root$REPO" &&
-		mount -o remount,bind,ro "$root$REPO"
+		mount -o remount,bind,ro "$root$REPO" &&
+		running_kernel
+}
+
+# running_kernel: in the chroot `uname -r` says $kver, the kernel the guest
+# boots, as on a machine running it: Debian's DKMS postinst builds for the
+# running and the newest kernel then (the host's own release, which has no
+# modules in the root, would make it build for all of them), and
+# kiwi-dkms's for the rest. apt runs dpkg with its own PATH (DPkg::Path),
+# so the wrapper's folder goes there too, by APT_CONFIG. Both live in /tmp,
+# which upper_clean ignores.
+running_kernel() {
+	local bin=$root/tmp/kiwi-pkg-bin
+
+	mkdir -p "$bin" &&
+		printf '#!/bin/sh\n[ "$*" = -r ] && echo %s && exit 0\nexec /usr/bin/uname "$@"\n' \
+			"$kver" > "$bin/uname" &&
+		chmod 0755 "$bin/uname" &&
+		echo 'DPkg::Path "/tmp/kiwi-pkg-bin:/usr/sbin:/usr/bin:/sbin:/bin";' > "$bin/apt.conf"
 }
 
 # in_root SCRIPT: run SCRIPT in the chroot, in the lab's clean environment.
 in_root() {
-	chroot "$root" env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-		HOME=/root TERM=dumb LANG=C.UTF-8 KIWI_SRC="$REPO" KIWI_BUILD="$REPO/build" \
+	chroot "$root" env -i PATH=/tmp/kiwi-pkg-bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+		HOME=/root TERM=dumb LANG=C.UTF-8 APT_CONFIG=/tmp/kiwi-pkg-bin/apt.conf \
+		KIWI_SRC="$REPO" KIWI_BUILD="$REPO/build" \
 		PKG_DEBS="$DEBS" PKG_KVER="$kver" PKG_KVER2="$kver2" \
 		PKG_KVER2_IMAGE="$boot_kver2" bash "$1" < /dev/null
 }
@@ -197,6 +225,8 @@ fi
 echo "check-pkg: throwaway root $root for kernel $kver"
 if [ -n "$kver2" ]; then
 	echo "check-pkg: second kernel $kver2 (apt install linux-headers-$kver2 after the packages)"
+elif [ "${KIWI_PKG_KVER2:-}" = none ]; then
+	echo "SKIP new-kernel: KIWI_PKG_KVER2=none: the headers hook is only run by hand for $kver"
 else
 	echo "SKIP new-kernel: apt knows no linux-headers-*-${kver#*-*-} but $kver's" \
 		"or installed ones: the headers hook is only run by hand for $kver"

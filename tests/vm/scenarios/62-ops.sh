@@ -42,14 +42,15 @@ vt_link_add kiwi0 eth0 || vt_die "no kiwi0"
 # --- 1. settings --------------------------------------------------------------
 
 for kv in mpa_timeout=10 drain_timeout=3 mpa_rev=2 mpa_crc_off=N mpa_markers=N mpa_p2p=Y \
-	mpa_rtr=send,write,read mpa_responder_waits=Y mpa_rdmac=N llp=tcp abi_version=4; do
+	mpa_rtr=send,write,read mpa_responder_waits=Y mpa_rdmac=N llp=tcp ulpf00=N \
+	abi_version=4; do
 	vt_eq "kiwi0 ${kv%%=*} default" "$(cat "$S0/${kv%%=*}")" "${kv#*=}"
 done
 
 # modinfo describes every setting with its default.
 parm=$(modinfo -F parm kiwi)
 for n in mpa_timeout drain_timeout mpa_rev mpa_crc_off mpa_markers mpa_p2p \
-	mpa_rtr mpa_responder_waits mpa_rdmac llp; do
+	mpa_rtr mpa_responder_waits mpa_rdmac llp ulpf00; do
 	vt_check "modinfo: $n, a default for new devices, with its default" \
 		grep -q "^$n:Default for new devices: .*default" <<<"$parm"
 done
@@ -84,6 +85,7 @@ refuse drain_timeout 0
 refuse drain_timeout 61
 refuse mpa_markers maybe
 refuse mpa_rdmac permissive
+refuse ulpf00 draft-01
 refuse llp udp
 refuse llp "tcp,sctp"
 refuse mpa_rtr ""
@@ -125,6 +127,7 @@ vt_check "dynamic debug: 'kiwi0: mpa_timeout set to 10'" \
 echo 1 > $P/mpa_rev
 echo Y > $P/mpa_crc_off
 echo write > $P/mpa_rtr
+echo Y > $P/mpa_markers
 vt_check "module parameter mpa_rtr refuses 'foo'" \
 	sh -c "! echo foo > $P/mpa_rtr 2>/dev/null"
 vt_veth_pair vk0 vk1 || vt_die "veth vk0"
@@ -133,11 +136,13 @@ vt_link_add kiwi1 vk0 || vt_die "no kiwi1"
 vt_eq "kiwi1 mpa_rev from the module parameter" "$(cat $S1/mpa_rev)" 1
 vt_eq "kiwi1 mpa_crc_off from the module parameter" "$(cat $S1/mpa_crc_off)" Y
 vt_eq "kiwi1 mpa_rtr from the module parameter" "$(cat $S1/mpa_rtr)" write
+vt_eq "kiwi1 mpa_markers from the module parameter" "$(cat $S1/mpa_markers)" Y
 vt_eq "kiwi0 mpa_rev unchanged" "$(cat $S0/mpa_rev)" 2
 vt_eq "kiwi0 mpa_crc_off unchanged" "$(cat $S0/mpa_crc_off)" N
 echo 2 > $P/mpa_rev
 echo N > $P/mpa_crc_off
 echo send,write,read > $P/mpa_rtr
+echo N > $P/mpa_markers
 
 # --- 2, 3. per-device settings in -dd; a QP counter ----------------------------
 
@@ -209,9 +214,12 @@ import json, sys
 qps = json.load(open(sys.argv[1]))
 cms = json.load(open(sys.argv[2]))
 ports = {"kiwi0": int(sys.argv[3]), "kiwi1": int(sys.argv[4])}
-# kiwi0: revision 2, CRC, peer-to-peer; kiwi1: revision 1, no CRC.
-want = {"kiwi0": {"drv_mpa_rev": 2, "drv_crc": 1, "drv_p2p": 1},
-        "kiwi1": {"drv_mpa_rev": 1, "drv_crc": 0, "drv_p2p": 0}}
+# kiwi0: revision 2, CRC, peer-to-peer, no markers; kiwi1: revision 1, no
+# CRC, markers asked for by both ends, so sent in both directions.
+want = {"kiwi0": {"drv_mpa_rev": 2, "drv_crc": 1, "drv_p2p": 1,
+                  "drv_markers_tx": 0, "drv_markers_rx": 0},
+        "kiwi1": {"drv_mpa_rev": 1, "drv_crc": 0, "drv_p2p": 0,
+                  "drv_markers_tx": 1, "drv_markers_rx": 1}}
 bad = []
 seen = {}
 for q in qps:
@@ -231,6 +239,10 @@ for q in qps:
         bad.append("%s %s: mulpdu %s ird %s ord %s" % (dev, role, q["drv_mulpdu"], q["drv_ird"], q["drv_ord"]))
     if q["drv_msn_rx_send"] < 2 or q["drv_msn_tx_send"] < 2 or q["drv_rx_failed"]:
         bad.append("%s %s: MSNs %s/%s, rx_failed %s" % (dev, role, q["drv_msn_tx_send"], q["drv_msn_rx_send"], q["drv_rx_failed"]))
+    # rping's Sends fit one FPDU: no Send is ever half received, so the
+    # MO state is 0; a QP that stopped receiving has no Terminate either.
+    if q.get("drv_rx_mo") != 0 or "drv_framing" in q or "drv_term_sent" in q:
+        bad.append("%s %s: rx_mo %s framing %s term_sent %s" % (dev, role, q.get("drv_rx_mo"), q.get("drv_framing"), q.get("drv_term_sent")))
     if dev == "kiwi0" and q.get("drv_rtr") != ("write" if role == "initiator" else "send,write,read"):
         bad.append("kiwi0 %s: rtr %s" % (role, q.get("drv_rtr")))
 for dev in want:
@@ -243,11 +255,15 @@ if len(lst) < 2 or any(c.get("drv_backlog", 0) < 1 for c in lst):
     bad.append("listeners: %s" % lst)
 if len(con) < 4 or any(c.get("drv_mpa_rev") not in (1, 2) or "drv_raddr" not in c for c in con):
     bad.append("connected cm_ids: %s" % con)
+for c in con:
+    m = 1 if c["drv_mpa_rev"] == 1 else 0
+    if c.get("drv_markers_tx") != m or c.get("drv_markers_rx") != m:
+        bad.append("cm_id %s: markers %s/%s, want %d" % (c.get("drv_laddr"), c.get("drv_markers_tx"), c.get("drv_markers_rx"), m))
 print("\n".join(bad) if bad else "ok: %d QPs, %d cm_ids checked" % (len(seen), len(lst) + len(con)))
 PY
 out=$(cat "$VT_TMP/dd.out")
 if [ "${out:0:3}" = "ok:" ]; then
-	vt_pass "-dd: $out; kiwi0 rev 2 CRC p2p, kiwi1 rev 1 no CRC"
+	vt_pass "-dd: $out; kiwi0 rev 2 CRC p2p, kiwi1 rev 1 no CRC markers"
 else
 	vt_fail "-dd: $out"
 fi

@@ -13,7 +13,8 @@
 # SRQ); a Local Invalidate whose QP fails right after it (modify to ERR, a
 # failing WR) completes once, everything in posted order; RFC 7306 atomics (Fetch-and-Add,
 # Compare-and-Swap) into a fast-reg MR, masked atomics refused. The module prints one line per
-# check and loads only if all passed.
+# check and loads only if all passed. The kiwi_post_send and kiwi_post_recv
+# tracepoints record the kernel consumer's work requests meanwhile.
 
 . "$(dirname "$0")/lib/common.bash"
 
@@ -26,6 +27,11 @@ grep -q '^kiwi ' /proc/modules || vt_check "modprobe kiwi" modprobe kiwi
 vt_link_add kiwi0 eth0 || vt_die "no kiwi0"
 base=$(vt_res kiwi0)
 
+TRACE=/sys/kernel/tracing
+echo > "$TRACE/trace"
+for ev in kiwi_post_send kiwi_post_recv; do
+	echo 1 > "$TRACE/events/kiwi/$ev/enable"
+done
 before=$(dmesg | wc -l)
 timeout 300 insmod "$ko" dev=kiwi0 addr="$IP" port=19870
 rc=$?
@@ -38,6 +44,19 @@ vt_eq "insmod kiwi_kverbs (every check passed)" "$rc" 0
 summary=$(grep -oE '[0-9]+ passed, [0-9]+ failed' "$VT_TMP/kv.out" | tail -n 1)
 vt_eq "kiwi_kverbs summary" "$summary" "157 passed, 0 failed"
 [ -d /sys/module/kiwi_kverbs ] && rmmod kiwi_kverbs
+for ev in kiwi_post_send kiwi_post_recv; do
+	echo 0 > "$TRACE/events/kiwi/$ev/enable"
+done
+# A Send (IB_WR_SEND 2) and a receive (opcode -1) of a kiwi0 QP.
+vt_check "tracepoint kiwi_post_send: a kernel Send on kiwi0" \
+	grep -qE 'kiwi_post_send: dev=kiwi0 qpn=[0-9]+ wr_id=0x[0-9a-f]+ opcode=2 num_sge=[0-9]+' \
+	"$TRACE/trace"
+vt_check "tracepoint kiwi_post_recv: a kernel receive on kiwi0" \
+	grep -qE 'kiwi_post_recv: dev=kiwi0 qpn=[0-9]+ wr_id=0x[0-9a-f]+ opcode=-1 num_sge=[0-9]+' \
+	"$TRACE/trace"
+for ev in kiwi_post_send kiwi_post_recv; do
+	grep -m 1 -o "$ev: .*" "$TRACE/trace" | sed "s/^/[$VT_NAME]     /"
+done
 vt_eq "resources after kiwi_kverbs" "$(vt_res kiwi0)" "$base"
 
 vt_link_del kiwi0
