@@ -120,6 +120,20 @@ static void kiwi_cm_sctp_terminate(struct kiwi_ep *ep)
 		kiwi_cm_sctp_note(ep, KIWI_STAT_SCTP_SSC_TERM_SENT, NULL);
 }
 
+/*
+ * Under ep->lock: the next chunk of the session, as kiwi_sctp_next();
+ * chunks of other streams answered on the way are counted.
+ */
+static int kiwi_cm_sctp_next(struct kiwi_ep *ep, struct kiwi_sctp_msg *m)
+{
+	int rv;
+
+	while ((rv = kiwi_sctp_next(ep->sctp, m)) == KIWI_SCTP_NEXT_FOREIGN)
+		kiwi_cm_sctp_note(ep, KIWI_STAT_SCTP_SSC_TERM_SENT,
+				  "SCTP chunk on a stream without a DDP session answered with a Session Terminate");
+	return rv;
+}
+
 /* --- initiator --- */
 
 /* Under ep->lock: CONNECT_REPLY with @status, then close. */
@@ -265,7 +279,7 @@ static void kiwi_cm_sctp_read_answer(struct kiwi_ep *ep)
 	struct kiwi_sctp_msg m;
 	int rv, err;
 
-	rv = kiwi_sctp_next(ep->sctp, &m);
+	rv = kiwi_cm_sctp_next(ep, &m);
 	if (rv == 0) {
 		if (kiwi_cm_peer_closed(ep->sock, &err))
 			kiwi_cm_sctp_connect_end(ep, err, NULL, true);
@@ -347,7 +361,7 @@ void kiwi_cm_sctp_read_initiate(struct kiwi_ep *ep)
 		kiwi_cm_fail(ep, true);
 		return;
 	}
-	rv = kiwi_sctp_next(ep->sctp, &m);
+	rv = kiwi_cm_sctp_next(ep, &m);
 	if (rv == 0) {
 		if (kiwi_cm_peer_closed(ep->sock, &err))
 			kiwi_cm_fail(ep, true);

@@ -146,9 +146,9 @@ int kiwi_sctp_peer_check(struct kiwi_sctp_conn *sc)
 	return rv;
 }
 
-/* One unordered message of @len octets with @ppid, without blocking. */
-static int kiwi_sctp_sendmsg(struct socket *sock, void *buf, u32 len,
-			     u32 ppid)
+/* One unordered message on stream @sid with @ppid, without blocking. */
+static int kiwi_sctp_sendmsg(struct socket *sock, u16 sid, void *buf,
+			     u32 len, u32 ppid)
 {
 	union {
 		struct cmsghdr hdr;
@@ -166,6 +166,7 @@ static int kiwi_sctp_sendmsg(struct socket *sock, void *buf, u32 len,
 	cbuf.hdr.cmsg_type = SCTP_SNDINFO;
 	cbuf.hdr.cmsg_len = CMSG_LEN(sizeof(*si));
 	si = CMSG_DATA(&cbuf.hdr);
+	si->snd_sid = sid;
 	si->snd_flags = SCTP_UNORDERED;
 	/* The uapi field is a plain __u32 that holds network order. */
 	si->snd_ppid = (__force u32)cpu_to_be32(ppid);
@@ -194,7 +195,8 @@ int kiwi_sctp_send_ssc(struct kiwi_sctp_conn *sc, u16 ssn, u16 fn,
 				   pd_len);
 	rv = len;
 	if (len > 0) {
-		rv = kiwi_sctp_sendmsg(sc->sock, buf, len, KIWI_SCTP_PPID_SSC);
+		rv = kiwi_sctp_sendmsg(sc->sock, KIWI_SCTP_SID, buf, len,
+				       KIWI_SCTP_PPID_SSC);
 		if (rv >= 0)
 			rv = rv == len ? 0 : -EIO;
 	}
@@ -203,10 +205,12 @@ int kiwi_sctp_send_ssc(struct kiwi_sctp_conn *sc, u16 ssn, u16 fn,
 }
 
 /*
- * Read one message into sc->rbuf. Return its length (0: the peer shut
- * the association down), or a negative errno (-EAGAIN: nothing queued).
+ * Read one message into sc->rbuf, with its PPID and stream. Return its
+ * length (0: the peer shut the association down), or a negative errno
+ * (-EAGAIN: nothing queued).
  */
-static int kiwi_sctp_recv(struct kiwi_sctp_conn *sc, u32 *ppid, int *flags)
+static int kiwi_sctp_recv(struct kiwi_sctp_conn *sc, u32 *ppid, u16 *sid,
+			  int *flags)
 {
 	union {
 		struct cmsghdr hdr;
@@ -225,12 +229,14 @@ static int kiwi_sctp_recv(struct kiwi_sctp_conn *sc, u32 *ppid, int *flags)
 		return rv;
 	*flags = msg.msg_flags;
 	*ppid = 0;
+	*sid = KIWI_SCTP_SID;
 	/* put_cmsg() advanced msg_control: what it wrote starts at cbuf. */
 	if (sizeof(cbuf) - msg.msg_controllen >= CMSG_LEN(sizeof(*ri)) &&
 	    cbuf.hdr.cmsg_level == IPPROTO_SCTP &&
 	    cbuf.hdr.cmsg_type == SCTP_RCVINFO) {
 		ri = CMSG_DATA(&cbuf.hdr);
 		*ppid = be32_to_cpu((__force __be32)ri->rcv_ppid);
+		*sid = ri->rcv_sid;
 	}
 	return rv;
 }
@@ -279,6 +285,31 @@ static int kiwi_sctp_hold(struct kiwi_sctp_conn *sc, u16 ssn, u32 ppid,
 	return 0;
 }
 
+/*
+ * A chunk on SCTP stream @sid, where kiwi runs no DDP Stream Session: it
+ * can only begin a session there, which fits no legal pattern but an
+ * Initiate, and kiwi takes no second session per association. The draft
+ * ends such a session with a Terminate on its own stream (6.1, 6.4);
+ * the session on KIWI_SCTP_SID goes on (11.3: a DDP Stream ends, not the
+ * association). A Terminate is not answered. Return true if one was sent.
+ */
+static bool kiwi_sctp_foreign(struct kiwi_sctp_conn *sc, u16 sid, u32 ppid,
+			      u32 len)
+{
+	u8 term[KIWI_SCTP_SSC_HDR_LEN];
+	struct kiwi_sctp_ssc ssc;
+
+	if (ppid == KIWI_SCTP_PPID_SSC &&
+	    !kiwi_sctp_ssc_decode(&ssc, sc->rbuf, len) &&
+	    ssc.fn == KIWI_SCTP_SSC_TERMINATE)
+		return false;
+	if (kiwi_sctp_ssc_encode(term, sizeof(term), 0,
+				 KIWI_SCTP_SSC_TERMINATE, NULL, 0) != sizeof(term))
+		return false;
+	return kiwi_sctp_sendmsg(sc->sock, sid, term, sizeof(term),
+				 KIWI_SCTP_PPID_SSC) == sizeof(term);
+}
+
 /**
  * kiwi_sctp_next - the chunk of DDP-SSN sc->rx_next, once it is here
  * @sc: the association (its reader: the CM before attach, RX after)
@@ -287,17 +318,20 @@ static int kiwi_sctp_hold(struct kiwi_sctp_conn *sc, u16 ssn, u32 ppid,
  * Reads the socket until that chunk arrived, holding those ahead of it.
  * A chunk without a whole DDP header, larger than the MULPDU (draft
  * section 9), with an unknown PPID or function code, a DDP-SSN outside
- * the window (section 10) or one already held ends the stream.
+ * the window (section 10) or one already held ends the stream. A chunk
+ * on another SCTP stream is answered there (kiwi_sctp_foreign()).
  *
- * Return: 1 with @m set; 0 if it has not arrived; -ECONNRESET if the
- * association was shut down or is gone; another negative errno for a
- * chunk that ends the stream.
+ * Return: 1 with @m set; 0 if it has not arrived; KIWI_SCTP_NEXT_FOREIGN
+ * after a Session Terminate was sent on another stream (call again);
+ * -ECONNRESET if the association was shut down or is gone; another
+ * negative errno for a chunk that ends the stream.
  */
 int kiwi_sctp_next(struct kiwi_sctp_conn *sc, struct kiwi_sctp_msg *m)
 {
 	struct kiwi_sctp_chunk *c;
 	int rv, ssn, flags;
 	u32 ppid;
+	u16 sid;
 
 	for (;;) {
 		c = sc->slot[sc->rx_next % KIWI_SCTP_REORDER];
@@ -307,7 +341,7 @@ int kiwi_sctp_next(struct kiwi_sctp_conn *sc, struct kiwi_sctp_msg *m)
 			m->len = c->len;
 			break;
 		}
-		rv = kiwi_sctp_recv(sc, &ppid, &flags);
+		rv = kiwi_sctp_recv(sc, &ppid, &sid, &flags);
 		if (rv == -EAGAIN)
 			return 0;
 		if (rv <= 0)
@@ -316,6 +350,11 @@ int kiwi_sctp_next(struct kiwi_sctp_conn *sc, struct kiwi_sctp_msg *m)
 			continue;	/* none subscribed; ignore */
 		if (!(flags & MSG_EOR))
 			return -EMSGSIZE;	/* larger than any valid chunk */
+		if (sid != KIWI_SCTP_SID) {
+			if (kiwi_sctp_foreign(sc, sid, ppid, rv))
+				return KIWI_SCTP_NEXT_FOREIGN;
+			continue;
+		}
 		ssn = kiwi_sctp_judge(sc, ppid, rv);
 		if (ssn < 0)
 			return ssn;
@@ -353,9 +392,10 @@ bool kiwi_sctp_discard(struct kiwi_sctp_conn *sc)
 {
 	int i, flags;
 	u32 ppid;
+	u16 sid;
 
 	for (i = 0; i < KIWI_SCTP_RX_BUDGET; i++)
-		if (kiwi_sctp_recv(sc, &ppid, &flags) <= 0)
+		if (kiwi_sctp_recv(sc, &ppid, &sid, &flags) <= 0)
 			return false;
 	return true;
 }
@@ -433,8 +473,9 @@ static int kiwi_llp_sctp_send(struct kiwi_qp_tx *tx, struct socket *sock,
 
 	while (pos < tx->len) {
 		memcpy(&mlen, tx->buf + pos, KIWI_SCTP_TX_LEN);
-		rv = kiwi_sctp_sendmsg(sock, tx->buf + pos + KIWI_SCTP_TX_LEN,
-				       mlen, KIWI_SCTP_PPID_DDP_SEG);
+		rv = kiwi_sctp_sendmsg(sock, KIWI_SCTP_SID,
+				       tx->buf + pos + KIWI_SCTP_TX_LEN, mlen,
+				       KIWI_SCTP_PPID_DDP_SEG);
 		if (rv < 0)
 			break;
 		if (rv != mlen) {
@@ -503,6 +544,14 @@ static void kiwi_sctp_rx_work(struct work_struct *work)
 		rv = kiwi_sctp_next(sc, &m);
 		if (rv == 0)
 			return;
+		if (rv == KIWI_SCTP_NEXT_FOREIGN) {
+			kiwi_dev_stat_inc(&to_kdev(qp->ibqp.device)->stats,
+					  KIWI_STAT_SCTP_SSC_TERM_SENT);
+			ibdev_info_ratelimited(qp->ibqp.device,
+					       "QP %u: SCTP chunk on a stream without a DDP session answered with a Session Terminate\n",
+					       qp->ibqp.qp_num);
+			continue;
+		}
 		if (rv == -ECONNRESET) {
 			/* All read: the CM may end the connection now. */
 			kiwi_ep_sctp_rx_ended(qp->tx.ep);

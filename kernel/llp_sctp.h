@@ -21,6 +21,10 @@
 
 struct kiwi_qp;
 
+/* The SCTP stream of kiwi's one DDP Stream per association. */
+#define KIWI_SCTP_SID		0
+/* kiwi_sctp_next(): a chunk of another stream was answered, call again. */
+#define KIWI_SCTP_NEXT_FOREIGN	2
 /* Chunks the receiver holds ahead of the next DDP-SSN (power of 2). */
 #define KIWI_SCTP_REORDER	256
 /* Largest chunk user data read: DDP-SSN + a segment at a 9000 MTU. */

@@ -63,7 +63,8 @@
  * @KIWI_STAT_SCTP_NO_ADAPT: SCTP associations aborted because the peer
  *	did not indicate the DDP adaptation layer (RFC 5043 draft 11.1)
  * @KIWI_STAT_SCTP_SSC_TERM_SENT: Session Terminates sent to refuse an
- *	Initiate (limit, private data iw_cm cannot carry) or to end a session
+ *	Initiate (limit, private data iw_cm cannot carry), to end a session
+ *	or to answer a chunk on an SCTP stream without a session
  * @KIWI_STAT_NUM: number of counters
  */
 enum kiwi_stat_id {

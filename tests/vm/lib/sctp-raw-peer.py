@@ -15,10 +15,28 @@ big-pd       DDP indication, an Initiate with 300 octets of Private Data
              (more than an iw_cm event carries): the draft's answer is a
              Session Terminate, never a Reject
 
+The mid-* modes first open a session (an Initiate with no Private Data,
+the listener's Accept; the listener must have one Receive posted), then:
+mid-dup      a one-segment Send (DDP-SSN 1), then the same chunk again
+mid-overlap  a Send as DDP-SSN 3 (held: 1 and 2 are missing), then another
+             chunk with DDP-SSN 3
+mid-old      a Send with DDP-SSN 0, the Initiate's
+mid-far      a Send with DDP-SSN 30000, far outside any window
+mid-big      a Send of 2000 octets (more than the MULPDU at MTU 1500)
+mid-huge     a Send of 20000 octets (more than any MULPDU)
+mid-stream   a Send as DDP-SSN 0 on SCTP stream 1, where no session runs;
+             once a Session Terminate comes back on stream 1, a Session
+             Terminate (DDP-SSN 1) on stream 0 ends the session
+mid-reorder  two Sends (MSN 1 and 2) as DDP-SSN 2 first, then 1, then a
+             Session Terminate (DDP-SSN 3): nothing to refuse (the listener
+             must have two Receives posted)
+
 For each MODE, one association and one line "MODE: EVENT...": "ssc FN"
-for each Session Control message received (FN its function code), "chunk
-PPID" for anything else, then how it ended within SECONDS (default 30):
-"abort" (reset), "eof" (SHUTDOWN) or "timeout".
+for each Session Control message received (FN its function code), "term
+L/T/C" for an RDMAP Terminate (layer, error type, error code in hex),
+"chunk PPID" for anything else, each with "@SID" if not on stream 0, then
+how it ended within SECONDS (default 30): "abort" (reset), "eof"
+(SHUTDOWN) or "timeout".
 """
 import socket
 import struct
@@ -35,8 +53,8 @@ PPID_SEG = 0x10
 PPID_SSC = 0x11
 
 
-def send(s, ppid, data):
-    info = struct.pack("=HHIII", 0, SCTP_UNORDERED, socket.htonl(ppid), 0, 0)
+def send(s, ppid, data, sid=0):
+    info = struct.pack("=HHIII", sid, SCTP_UNORDERED, socket.htonl(ppid), 0, 0)
     s.sendmsg([data], [(IPPROTO_SCTP, SCTP_SNDINFO, info)])
 
 
@@ -44,14 +62,94 @@ def ssc(ssn, fn, pd=b""):
     return struct.pack(">HH", ssn, fn) + pd
 
 
+def send_seg(ssn, msn=1, mo=0, payload=b"abcd"):
+    """A DDP-SSN and a whole untagged RDMAP Send (queue 0)."""
+    return struct.pack(">HBBIIII", ssn, 0x41, 0x43, 0, 0, msn, mo) + payload
+
+
+# What each mid-* mode sends after the Accept: (SCTP stream, PPID, data).
+MID = {
+    "mid-dup": [(0, PPID_SEG, send_seg(1)), (0, PPID_SEG, send_seg(1))],
+    "mid-overlap": [(0, PPID_SEG, send_seg(3, 3)),
+                    (0, PPID_SEG, send_seg(3, 3, 0, b"efgh"))],
+    "mid-old": [(0, PPID_SEG, send_seg(0))],
+    "mid-far": [(0, PPID_SEG, send_seg(30000))],
+    "mid-big": [(0, PPID_SEG, send_seg(1, 1, 0, b"b" * 2000))],
+    "mid-huge": [(0, PPID_SEG, send_seg(1, 1, 0, b"h" * 20000))],
+    "mid-stream": [(1, PPID_SEG, send_seg(0))],
+    "mid-reorder": [(0, PPID_SEG, send_seg(2, 2)), (0, PPID_SEG, send_seg(1, 1)),
+                    (0, PPID_SSC, ssc(3, 4))],
+}
+
+
+def event(data, ppid, sid):
+    """How one received chunk is reported."""
+    at = "@%d" % sid if sid else ""
+    if ppid == PPID_SSC and len(data) >= 4:
+        return "ssc %d%s" % (struct.unpack(">HH", data[:4])[1], at)
+    # DDP-SSN, untagged DDP header (18), RDMAP opcode 7: a Terminate.
+    if ppid == PPID_SEG and len(data) >= 22 and data[3] & 0x0F == 7:
+        return "term %x/%x/%02x%s" % (data[20] >> 4, data[20] & 0x0F, data[21], at)
+    return "chunk %#x%s" % (ppid, at)
+
+
+def recv(s):
+    """One message: (data, ppid, sid); data b"" at the end."""
+    data, anc, _, _ = s.recvmsg(65536, 256)
+    ppid = sid = 0
+    for level, typ, val in anc:
+        if level == IPPROTO_SCTP and typ == SCTP_RCVINFO:
+            sid = struct.unpack_from("=H", val, 0)[0]
+            ppid = socket.ntohl(struct.unpack_from("=I", val, 8)[0])
+    return data, ppid, sid
+
+
+def run_mid(s, mode, limit):
+    """Open a session, then misbehave as @mode; returns its events."""
+    ev = []
+    s.settimeout(limit)
+    send(s, PPID_SSC, ssc(0, 1))
+    try:
+        data, ppid, sid = recv(s)
+    except socket.timeout:
+        return ["timeout"]
+    except ConnectionResetError:
+        return ["abort"]
+    if not data:
+        return ["eof"]
+    ev.append(event(data, ppid, sid))
+    if ev[-1] != "ssc 2":
+        return ev + ["not-accepted"]
+    try:
+        for sid, ppid, data in MID[mode]:
+            send(s, ppid, data, sid)
+    except OSError as e:
+        return ev + ["abort" if e.errno in (104, 32) else "error-%d" % e.errno]
+    while True:
+        try:
+            data, ppid, sid = recv(s)
+        except socket.timeout:
+            return ev + ["timeout"]
+        except ConnectionResetError:
+            return ev + ["abort"]
+        if not data:
+            return ev + ["eof"]
+        ev.append(event(data, ppid, sid))
+        if mode == "mid-stream" and ev[-1] == "ssc 4@1":
+            send(s, PPID_SSC, ssc(1, 4))
+
+
 def run(mode, port, ip, limit):
     """One association misbehaving as @mode; returns its events."""
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM, IPPROTO_SCTP)
+    s = socket.socket(socket.AF_INET6 if ":" in ip else socket.AF_INET,
+                      socket.SOCK_STREAM, IPPROTO_SCTP)
     if mode != "no-adapt":
         ind = 2 if mode == "other-adapt" else 1
         s.setsockopt(IPPROTO_SCTP, SCTP_ADAPTATION_LAYER, struct.pack("=I", ind))
     s.setsockopt(IPPROTO_SCTP, SCTP_RECVRCVINFO, 1)
     s.connect((ip, port))
+    if mode in MID:
+        return run_mid(s, mode, limit)
     if mode in ("no-adapt", "other-adapt"):
         first = (PPID_SSC, ssc(0, 1, b"hello"))
     elif mode == "seg-first":
@@ -73,22 +171,14 @@ def run(mode, port, ip, limit):
     s.settimeout(limit)
     while True:
         try:
-            data, anc, _, _ = s.recvmsg(65536, 256)
+            data, ppid, sid = recv(s)
         except socket.timeout:
             return ev + ["timeout"]
         except ConnectionResetError:
             return ev + ["abort"]
         if not data:
             return ev + ["eof"]
-        ppid = 0
-        for level, typ, val in anc:
-            if level == IPPROTO_SCTP and typ == SCTP_RCVINFO:
-                ppid = socket.ntohl(struct.unpack_from("=I", val, 8)[0])
-        if ppid == PPID_SSC and len(data) >= 4:
-            ev.append("ssc %d" % struct.unpack(">HH", data[:4])[1])
-        else:
-            ev.append("chunk %#x" % ppid)
-
+        ev.append(event(data, ppid, sid))
 
 def main():
     port, ip = int(sys.argv[2]), sys.argv[3]

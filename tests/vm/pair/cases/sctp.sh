@@ -18,13 +18,35 @@
 #    iw_cm cannot carry gets a Session Terminate. The server's counters
 #    sctp_no_adaptation, mpa_bad_frames and sctp_ssc_term_sent must grow,
 #    and a good rping client connects to the same listener afterwards.
+# 3. Private data and rdma_reject() both ways (tests/vm/progs/vt_cmpdata.c):
+#    0 and 255 octets in the Initiate reach the listener's CONNECT_REQUEST,
+#    0 and 255 octets in the Accept reach the initiator's ESTABLISHED and
+#    in the Reject its REJECTED event, each checked octet by octet; the
+#    counters mpa_rej_sent and mpa_rej_rcvd move.
+# 4. A hostile raw SCTP peer after a good Initiate and Accept: a duplicate
+#    DDP-SSN (delivered or held), a DDP-SSN from before the session or far
+#    beyond the window, a segment larger than the MULPDU or than any
+#    chunk kiwi reads: each gets an RDMAP Terminate and the association
+#    ends; a segment on SCTP stream 1, where no session runs, gets a
+#    Session Terminate on stream 1 and the session on stream 0 goes on
+#    until the peer's Terminate; two Sends as DDP-SSN 2, then 1 are taken
+#    in DDP-SSN order (SCTP-032). The listener's counters term_sent_ddp and
+#    sctp_ssc_term_sent move, its rdma resources return to where they
+#    were, and a good initiator connects afterwards.
+# 5. mpa_markers, mpa_crc_off and ulpf00 set to Y on an llp=sctp device:
+#    rdma_listen and rdma_connect fail with EOPNOTSUPP (each guest alone).
+# 6. IPv6 (fd77::/64): rping with data verification and vt_cmpdata.
 # Checklist items this case drives on the live path: SCTP-001/035 (the
 # indication in INIT/INIT-ACK), SCTP-031 (U=1 on every DATA chunk),
 # SCTP-011 (a Session Terminate at each connection's end: 6 control
 # messages for 2 connections), SCTP-022/036/037 (no or another indication:
 # aborted, no DDP chunk), SCTP-010 (a first chunk that fits no legal
 # pattern: aborted), SCTP-012 (an Initiate the ULP cannot be shown gets a
-# Terminate, never a Reject).
+# Terminate, never a Reject), SCTP-003/006/013 (private data, possibly
+# none, in Initiate, Accept and Reject, reported to the ULP whole; the ULP
+# decides), SCTP-030 (an oversize segment ends the stream), SCTP-032
+# (chunks taken in DDP-SSN order, not by arrival or TSN), SCTP-034 (a
+# DDP-SSN far out of the window is refused before anything is allocated).
 # Runs only for kiwi-kiwi with llp=sctp on both guests.
 
 . "$KIWI_SRC/tests/vm/pair/lib.bash"
@@ -104,5 +126,92 @@ else
 		"$(($(vt_stat "$st1" mpa_bad_frames) - $(vt_stat "$st0" mpa_bad_frames)))" -ge 3
 	vt_stat_moved "$PAIR_DEV" "$st0" "$st1" sctp_ssc_term_sent
 fi
+
+# --- 3. private data and Reject, both ways ----------------------------------
+pdata_script=A0,A255,R0,R255
+st0=$(vt_stats "$PAIR_DEV")
+pair_both pdata 120 \
+	"$VT_PROGS/vt_cmpdata" -s -a "{me}" -p "{port}" -x "$pdata_script" -- \
+	"$VT_PROGS/vt_cmpdata" -a "{peer}" -p "{port}" -x "$pdata_script"
+for d in s2c c2s; do
+	sed 's/^/    | /' "$VT_TMP/pdata.$d.out"
+	vt_check "pdata.$d: 4 steps, private data intact in every event" \
+		test "$(grep -c 'octets of private data intact' "$VT_TMP/pdata.$d.out")" = 4
+done
+st1=$(vt_stats "$PAIR_DEV")
+for c in mpa_rej_sent mpa_rej_rcvd; do
+	vt_eq "$c grew by 2 (one direction each)" \
+		"$(($(vt_stat "$st1" $c) - $(vt_stat "$st0" $c)))" 2
+done
+
+# --- 4. a hostile SCTP peer mid-connection -------------------------------
+mid=(mid-dup mid-overlap mid-old mid-far mid-big mid-huge mid-stream mid-reorder)
+mids=$(IFS=,; echo "${mid[*]}")
+if [ "$PAIR_SIDE" = server ]; then
+	st0=$(vt_stats "$PAIR_DEV")
+	res0=$(vt_res "$PAIR_DEV")
+fi
+pair_step hostile-mid server 240 \
+	"$VT_PROGS/vt_cmpdata" -s -a "{me}" -p "{port}" -x A0,A0,A0,A0,A0,A0,A0,A0,A16 -- \
+	bash -c "python3 $KIWI_SRC/tests/vm/lib/sctp-raw-peer.py $mids {port} {peer} 20 &&
+		$VT_PROGS/vt_cmpdata -a {peer} -p {port} -x A16"
+out=$VT_TMP/hostile-mid.out
+sed 's/^/    | /' "$out"
+if [ "$PAIR_SIDE" = client ]; then
+	# Terminate 1/0/00: layer DDP, local catastrophic error.
+	for m in "${mid[@]::6}"; do
+		vt_check "$m: RDMAP Terminate (DDP, catastrophic), then the association ends" \
+			grep -qE "^$m: ssc 2 term 1/0/00 (ssc 4 )?(eof|abort) " "$out"
+	done
+	vt_check "mid-stream: Session Terminate on stream 1, the session on stream 0 ends only at the peer's Terminate" \
+		grep -qE '^mid-stream: ssc 2 ssc 4@1 (eof|abort) ' "$out"
+	vt_check "mid-reorder: DDP-SSN 2 before 1 delivered in order, nothing refused" \
+		grep -qE '^mid-reorder: ssc 2 (eof|abort) ' "$out"
+	vt_check "a good initiator connects afterwards" \
+		grep -q 'step 0: accept: 16 octets of private data intact' "$out"
+else
+	vt_eq "connections accepted and ended" "$(grep -c '^step [0-9]*: ended' "$out")" 9
+	st1=$(vt_stats "$PAIR_DEV")
+	vt_log "counters: term_sent_ddp $(vt_stat "$st0" term_sent_ddp) -> $(vt_stat "$st1" term_sent_ddp)," \
+		"sctp_ssc_term_sent $(vt_stat "$st0" sctp_ssc_term_sent) -> $(vt_stat "$st1" sctp_ssc_term_sent)"
+	vt_check "term_sent_ddp grew by 6 or more" test \
+		"$(($(vt_stat "$st1" term_sent_ddp) - $(vt_stat "$st0" term_sent_ddp)))" -ge 6
+	vt_stat_moved "$PAIR_DEV" "$st0" "$st1" sctp_ssc_term_sent
+	res_back() { [ "$(vt_res "$PAIR_DEV")" = "$res0" ]; }
+	vt_wait_for 20 res_back
+	vt_eq "rdma resources after the hostile peer" "$(vt_res "$PAIR_DEV")" "$res0"
+fi
+
+# --- 5. MPA-only settings are refused on SCTP (each guest alone) ----------
+# vt_cmpdata, not rping: an rping client whose rdma_connect() failed waits
+# 30 s for an event that never comes.
+S=/sys/class/infiniband/$PAIR_DEV/kiwi
+port=$((7300 + ${KIWI_MY_IP##*.} * 10))
+for set in mpa_markers mpa_crc_off ulpf00; do
+	echo Y > "$S/$set" || vt_fail "cannot set $set=Y"
+	out=$(timeout 30 "$VT_PROGS/vt_cmpdata" -s -a "$KIWI_MY_IP" -p "$port" -x A0 2>&1)
+	vt_check "$set=Y: rdma_listen fails with EOPNOTSUPP ($(tr '\n' ' ' <<<"$out"))" \
+		grep -q 'listen on .*: Operation not supported' <<<"$out"
+	out=$(timeout 30 "$VT_PROGS/vt_cmpdata" -a "$KIWI_PEER_IP" -p "$((port + 1))" -x A0 2>&1)
+	vt_check "$set=Y: rdma_connect fails with EOPNOTSUPP ($(tr '\n' ' ' <<<"$out"))" \
+		grep -q 'rdma_connect: Operation not supported' <<<"$out"
+	echo N > "$S/$set"
+done
+
+# --- 6. IPv6 ----------------------------------------------------------------
+me6=fd77::1 peer6=fd77::2
+[ "$PAIR_SIDE" = client ] && me6=fd77::2 peer6=fd77::1
+ip -6 addr add "$me6/64" dev eth0 nodad || vt_fail "ip -6 addr add $me6"
+pair_barrier ipv6-up 60 || vt_fail "the peer did not bring up IPv6"
+ping -6 -c 1 -W 10 "$peer6" > /dev/null || vt_fail "no IPv6 path to $peer6"
+pair_step rping6 server 120 \
+	rping -s -V -S 3000 -a fd77::1 -p "{port}" -C 10 -- \
+	rping -c -V -S 3000 -a fd77::1 -p "{port}" -C 10
+pair_step pdata6 client 120 \
+	"$VT_PROGS/vt_cmpdata" -s -a fd77::2 -p "{port}" -x A255,R255 -- \
+	"$VT_PROGS/vt_cmpdata" -a fd77::2 -p "{port}" -x A255,R255
+vt_check "pdata6: private data intact over IPv6" \
+	test "$(grep -c 'octets of private data intact' "$VT_TMP/pdata6.out")" = 2
+ip -6 addr del "$me6/64" dev eth0
 pair_down
 vt_finish
