@@ -65,19 +65,19 @@ struct Model {
 	LibTx tx;
 	Bytes stream;
 	std::vector<Bytes> ulpdus;
-	std::set<size_t> fpdu_at;	// stream offsets where FPDUs start
-	std::vector<size_t> seg_at;	// where TCP starts segments
-	size_t full = 0;		// FPDUs of MULPDU
-	size_t full_exact = 0;		// ... exactly one EMSS on the wire
-	size_t full_short = 0;		// ... one marker (4 octets) less
+	std::set<size_t> fpdu_at;   // stream offsets where FPDUs start
+	std::vector<size_t> seg_at; // where TCP starts segments
+	size_t full = 0;	    // FPDUs of MULPDU
+	size_t full_exact = 0;	    // ... exactly one EMSS on the wire
+	size_t full_short = 0;	    // ... one marker (4 octets) less
 	size_t runs = 0;
 
 	explicit Model(bool m) : markers(m), tx(mpa_cfg(m, true)) {}
 
 	// Frame @msgs in runs of at most @cap octets, run i at EMSS
 	// @emss[i % n].
-	void run(const std::vector<Msg> &msgs, const std::vector<uint32_t> &emss,
-		 size_t cap)
+	void run(const std::vector<Msg> &msgs,
+		 const std::vector<uint32_t> &emss, size_t cap)
 	{
 		size_t next = 0;
 		bool active = false;
@@ -97,11 +97,12 @@ struct Model {
 					if (next == msgs.size())
 						break;
 					const Msg &m = msgs[next++];
-					hlen = m.tagged ? KIWI_DDP_TAGGED_HDR_LEN :
-							  KIWI_DDP_UNTAGGED_HDR_LEN;
-					ASSERT_EQ(0, kiwi_ddp_seg_init(&it, m.tagged,
-								       m.len, 0,
-								       mulpdu));
+					hlen = m.tagged
+						       ? KIWI_DDP_TAGGED_HDR_LEN
+						       : KIWI_DDP_UNTAGGED_HDR_LEN;
+					ASSERT_EQ(0, kiwi_ddp_seg_init(
+							     &it, m.tagged,
+							     m.len, 0, mulpdu));
 					active = true;
 				}
 				kiwi_ddp_seg_iter save = it;
@@ -109,7 +110,8 @@ struct Model {
 				ASSERT_EQ(0, kiwi_ddp_seg_resize(&it, mulpdu));
 				ASSERT_TRUE(kiwi_ddp_seg_next(&it, &s));
 				uint32_t ulen = hlen + s.len;
-				uint32_t wire = kiwi_mpa_fpdu_wire_len(&tx.tx, ulen);
+				uint32_t wire =
+					kiwi_mpa_fpdu_wire_len(&tx.tx, ulen);
 				if (stream.size() - start + wire > cap ||
 				    !kiwi_mpa_seg_fits(&seg, wire)) {
 					it = save;
@@ -187,8 +189,8 @@ std::vector<Msg> mixed(uint32_t seed, size_t n)
 // segment exactly; the stream decodes.
 TEST(MpaSeg, FullFpdusFillSegments)
 {
-	for (const auto &msgs : {repeat(65536, true, 8),
-				 repeat(5000, false, 40)}) {
+	for (const auto &msgs :
+	     {repeat(65536, true, 8), repeat(5000, false, 40)}) {
 		Model m(false);
 		m.run(msgs, {1448}, 256 * 1024);
 		EXPECT_EQ(m.seg_at.size(), m.aligned());
@@ -233,15 +235,16 @@ TEST(MpaSeg, MarkersStayCorrect)
 TEST(MpaSeg, EmssChangesBetweenRuns)
 {
 	for (bool markers : {false, true}) {
-		for (size_t cap : {size_t(3000), size_t(20000),
-				   size_t(256 * 1024)}) {
+		for (size_t cap :
+		     {size_t(3000), size_t(20000), size_t(256 * 1024)}) {
 			Model m(markers);
-			m.run(mixed(uint32_t(cap), 200), {1448, 1200, 536, 1460},
-			      cap);
+			m.run(mixed(uint32_t(cap), 200),
+			      {1448, 1200, 536, 1460}, cap);
 			EXPECT_EQ(m.seg_at.size(), m.aligned())
 				<< "markers " << markers << " cap " << cap;
-			if (!markers)
+			if (!markers) {
 				EXPECT_EQ(m.full, m.full_exact);
+			}
 			m.decodes();
 		}
 	}
