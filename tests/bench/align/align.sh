@@ -10,12 +10,12 @@
 # MULPDU) from the client, and ib_read_bw 64 KiB Responses from the server.
 # tests/vm/pair/run.sh walks the capture with mpa-wire-check.py, whose
 # summary counts the TCP payloads that begin with an FPDU
-# (KIWI_RESULTS/PAIR_ID.pcap.wire). ALIGN_ITERS sets perftest's -n (200).
+# (KIWI_RESULTS/PAIR_ID.pcap.wire). BENCH_ALIGN_ITERS sets perftest's -n (200).
 
 . "$KIWI_SRC/tests/vm/pair/lib.bash"
 vt_need_progs
 
-n=${ALIGN_ITERS:-200}
+n=${BENCH_ALIGN_ITERS:-200}
 pcap=$KIWI_RESULTS/$PAIR_ID.pcap
 pair_up
 pair_wire_expect > "$KIWI_RESULTS/$PAIR_ID.expect"
