@@ -125,6 +125,12 @@ def run_mid(s, mode, limit):
             send(s, ppid, data, sid)
     except OSError as e:
         return ev + ["abort" if e.errno in (104, 32) else "error-%d" % e.errno]
+    return collect(s, ev, mode == "mid-stream")
+
+
+def collect(s, ev, answer_stream_term=False):
+    """@ev and every event @s brings until it ends; with @answer_stream_term
+    a Session Terminate on stream 1 is answered with one."""
     while True:
         try:
             data, ppid, sid = recv(s)
@@ -135,7 +141,7 @@ def run_mid(s, mode, limit):
         if not data:
             return ev + ["eof"]
         ev.append(event(data, ppid, sid))
-        if mode == "mid-stream" and ev[-1] == "ssc 4@1":
+        if answer_stream_term and ev[-1] == "ssc 4@1":
             send(s, PPID_SSC, ssc(1, 4))
 
 
@@ -169,16 +175,7 @@ def run(mode, port, ip, limit):
     except OSError as e:
         return ["abort" if e.errno in (104, 32) else "error-%d" % e.errno]
     s.settimeout(limit)
-    while True:
-        try:
-            data, ppid, sid = recv(s)
-        except socket.timeout:
-            return ev + ["timeout"]
-        except ConnectionResetError:
-            return ev + ["abort"]
-        if not data:
-            return ev + ["eof"]
-        ev.append(event(data, ppid, sid))
+    return collect(s, ev)
 
 def main():
     port, ip = int(sys.argv[2]), sys.argv[3]

@@ -393,15 +393,23 @@ ulp_rm_timed() {
 	return "$rc"
 }
 
+# ulp_rm_gone STEP WHAT DEV CMD...: CMD ends in time (checked as STEP.WHAT),
+# and the RDMA device DEV left the RDMA core with it.
+ulp_rm_gone() {
+	local step=$1 what=$2 dev=$3
+	shift 3
+	ulp_rm_timed "$step.$what" "$ULP_RM_LIMIT" "$@"
+	if ulp_wait 30 test ! -e "/sys/class/infiniband/$dev"; then
+		vt_pass "$step: $dev gone after '$*'"
+	else
+		vt_fail "$step: $dev still registered 30 s after '$*'"
+	fi
+}
+
 # ulp_rm_delete STEP: `rdma link delete` in time, and the device left the
 # RDMA core.
 ulp_rm_delete() {
-	ulp_rm_timed "$1.delete" "$ULP_RM_LIMIT" rdma link delete "$PAIR_DEV"
-	if ulp_wait 30 test ! -e "/sys/class/infiniband/$PAIR_DEV"; then
-		vt_pass "$1: $PAIR_DEV gone"
-	else
-		vt_fail "$1: $PAIR_DEV still registered 30 s later"
-	fi
+	ulp_rm_gone "$1" delete "$PAIR_DEV" rdma link delete "$PAIR_DEV"
 }
 
 # ulp_rm_unload STEP: modprobe -r kiwi (no ULP holds it any more), in time.
@@ -509,12 +517,7 @@ ulp_vlan_up() {
 # ulp_vlan_unregister STEP: `ip link del ULP_VLAN` (the net_device
 # unregistered) ends in time, and ULP_VLAN_DEV left the RDMA core with it.
 ulp_vlan_unregister() {
-	ulp_rm_timed "$1.unregister" "$ULP_RM_LIMIT" ip link del "$ULP_VLAN"
-	if ulp_wait 30 test ! -e "/sys/class/infiniband/$ULP_VLAN_DEV"; then
-		vt_pass "$1: $ULP_VLAN_DEV gone with $ULP_VLAN"
-	else
-		vt_fail "$1: $ULP_VLAN_DEV still registered 30 s after $ULP_VLAN went"
-	fi
+	ulp_rm_gone "$1" unregister "$ULP_VLAN_DEV" ip link del "$ULP_VLAN"
 }
 
 # ulp_rm_mark: STEP begins; ulp_rm_dmesg looks at the kernel log from here.
