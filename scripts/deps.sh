@@ -32,7 +32,8 @@ PKGS=(
 	qemu-system-x86 qemu-utils busybox-static iproute2 iputils-ping ethtool
 	procps psmisc util-linux coreutils rsync tshark tcpdump iperf3 sockperf
 	# operations: tracepoint capture, Debian packages and DKMS, man page
-	trace-cmd linux-perf dpkg-dev debhelper dh-dkms dkms fakeroot lintian
+	trace-cmd linux-perf build-essential dpkg-dev debhelper dh-dkms dkms fakeroot
+	lintian
 	man-db openssl
 )
 
