@@ -134,7 +134,7 @@ pkg_new_kernel() {
 # runs PKG_KVER as far as `uname -r` tells); kiwi-dkms's own postinst must
 # build it for PKG_KVER2, as for any kernel neither running nor newest.
 pkg_reinstall_every_kernel() {
-	local t0=$SECONDS k
+	local t0 k
 
 	if apt-get remove -y kiwi-dkms > "$VT_TMP/remove.log" 2>&1; then
 		vt_pass "apt remove kiwi-dkms"
