@@ -235,6 +235,8 @@ void kiwi_cm_sctp_end_session(struct kiwi_ep *ep);
 /* cm_obs.c: tracepoints and counters of connection management */
 void kiwi_ep_set_state(struct kiwi_ep *ep, enum kiwi_ep_state state);
 void kiwi_cm_count(struct ib_device *ibdev, enum kiwi_stat_id id);
+struct ib_device *kiwi_cm_obs_get(struct kiwi_ep *ep);
+void kiwi_cm_obs_put(struct kiwi_ep *ep);
 void kiwi_cm_obs_reply(struct kiwi_ep *ep, enum kiwi_mpa_status st);
 void kiwi_cm_obs_request(struct kiwi_ep *ep, enum kiwi_mpa_status st,
 			 const struct kiwi_mpa_params *p);

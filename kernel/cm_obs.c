@@ -76,13 +76,17 @@ void kiwi_cm_obs_reply(struct kiwi_ep *ep, enum kiwi_mpa_status st)
 	}
 }
 
-/*
- * Under the child's lock: the device of the listener that took @ep, with
- * the listener's lock held (kiwi_cm_obs_put() drops it), or NULL with
- * nothing held once the listener stopped listening. The listener's lock
- * nests inside the child's (as when the Request is reported).
+/**
+ * kiwi_cm_obs_get - the device a responder's child counts on
+ * @ep: a child still reading its Request, its lock held
+ *
+ * The listener's lock, which nests inside the child's (as when the
+ * Request is reported), keeps the device known until kiwi_cm_obs_put().
+ *
+ * Return: the device of the listener that took @ep, with the listener's
+ * lock held; NULL with nothing held once the listener stopped listening.
  */
-static struct ib_device *kiwi_cm_obs_get(struct kiwi_ep *ep)
+struct ib_device *kiwi_cm_obs_get(struct kiwi_ep *ep)
 {
 	struct kiwi_ep *l = ep->listener;
 	struct ib_device *ibdev;
@@ -96,7 +100,8 @@ static struct ib_device *kiwi_cm_obs_get(struct kiwi_ep *ep)
 	return ibdev;
 }
 
-static void kiwi_cm_obs_put(struct kiwi_ep *ep)
+/* Drop the listener's lock kiwi_cm_obs_get() took. */
+void kiwi_cm_obs_put(struct kiwi_ep *ep)
 {
 	mutex_unlock(&ep->listener->lock);
 }

@@ -121,16 +121,22 @@ static void kiwi_cm_sctp_terminate(struct kiwi_ep *ep)
 }
 
 /*
- * Under ep->lock: the next chunk of the session, as kiwi_sctp_next();
- * chunks of other streams answered on the way are counted.
+ * Under ep->lock: the next chunk of the session, as kiwi_sctp_next(),
+ * which counts on the QP's device, or on a responder child's listener's
+ * (whose lock is held meanwhile; one that stopped listening counts
+ * nothing).
  */
 static int kiwi_cm_sctp_next(struct kiwi_ep *ep, struct kiwi_sctp_msg *m)
 {
+	struct ib_device *ibdev;
 	int rv;
 
-	while ((rv = kiwi_sctp_next(ep->sctp, m)) == KIWI_SCTP_NEXT_FOREIGN)
-		kiwi_cm_sctp_note(ep, KIWI_STAT_SCTP_SSC_TERM_SENT,
-				  "SCTP chunk on a stream without a DDP session answered with a Session Terminate");
+	if (ep->qp)
+		return kiwi_sctp_next(ep->sctp, m, ep->qp->ibqp.device);
+	ibdev = kiwi_cm_obs_get(ep);
+	rv = kiwi_sctp_next(ep->sctp, m, ibdev);
+	if (ibdev)
+		kiwi_cm_obs_put(ep);
 	return rv;
 }
 

@@ -291,9 +291,11 @@ static int kiwi_sctp_hold(struct kiwi_sctp_conn *sc, u16 ssn, u32 ppid,
  * Initiate, and kiwi takes no second session per association. The draft
  * ends such a session with a Terminate on its own stream (6.1, 6.4);
  * the session on KIWI_SCTP_SID goes on (11.3: a DDP Stream ends, not the
- * association). A Terminate is not answered. Return true if one was sent.
+ * association). A Terminate is not answered. A Terminate sent is counted
+ * on @ibdev, if any, and logged.
  */
-static bool kiwi_sctp_foreign(struct kiwi_sctp_conn *sc, u16 sid, u32 ppid,
+static void kiwi_sctp_foreign(struct kiwi_sctp_conn *sc,
+			      struct ib_device *ibdev, u16 sid, u32 ppid,
 			      u32 len)
 {
 	u8 term[KIWI_SCTP_SSC_HDR_LEN];
@@ -302,31 +304,38 @@ static bool kiwi_sctp_foreign(struct kiwi_sctp_conn *sc, u16 sid, u32 ppid,
 	if (ppid == KIWI_SCTP_PPID_SSC &&
 	    !kiwi_sctp_ssc_decode(&ssc, sc->rbuf, len) &&
 	    ssc.fn == KIWI_SCTP_SSC_TERMINATE)
-		return false;
+		return;
 	if (kiwi_sctp_ssc_encode(term, sizeof(term), 0,
 				 KIWI_SCTP_SSC_TERMINATE, NULL, 0) != sizeof(term))
-		return false;
-	return kiwi_sctp_sendmsg(sc->sock, sid, term, sizeof(term),
-				 KIWI_SCTP_PPID_SSC) == sizeof(term);
+		return;
+	if (kiwi_sctp_sendmsg(sc->sock, sid, term, sizeof(term),
+			      KIWI_SCTP_PPID_SSC) != sizeof(term) || !ibdev)
+		return;
+	kiwi_dev_stat_inc(&to_kdev(ibdev)->stats, KIWI_STAT_SCTP_SSC_TERM_SENT);
+	ibdev_info_ratelimited(ibdev,
+			       "SCTP chunk on stream %u, which carries no DDP session, answered with a Session Terminate\n",
+			       sid);
 }
 
 /**
  * kiwi_sctp_next - the chunk of DDP-SSN sc->rx_next, once it is here
  * @sc: the association (its reader: the CM before attach, RX after)
  * @m: output, valid until kiwi_sctp_consumed()
+ * @ibdev: the device that counts what is answered on the way, or NULL
  *
  * Reads the socket until that chunk arrived, holding those ahead of it.
  * A chunk without a whole DDP header, larger than the MULPDU (draft
  * section 9), with an unknown PPID or function code, a DDP-SSN outside
  * the window (section 10) or one already held ends the stream. A chunk
- * on another SCTP stream is answered there (kiwi_sctp_foreign()).
+ * on another SCTP stream is answered there, counted on @ibdev
+ * (kiwi_sctp_foreign()).
  *
- * Return: 1 with @m set; 0 if it has not arrived; KIWI_SCTP_NEXT_FOREIGN
- * after a Session Terminate was sent on another stream (call again);
- * -ECONNRESET if the association was shut down or is gone; another
- * negative errno for a chunk that ends the stream.
+ * Return: 1 with @m set; 0 if it has not arrived; -ECONNRESET if the
+ * association was shut down or is gone; another negative errno for a
+ * chunk that ends the stream.
  */
-int kiwi_sctp_next(struct kiwi_sctp_conn *sc, struct kiwi_sctp_msg *m)
+int kiwi_sctp_next(struct kiwi_sctp_conn *sc, struct kiwi_sctp_msg *m,
+		   struct ib_device *ibdev)
 {
 	struct kiwi_sctp_chunk *c;
 	int rv, ssn, flags;
@@ -351,8 +360,8 @@ int kiwi_sctp_next(struct kiwi_sctp_conn *sc, struct kiwi_sctp_msg *m)
 		if (!(flags & MSG_EOR))
 			return -EMSGSIZE;	/* larger than any valid chunk */
 		if (sid != KIWI_SCTP_SID) {
-			if (kiwi_sctp_foreign(sc, sid, ppid, rv))
-				return KIWI_SCTP_NEXT_FOREIGN;
+			kiwi_sctp_foreign(sc, ibdev, sid, ppid, rv);
+			cond_resched();	/* the peer may keep sending them */
 			continue;
 		}
 		ssn = kiwi_sctp_judge(sc, ppid, rv);
@@ -541,17 +550,9 @@ static void kiwi_sctp_rx_work(struct work_struct *work)
 	if (!qp || !READ_ONCE(qp->rx.active))
 		return;
 	for (n = 0; n < KIWI_SCTP_RX_BUDGET; n++) {
-		rv = kiwi_sctp_next(sc, &m);
+		rv = kiwi_sctp_next(sc, &m, qp->ibqp.device);
 		if (rv == 0)
 			return;
-		if (rv == KIWI_SCTP_NEXT_FOREIGN) {
-			kiwi_dev_stat_inc(&to_kdev(qp->ibqp.device)->stats,
-					  KIWI_STAT_SCTP_SSC_TERM_SENT);
-			ibdev_info_ratelimited(qp->ibqp.device,
-					       "QP %u: SCTP chunk on a stream without a DDP session answered with a Session Terminate\n",
-					       qp->ibqp.qp_num);
-			continue;
-		}
 		if (rv == -ECONNRESET) {
 			/* All read: the CM may end the connection now. */
 			kiwi_ep_sctp_rx_ended(qp->tx.ep);

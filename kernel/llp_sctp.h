@@ -19,12 +19,11 @@
 
 #include "proto/sctp_adapt.h"
 
+struct ib_device;
 struct kiwi_qp;
 
 /* The SCTP stream of kiwi's one DDP Stream per association. */
 #define KIWI_SCTP_SID		0
-/* kiwi_sctp_next(): a chunk of another stream was answered, call again. */
-#define KIWI_SCTP_NEXT_FOREIGN	2
 /* Chunks the receiver holds ahead of the next DDP-SSN (power of 2). */
 #define KIWI_SCTP_REORDER	256
 /* Largest chunk user data read: DDP-SSN + a segment at a 9000 MTU. */
@@ -93,7 +92,8 @@ void kiwi_sctp_sock_detach(struct kiwi_sctp_conn *sc);
 int kiwi_sctp_peer_check(struct kiwi_sctp_conn *sc);
 int kiwi_sctp_send_ssc(struct kiwi_sctp_conn *sc, u16 ssn, u16 fn,
 		       const void *pd, u32 pd_len);
-int kiwi_sctp_next(struct kiwi_sctp_conn *sc, struct kiwi_sctp_msg *m);
+int kiwi_sctp_next(struct kiwi_sctp_conn *sc, struct kiwi_sctp_msg *m,
+		   struct ib_device *ibdev);
 void kiwi_sctp_consumed(struct kiwi_sctp_conn *sc);
 bool kiwi_sctp_discard(struct kiwi_sctp_conn *sc);
 bool kiwi_sctp_peer_closed(struct socket *sock, int *err);

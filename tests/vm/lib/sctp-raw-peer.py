@@ -14,6 +14,9 @@ bad-fn       DDP indication, a Session Control message with function 9
 big-pd       DDP indication, an Initiate with 300 octets of Private Data
              (more than an iw_cm event carries): the draft's answer is a
              Session Terminate, never a Reject
+pre-stream   DDP indication, a Send on SCTP stream 1 before any Initiate;
+             once a Session Terminate comes back on stream 1, the peer
+             closes the association ("closed")
 
 The mid-* modes first open a session (an Initiate with no Private Data,
 the listener's Accept; the listener must have one Receive posted), then:
@@ -104,20 +107,28 @@ def recv(s):
     return data, ppid, sid
 
 
-def run_mid(s, mode, limit):
-    """Open a session, then misbehave as @mode; returns its events."""
-    ev = []
-    s.settimeout(limit)
-    send(s, PPID_SSC, ssc(0, 1))
+# How an association ends for next_event().
+ENDS = ("timeout", "abort", "eof")
+
+
+def next_event(s):
+    """The event of the next message @s brings, or how it ended (ENDS)."""
     try:
         data, ppid, sid = recv(s)
     except socket.timeout:
-        return ["timeout"]
+        return "timeout"
     except ConnectionResetError:
-        return ["abort"]
-    if not data:
-        return ["eof"]
-    ev.append(event(data, ppid, sid))
+        return "abort"
+    return event(data, ppid, sid) if data else "eof"
+
+
+def run_mid(s, mode, limit):
+    """Open a session, then misbehave as @mode; returns its events."""
+    s.settimeout(limit)
+    send(s, PPID_SSC, ssc(0, 1))
+    ev = [next_event(s)]
+    if ev[-1] in ENDS:
+        return ev
     if ev[-1] != "ssc 2":
         return ev + ["not-accepted"]
     try:
@@ -128,19 +139,17 @@ def run_mid(s, mode, limit):
     return collect(s, ev, mode == "mid-stream")
 
 
-def collect(s, ev, answer_stream_term=False):
+def collect(s, ev, answer_stream_term=False, close_at=None):
     """@ev and every event @s brings until it ends; with @answer_stream_term
-    a Session Terminate on stream 1 is answered with one."""
+    a Session Terminate on stream 1 is answered with one; at the event
+    @close_at the association is closed ("closed")."""
     while True:
-        try:
-            data, ppid, sid = recv(s)
-        except socket.timeout:
-            return ev + ["timeout"]
-        except ConnectionResetError:
-            return ev + ["abort"]
-        if not data:
-            return ev + ["eof"]
-        ev.append(event(data, ppid, sid))
+        ev.append(next_event(s))
+        if ev[-1] in ENDS:
+            return ev
+        if ev[-1] == close_at:
+            s.close()
+            return ev + ["closed"]
         if answer_stream_term and ev[-1] == "ssc 4@1":
             send(s, PPID_SSC, ssc(1, 4))
 
@@ -167,6 +176,8 @@ def run(mode, port, ip, limit):
         first = (PPID_SSC, ssc(0, 9))
     elif mode == "big-pd":
         first = (PPID_SSC, ssc(0, 1, b"x" * 300))
+    elif mode == "pre-stream":
+        first = (PPID_SEG, send_seg(0), 1)
     else:
         return ["unknown-mode"]
     ev = []
@@ -175,7 +186,7 @@ def run(mode, port, ip, limit):
     except OSError as e:
         return ["abort" if e.errno in (104, 32) else "error-%d" % e.errno]
     s.settimeout(limit)
-    return collect(s, ev)
+    return collect(s, ev, close_at="ssc 4@1" if mode == "pre-stream" else None)
 
 def main():
     port, ip = int(sys.argv[2]), sys.argv[3]

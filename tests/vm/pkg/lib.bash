@@ -37,18 +37,28 @@ pkg_no_kiwi() {
 	[ ! -e /var/lib/dkms/kiwi ] || vt_die "kiwi in the DKMS tree before the packages"
 }
 
+# pkg_apt die|fail LOG WHAT APT-ARG...: `apt-get -y APT-ARG...`, its output
+# in $VT_TMP/LOG.log, passes as "WHAT in N s"; if it fails, the log's last
+# 30 lines are shown and "WHAT failed" is vt_die (die) or vt_fail (fail),
+# status 1.
+pkg_apt() {
+	local on_fail=vt_$1 log=$VT_TMP/$2.log what=$3 t0=$SECONDS
+
+	shift 3
+	if apt-get -y "$@" > "$log" 2>&1; then
+		vt_pass "$what in $((SECONDS - t0)) s"
+		return 0
+	fi
+	tail -n 30 "$log"
+	"$on_fail" "$what failed"
+	return 1
+}
+
 # pkg_install: `apt install ./kiwi-dkms_*.deb ./libkiwi_*.deb`, whose
 # postinst builds and installs kiwi.ko with DKMS.
 pkg_install() {
-	local t0=$SECONDS
-
-	if apt-get install -y "$PKG_DEBS"/kiwi-dkms_*_all.deb "$PKG_DEBS"/libkiwi_*_amd64.deb \
-		> "$VT_TMP/install.log" 2>&1; then
-		vt_pass "apt install ./kiwi-dkms ./libkiwi in $((SECONDS - t0)) s"
-	else
-		tail -n 30 "$VT_TMP/install.log"
-		vt_die "apt install failed"
-	fi
+	pkg_apt die install "apt install ./kiwi-dkms ./libkiwi" \
+		install "$PKG_DEBS"/kiwi-dkms_*_all.deb "$PKG_DEBS"/libkiwi_*_amd64.deb
 	grep -iE 'dkms|kiwi|sign|building' "$VT_TMP/install.log" | sed 's/^/    /' | head -n 30
 	pkg_check_installed "installed by apt"
 }
@@ -115,7 +125,7 @@ pkg_kernel_hook() {
 # runs /etc/kernel/header_postinst.d, where DKMS's hook must build and
 # install kiwi.ko for that kernel; kiwi stays installed for PKG_KVER.
 pkg_new_kernel() {
-	local t0=$SECONDS k=$PKG_KVER2
+	local k=$PKG_KVER2
 
 	: > "$PKG_KVER2_PKGS"
 	vt_eq "no kiwi.ko for $k before its headers" "$(pkg_kiwi_ko "$k")" ""
@@ -134,25 +144,15 @@ pkg_new_kernel() {
 # runs PKG_KVER as far as `uname -r` tells); kiwi-dkms's own postinst must
 # build it for PKG_KVER2, as for any kernel neither running nor newest.
 pkg_reinstall_every_kernel() {
-	local t0 k
+	local k
 
-	if apt-get remove -y kiwi-dkms > "$VT_TMP/remove.log" 2>&1; then
-		vt_pass "apt remove kiwi-dkms"
-	else
-		tail -n 20 "$VT_TMP/remove.log"
-		vt_die "apt remove kiwi-dkms failed"
-	fi
+	pkg_apt die remove "apt remove kiwi-dkms" remove kiwi-dkms
 	for k in $PKG_KVER $PKG_KVER2; do
 		vt_eq "after apt remove kiwi-dkms: no kiwi.ko for $k" "$(pkg_kiwi_ko "$k")" ""
 	done
 	vt_eq "after apt remove kiwi-dkms: dkms status kiwi" "$(dkms status kiwi)" ""
-	t0=$SECONDS
-	if apt-get install -y "$PKG_DEBS"/kiwi-dkms_*_all.deb > "$VT_TMP/reinstall.log" 2>&1; then
-		vt_pass "apt install ./kiwi-dkms with two kernels' headers in $((SECONDS - t0)) s"
-	else
-		tail -n 30 "$VT_TMP/reinstall.log"
-		vt_die "apt install ./kiwi-dkms again failed"
-	fi
+	pkg_apt die reinstall "apt install ./kiwi-dkms again, with two kernels' headers" \
+		install "$PKG_DEBS"/kiwi-dkms_*_all.deb
 	grep -iE 'building|kiwi-dkms|installing' "$VT_TMP/reinstall.log" | sed 's/^/    /' | head -n 20
 	vt_eq "DKMS's postinst builds for the running kernel only (kiwi-dkms's for $PKG_KVER2)" \
 		"$(tr -d '\r' < "$VT_TMP/reinstall.log" | grep -m 1 '^Building for')" \
@@ -174,18 +174,12 @@ pkg_new_kernel_image() {
 # fatal with the reason if it fails; what it added goes to PKG_KVER2_PKGS
 # for the purge.
 pkg_kernel_apt() {
-	local t0=$SECONDS
-
 	dpkg-query -W -f '${Package}\n' | sort > "$VT_TMP/before.pkgs"
-	if ! apt-get install -y "$@" > "$VT_TMP/kernel2.log" 2>&1; then
-		tail -n 30 "$VT_TMP/kernel2.log"
-		vt_die "apt install ${*: -1} failed (Debian's mirror unreachable, or the" \
-			"package gone from it?), so the new kernel is not tested"
-	fi
+	pkg_apt die kernel2 "apt install ${*: -1} from Debian's mirror" install "$@"
 	dpkg-query -W -f '${Package}\n' | sort | comm -13 "$VT_TMP/before.pkgs" - \
 		> "$VT_TMP/added.pkgs"
 	cat "$VT_TMP/added.pkgs" >> "$PKG_KVER2_PKGS"
-	vt_pass "apt install ${*: -1} ($(paste -sd' ' "$VT_TMP/added.pkgs")) in $((SECONDS - t0)) s"
+	vt_log "apt install ${*: -1} added: $(paste -sd' ' "$VT_TMP/added.pkgs")"
 }
 
 # pkg_new_kernel_purge: remove what pkg_new_kernel installed, so that the
@@ -195,12 +189,7 @@ pkg_new_kernel_purge() {
 
 	mapfile -t pkgs < "$PKG_KVER2_PKGS"
 	[ ${#pkgs[@]} -gt 0 ] || vt_die "no record of the packages linux-headers-$PKG_KVER2 added"
-	if apt-get remove --purge -y "${pkgs[@]}" > "$VT_TMP/kernel2-purge.log" 2>&1; then
-		vt_pass "apt remove --purge ${pkgs[*]}"
-	else
-		tail -n 20 "$VT_TMP/kernel2-purge.log"
-		vt_fail "apt remove --purge ${pkgs[*]} failed"
-	fi
+	pkg_apt fail kernel2-purge "apt remove --purge ${pkgs[*]}" remove --purge "${pkgs[@]}"
 }
 
 # pkg_purge: `apt remove --purge` leaves no package, DKMS entry, file or
@@ -208,12 +197,7 @@ pkg_new_kernel_purge() {
 pkg_purge() {
 	local left k
 
-	if apt-get remove --purge -y kiwi-dkms libkiwi > "$VT_TMP/purge.log" 2>&1; then
-		vt_pass "apt remove --purge kiwi-dkms libkiwi"
-	else
-		tail -n 20 "$VT_TMP/purge.log"
-		vt_fail "apt remove --purge failed"
-	fi
+	pkg_apt fail purge "apt remove --purge kiwi-dkms libkiwi" remove --purge kiwi-dkms libkiwi
 	vt_eq "dpkg knows no kiwi package" \
 		"$(dpkg -l 'kiwi*' 'libkiwi*' 2>/dev/null | grep -c '^[a-z][a-z] ')" 0
 	vt_eq "dkms status kiwi" "$(dkms status kiwi)" ""

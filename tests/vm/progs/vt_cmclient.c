@@ -17,6 +17,12 @@
  *   -L S     instead listen on ADDR:PORT ("listening") for S seconds and
  *            never read an event: a CONNECT_REQUEST is never accepted or
  *            rejected by the application
+ *   -W N     once established, post N RDMA Writes of 64 KiB one at a
+ *            time, each followed by a doorbell of its own ("posted N,
+ *            doorbells N"): the POST_SEND command without work requests
+ *            libkiwi writes, rung even where libkiwi skips it, as a libkiwi
+ *            predating KIWI_QP_FEAT_SQ_DOORBELL does (against a peer that
+ *            never reads, for the doorbells that find TX stalled)
  *
  * Prints one line per step ("connect: ok", "connect: errno N ...",
  * "event: NAME status S after N ms", "destroy_qp: N ms") for the scenario
@@ -29,6 +35,7 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include <rdma/ib_user_verbs.h>
 #include <rdma/rdma_cma.h>
 
 #include "vt.h"
@@ -41,8 +48,13 @@ static struct {
 	long race_ms;
 	long hold;
 	long listen;
+	long writes;
 } opt = { .qpn = -1, .destroy_ms = -1, .race_ms = -1, .hold = -1,
-	  .listen = -1 };
+	  .listen = -1, .writes = -1 };
+
+/* -W: the most Writes, and the octets of each. */
+#define WRITES_MAX	32
+#define WRITE_LEN	65536
 
 static struct rdma_event_channel *ech;
 static struct rdma_cm_id *id;
@@ -53,7 +65,7 @@ static struct ibv_qp *qp;
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: vt_cmclient -a ADDR -p PORT [-q QPN] [-D MS] [-R MS] [-H S] [-L S]\n");
+		"usage: vt_cmclient -a ADDR -p PORT [-q QPN] [-D MS] [-R MS] [-H S] [-L S] [-W N]\n");
 	exit(2);
 }
 
@@ -61,7 +73,7 @@ static void parse(int argc, char **argv)
 {
 	int c;
 
-	while ((c = getopt(argc, argv, "a:p:q:D:R:H:L:")) != -1) {
+	while ((c = getopt(argc, argv, "a:p:q:D:R:H:L:W:")) != -1) {
 		switch (c) {
 		case 'a': opt.addr = optarg; break;
 		case 'p': opt.port = vt_ulong("-p", optarg); break;
@@ -70,10 +82,12 @@ static void parse(int argc, char **argv)
 		case 'R': opt.race_ms = vt_ulong("-R", optarg); break;
 		case 'H': opt.hold = vt_ulong("-H", optarg); break;
 		case 'L': opt.listen = vt_ulong("-L", optarg); break;
+		case 'W': opt.writes = vt_ulong("-W", optarg); break;
 		default: usage();
 		}
 	}
-	if (!opt.addr || !opt.port || opt.port > 65535 || optind != argc)
+	if (!opt.addr || !opt.port || opt.port > 65535 || optind != argc ||
+	    opt.writes > WRITES_MAX)
 		usage();
 }
 
@@ -130,7 +144,7 @@ static void setup(void)
 	struct sockaddr_in sin = { .sin_family = AF_INET };
 	struct ibv_qp_init_attr qa = {
 		.qp_type = IBV_QPT_RC,
-		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+		.cap = { .max_send_wr = WRITES_MAX, .max_recv_wr = 4,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
 
@@ -154,6 +168,52 @@ static void setup(void)
 	qp = ibv_create_qp(pd, &qa);
 	if (!qp)
 		vt_fatal("ibv_create_qp: %s", strerror(errno));
+}
+
+/* A doorbell: the POST_SEND command without work requests, on uverbs. */
+static bool ring_doorbell(void)
+{
+	struct ib_uverbs_post_send_resp resp;
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_post_send cmd;
+	} db = {
+		.hdr = { .command = IB_USER_VERBS_CMD_POST_SEND,
+			 .in_words = sizeof(db) / 4,
+			 .out_words = sizeof(resp) / 4 },
+		.cmd = { .response = (uintptr_t)&resp,
+			 .qp_handle = qp->handle,
+			 .wqe_size = sizeof(struct ib_uverbs_send_wr) },
+	};
+
+	return write(qp->context->cmd_fd, &db, sizeof(db)) == sizeof(db);
+}
+
+/* -W: the Writes, each with its doorbell; they never complete. */
+static void post_writes(void)
+{
+	static char buf[WRITE_LEN];
+	struct ibv_sge sge = { .addr = (uintptr_t)buf, .length = WRITE_LEN };
+	struct ibv_send_wr wr = {
+		.sg_list = &sge,
+		.num_sge = 1,
+		.opcode = IBV_WR_RDMA_WRITE,
+		.wr.rdma = { .remote_addr = 0x1000, .rkey = 0xdead03 },
+	}, *bad;
+	struct ibv_mr *mr;
+	long n, rung = 0;
+
+	expect_event(RDMA_CM_EVENT_ESTABLISHED);
+	mr = ibv_reg_mr(pd, buf, WRITE_LEN, IBV_ACCESS_LOCAL_WRITE);
+	if (!mr)
+		vt_fatal("ibv_reg_mr: %s", strerror(errno));
+	sge.lkey = mr->lkey;
+	for (n = 0; n < opt.writes; n++) {
+		if (ibv_post_send(qp, &wr, &bad))
+			break;
+		rung += ring_doorbell();
+	}
+	printf("posted %ld, doorbells %ld\n", n, rung);
 }
 
 static void destroy_own_qp(void)
@@ -211,6 +271,8 @@ int main(int argc, char **argv)
 		       strerror(errno), vt_now_ms() - t0);
 	if (opt.race_ms >= 0)
 		pthread_join(th, NULL);
+	if (connected && opt.writes >= 0)
+		post_writes();
 	if (opt.destroy_ms >= 0) {
 		usleep(opt.destroy_ms * 1000);
 		destroy_own_qp();

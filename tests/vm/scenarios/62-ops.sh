@@ -38,6 +38,7 @@ vt_clean_links
 grep -q '^kiwi ' /proc/modules && modprobe -r kiwi
 vt_check "modprobe kiwi" modprobe kiwi
 vt_link_add kiwi0 eth0 || vt_die "no kiwi0"
+vt_need_progs
 
 # --- 1. settings --------------------------------------------------------------
 
@@ -397,11 +398,10 @@ vt_check "pyverbs server rejected" grep -q rejected "$VT_TMP/rej.srv"
 # Bulk RDMA Writes fill the socket: TX stalls and resumes. Over loopback
 # the receiver keeps up with default buffers; 16 KiB ones make it stall.
 # A stalled TX leaves KIWI_RING_F_DOORBELL clear: libkiwi's posts while it
-# waits for room ring no doorbell (an older libkiwi's doorbells only note
-# the new work requests, tx_doorbells_deferred); the write-space wakeup
-# sends them. The 400 ibv_post_send calls of ib_write_bw (one WR each)
-# must mostly skip the doorbell (tx_doorbells counts the doorbells of both
-# ends, perftest's own exchange of parameters among them). Whether a post
+# waits for room ring no doorbell; the write-space wakeup sends them. The
+# 400 ibv_post_send calls of ib_write_bw (one WR each) must mostly skip the
+# doorbell (tx_doorbells counts the doorbells of both ends, perftest's own
+# exchange of parameters among them). Whether a post
 # meets a stall over loopback is timing (388 of 406 stalls in one run, none
 # of 461 in another), so a raw peer that never reads makes it certain: the
 # first 64 KiB Write stalls TX for good and the 23 posts after it each find
@@ -437,6 +437,24 @@ b1=$(vt_stat "$st2" tx_doorbells)
 n=$((24 - (${b1:-24} - ${b0:-0}) + (${d1:-0} - ${d0:-0})))
 vt_check "24 Writes to a peer that never reads: 20 or more found TX stalled (doorbells $b0 -> $b1, deferred $d0 -> $d1; $out)" \
 	test -n "$b1" -a "$n" -ge 20
+wait $raw
+# A libkiwi predating KIWI_QP_FEAT_SQ_DOORBELL rings after every post, and
+# a thread's doorbell can reach a run that stalled after it read the flag:
+# a doorbell that finds TX stalled only notes the new work requests
+# (tx_doorbells_deferred) and returns without trying the full socket.
+# vt_cmclient -W rings its own doorbell after each of 24 posts to a peer
+# that never reads: the first post's run stalls TX for good, so each of
+# those doorbells finds it stalled.
+python3 "$RAW" stall 7318 "$IP" 8 > "$VT_TMP/raw.stall-db" 2>&1 &
+raw=$!
+vt_wait_for 60 grep -q listening "$VT_TMP/raw.stall-db"
+out=$(timeout 60 "$VT_PROGS/vt_cmclient" -a "$IP" -p 7318 -W 24 2>&1 | tr '\n' ' ')
+st3=$(vt_stats kiwi0)
+d2=$(vt_stat "$st3" tx_doorbells_deferred)
+vt_check "vt_cmclient -W 24: 24 Writes posted, each with its doorbell ($out)" \
+	grep -q 'posted 24, doorbells 24' <<<"$out"
+vt_check "those doorbells found TX stalled: 20 or more deferred (tx_doorbells_deferred $d1 -> $d2)" \
+	test -n "$d2" -a "$((${d2:-0} - ${d1:-0}))" -ge 20
 wait $raw
 sysctl -qw net.ipv4.tcp_wmem="$wmem" net.ipv4.tcp_rmem="$rmem"
 

@@ -15,9 +15,11 @@
 #    guest against a kiwi listener: without (or with another) adaptation
 #    indication, a DDP Segment or an unknown PPID or function code as the
 #    first chunk, the association is aborted; an Initiate with private data
-#    iw_cm cannot carry gets a Session Terminate. The server's counters
-#    sctp_no_adaptation, mpa_bad_frames and sctp_ssc_term_sent must grow,
-#    and a good rping client connects to the same listener afterwards.
+#    iw_cm cannot carry gets a Session Terminate, and so does a Send on
+#    SCTP stream 1 before any Initiate, on stream 1 (counted and logged on
+#    the listener's device). The server's counters sctp_no_adaptation,
+#    mpa_bad_frames and sctp_ssc_term_sent must grow, and a good rping
+#    client connects to the same listener afterwards.
 # 3. Private data and rdma_reject() both ways (tests/vm/progs/vt_cmpdata.c):
 #    0 and 255 octets in the Initiate reach the listener's CONNECT_REQUEST,
 #    0 and 255 octets in the Accept reach the initiator's ESTABLISHED and
@@ -101,8 +103,13 @@ if [ "$PAIR_SIDE" = server ]; then
 fi
 
 # --- 2. a hostile SCTP peer -----------------------------------------------
-modes=no-adapt,other-adapt,seg-first,bad-ppid,bad-fn,big-pd
-[ "$PAIR_SIDE" = server ] && st0=$(vt_stats "$PAIR_DEV")
+modes=no-adapt,other-adapt,seg-first,bad-ppid,bad-fn,big-pd,pre-stream
+# The log line of a chunk answered on another stream (kernel/llp_sctp.c).
+foreign='SCTP chunk on stream 1, which carries no DDP session'
+if [ "$PAIR_SIDE" = server ]; then
+	st0=$(vt_stats "$PAIR_DEV")
+	log0=$(dmesg | grep -c "$foreign")
+fi
 pair_step hostile server 180 \
 	rping -s -v -a "{me}" -p "{port}" -C 1 -- \
 	bash -c "python3 $KIWI_SRC/tests/vm/lib/sctp-raw-peer.py $modes {port} {peer} 20 &&
@@ -115,6 +122,8 @@ if [ "$PAIR_SIDE" = client ]; then
 	done
 	vt_check "big-pd: Session Terminate, then the association ends" \
 		grep -qE "^big-pd: ssc 4 (eof|abort) " "$out"
+	vt_check "pre-stream: a Send on stream 1 before any session gets a Session Terminate on stream 1" \
+		grep -qE "^pre-stream: ssc 4@1 closed " "$out"
 else
 	st1=$(vt_stats "$PAIR_DEV")
 	vt_log "counters: $(vt_stat "$st0" sctp_no_adaptation) -> $(vt_stat "$st1" sctp_no_adaptation) no-adapt," \
@@ -125,6 +134,8 @@ else
 	vt_check "mpa_bad_frames grew by 3 or more" test \
 		"$(($(vt_stat "$st1" mpa_bad_frames) - $(vt_stat "$st0" mpa_bad_frames)))" -ge 3
 	vt_stat_moved "$PAIR_DEV" "$st0" "$st1" sctp_ssc_term_sent
+	vt_check "pre-stream: the listener's device logged the Terminate on stream 1" \
+		test "$(dmesg | grep -c "$foreign")" -gt "$log0"
 fi
 
 # --- 3. private data and Reject, both ways ----------------------------------
