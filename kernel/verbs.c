@@ -2,6 +2,8 @@
 /*
  * kiwi: user context and protection domain verbs, udata helpers.
  */
+#include <linux/module.h>
+
 #include "kiwi.h"
 
 /**
@@ -52,19 +54,34 @@ int kiwi_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata)
 	rv = kiwi_udata_in_ok(udata);
 	if (rv)
 		return rv;
-	return kiwi_udata_respond(udata, &resp, sizeof(resp));
+	/*
+	 * A process with the device open pins the module, so "modprobe -r
+	 * kiwi" is refused while it runs, as it is for siw and rxe. Because
+	 * kiwi has disassociate_ucontext, ib_uverbs does not take this
+	 * reference itself, and "rdma link delete" still ends the context at
+	 * once: dealloc_ucontext then drops the pin. Kernel ULPs hold no
+	 * context; they leave through their ib_client's remove hook.
+	 */
+	if (!try_module_get(THIS_MODULE))
+		return -ENODEV;
+	rv = kiwi_udata_respond(udata, &resp, sizeof(resp));
+	if (rv)
+		module_put(THIS_MODULE);
+	return rv;
 }
 
 void kiwi_dealloc_ucontext(struct ib_ucontext *ibuc)
 {
+	module_put(THIS_MODULE);
 }
 
 /*
  * The device goes away while a process still has it open. By now the core
  * has destroyed the context's objects and zapped its ring mappings, so kiwi
  * holds nothing more for it. Having this op lets "rdma link delete" and
- * module unload proceed at once (the process gets IBV_EVENT_DEVICE_FATAL
- * and EIO) instead of waiting for every user to close the device.
+ * netdev removal proceed at once (the process gets IBV_EVENT_DEVICE_FATAL
+ * and EIO) instead of waiting for every user to close the device; the
+ * core calls dealloc_ucontext next, which unpins the module.
  */
 void kiwi_disassociate_ucontext(struct ib_ucontext *ibuc)
 {

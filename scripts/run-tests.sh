@@ -6,19 +6,22 @@
 # check-fuzz (FUZZ_SECONDS 15 per target unless set), check-vm, check-pkg
 # (the Debian packages; DKMS builds natively, about 3 minutes), check-pair,
 # check-debug (KUnit and the scenarios in DEBUG_VM_CI, in one boot of the
-# debug kernel) in that order, each one even when an earlier one failed. When a debug
-# kernel tier is asked for and the debug kernel is not cached (nor being
-# built already, as .ci/run starts it during deps), its build
-# starts in the background at nice 19 right after the build tier: it takes
-# the CPU the guests of check-vm and check-pair leave idle, and the debug
-# tiers come last, waiting for it (scripts/debug-kernel.sh locks its cache
-# entry). Its output goes to build/test-logs/debug-kernel.log. Arguments
-# pick tiers (e.g. `scripts/run-tests.sh build check-unit`). Each tier's
-# output goes to the terminal and to build/test-logs/TIER.log. A tier's
-# count is taken from its last 'N passed, N failed' line (or ctest's
+# debug kernel) in that order, each one even when an earlier one failed.
+# check-sanitize and check-fuzz need only the host's CPU: when check-vm is
+# asked for too, they run in the background at nice 10 beside it (its one
+# guest keeps about one of the two cores busy) and their output follows
+# check-vm's. When a debug kernel tier is asked for and the debug kernel is
+# not cached (nor being built already, as .ci/run starts it during deps),
+# its build starts in the background at nice 19 right after the build
+# tier: it takes the CPU the guests of check-vm and check-pair leave idle,
+# and the debug tiers come last, waiting for it (scripts/debug-kernel.sh
+# locks its cache entry). Its output goes to build/test-logs/debug-kernel.log.
+# Arguments pick tiers (e.g. `scripts/run-tests.sh build check-unit`). Each
+# tier's output goes to the terminal and to build/test-logs/TIER.log. A
+# tier's count is taken from its last 'N passed, N failed' line (or ctest's
 # summary); a tier that prints neither counts as one test. Ends with one
-# line per tier and 'N passed, N failed';
-# exit status 0 only if everything passed.
+# line per tier and 'N passed, N failed'; exit status 0 only if everything
+# passed.
 
 set -uo pipefail
 
@@ -32,6 +35,9 @@ ALL_TIERS=(build check-unit check-sanitize check-fuzz check-vm check-pkg check-p
 DEBUG_VM_CI="45-qp-states 50-device-removal 60-cm-single"
 JOBS=${JOBS:-2}
 LOGS=$REPO/build/test-logs
+# Tiers that need only the host's CPU run beside check-vm when both are
+# asked for: check-vm's single guest leaves part of the two cores idle.
+BESIDE_VM=(check-sanitize check-fuzz)
 
 tiers=("$@")
 [ ${#tiers[@]} -gt 0 ] || tiers=("${ALL_TIERS[@]}")
@@ -94,21 +100,64 @@ counts() {
 
 total_p=0 total_f=0
 summary=()
+
+# record TIER RC SECS [NOTE]: count a finished tier and add its summary line.
+record() {
+	local t=$1 rc=$2 secs=$3 note=${4:-} p f verdict=PASS
+	read -r p f <<< "$(counts "$LOGS/$t.log" "$rc")"
+	total_p=$((total_p + p))
+	total_f=$((total_f + f))
+	[ "$rc" = 0 ] || verdict=FAIL
+	summary+=("$(printf '%-12s %s  %4d passed, %3d failed  %5ds%s' "$t" "$verdict" "$p" "$f" "$secs" "$note")")
+	echo "===== $t: $verdict after ${secs}s$note"
+}
+
+# The lane: the tiers of BESIDE_VM asked for run one after another in the
+# background at nice 10 while check-vm's guest runs, their output only in their logs
+# (printed when check-vm is done); each writes "RC SECS" to LOGS/TIER.status.
+lane=()
+lane_pid=
+if [[ " ${tiers[*]} " == *" check-vm "* ]]; then
+	for t in "${BESIDE_VM[@]}"; do
+		[[ " ${tiers[*]} " != *" $t "* ]] || lane+=("$t")
+	done
+fi
+start_lane() {
+	[ ${#lane[@]} -gt 0 ] || return 0
+	echo "===== beside check-vm: ${lane[*]} (output in $LOGS)"
+	(
+		renice -n 10 -p "$BASHPID" > /dev/null
+		for t in "${lane[@]}"; do
+			start=$(date +%s)
+			tier_cmd "$t" < /dev/null > "$LOGS/$t.log" 2>&1
+			echo "$? $(($(date +%s) - start))" > "$LOGS/$t.status"
+		done
+	) &
+	lane_pid=$!
+}
+finish_lane() {
+	local t rc secs
+	[ -n "$lane_pid" ] || return 0
+	wait "$lane_pid"
+	for t in "${lane[@]}"; do
+		echo "===== $t (ran beside check-vm)"
+		cat "$LOGS/$t.log"
+		read -r rc secs < "$LOGS/$t.status" || rc=1 secs=0
+		record "$t" "$rc" "$secs" " (beside check-vm)"
+	done
+}
+
 start_all=$(date +%s)
 for t in "${tiers[@]}"; do
+	[[ " ${lane[*]} " != *" $t "* ]] || continue
+	[ "$t" != check-vm ] || start_lane
 	echo "===== $t"
 	start=$(date +%s)
 	tier_cmd "$t" < /dev/null 2>&1 | tee "$LOGS/$t.log"
 	rc=${PIPESTATUS[0]}
-	secs=$(($(date +%s) - start))
-	read -r p f <<< "$(counts "$LOGS/$t.log" "$rc")"
-	total_p=$((total_p + p))
-	total_f=$((total_f + f))
-	verdict=PASS
-	[ "$rc" = 0 ] || verdict=FAIL
-	summary+=("$(printf '%-12s %s  %4d passed, %3d failed  %5ds' "$t" "$verdict" "$p" "$f" "$secs")")
-	echo "===== $t: $verdict after ${secs}s"
+	record "$t" "$rc" "$(($(date +%s) - start))"
 	[ "$t" != build ] || start_debug_kernel
+	[ "$t" != check-vm ] || finish_lane
 done
 wait
 

@@ -7,7 +7,9 @@ big-ord        listen, accept, answer the Request with an RFC 6581 Reply
                whose ORD (200) exceeds the IRD a kiwi QP can serve
 silent-client  connect and send nothing
 bad            connect and send a malformed Request
-request        connect, send a valid revision 1 Request (CRC), then wait
+request        connect, send a valid revision 1 Request (CRC), then wait;
+               with MPA_RAW_GO=FILE in the environment the Request waits
+               until FILE exists (peers that must send at the same moment)
 stall          listen, accept, answer the Request with a Reply that agrees
                to it, then never read: the initiator's TX fills TCP's
                buffers and stalls; prints "held N" after SECONDS and closes
@@ -19,6 +21,7 @@ or "timeout" (after SECONDS, default 60). big-ord first prints "term L/E/EC" whe
 its Reply is a Terminate (RFC 6581 wants 2/0/06 from the initiator), else
 "first FPDU: no Terminate".
 """
+import os
 import socket
 import struct
 import sys
@@ -93,6 +96,9 @@ def main():
         if mode == "bad":
             s.sendall(b"MPA ID Bad Frame" + bytes([0x40, 1, 0, 0]))
         elif mode == "request":
+            go = os.environ.get("MPA_RAW_GO")
+            while go and not os.path.exists(go):
+                time.sleep(0.01)
             s.sendall(b"MPA ID Req Frame" + bytes([0x40, 1, 0, 0]))
     t0 = time.time()
     s.settimeout(wait)

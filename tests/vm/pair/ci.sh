@@ -7,10 +7,10 @@
 # short runs (--quick) in two two-guest boots, about 16 minutes:
 #  - every case (rping, rdma_cm tools, perftest, integrity, tshark, RFC 7306
 #    atomics) for kiwi<->kiwi;
-#  - the tshark case with MPA markers kiwi<->kiwi, asked for by both guests
-#    and by the server only (its rping runs both ways, so markers flow on
-#    the initiator's side on one connection and the responder's on the
-#    other); tests/vm/pair/mpa-wire-check.py checks every marker captured;
+#  - the tshark case with MPA markers kiwi<->kiwi, asked for by both
+#    guests; tests/vm/pair/mpa-wire-check.py checks every marker captured
+#    (markers asked for by the server only, in one direction per
+#    connection: --full);
 #  - DDP over SCTP kiwi<->kiwi (llp=sctp): rping (verified data both ways)
 #    and the sctp case (tshark on the association and its PPIDs, a hostile
 #    raw SCTP peer); the rdma_cm tools, integrity and perftest over SCTP in
@@ -35,7 +35,9 @@
 # `--full` (make check-pair-full): the long sweeps of every combination:
 # siw<->siw and rxe<->rxe as references, every case for kiwi<->siw:p2p,
 # the MPA flavours against siw with integrity and perftest, markers refused
-# in both roles and markers kiwi<->kiwi; the draft-00 profile (ulpf00=Y)
+# in both roles, markers kiwi<->kiwi and the tshark case with markers asked
+# for by the server only (its rping runs both ways, so markers flow on the
+# initiator's side on one connection and the responder's on the other); the draft-00 profile (ulpf00=Y)
 # kiwi<->kiwi with perftest, integrity and the tshark case (every framing
 # PDU of the capture walked with its key by mpa-wire-check.py; about 8
 # minutes in --quick, so not in CI), and refused cleanly in both roles
@@ -54,7 +56,7 @@ mode=--quick
 [ "${1:-}" = --full ] && mode=--full
 
 runs=(
-	"kiwi-kiwi/rdmacm+perftest+integrity+tshark+rping+rtr+atomics kiwi:llp=sctp-kiwi:llp=sctp/rping+sctp kiwi:mpa_markers=Y-kiwi:mpa_markers=Y/tshark kiwi:mpa_markers=Y-kiwi/tshark siw:p2p-kiwi/integrity kiwi-siw:p2p/perftest+rtr kiwi-siw/integrity siw-kiwi/rping kiwi:mpa_crc_off=Y-siw/rping siw:rev1-kiwi/rping kiwi:ulpf00=Y-kiwi:ulpf00=Y/rping"
+	"kiwi-kiwi/rdmacm+perftest+integrity+tshark+rping+rtr+atomics kiwi:llp=sctp-kiwi:llp=sctp/rping+sctp kiwi:mpa_markers=Y-kiwi:mpa_markers=Y/tshark siw:p2p-kiwi/integrity kiwi-siw:p2p/perftest+rtr kiwi-siw/integrity siw-kiwi/rping kiwi:mpa_crc_off=Y-siw/rping siw:rev1-kiwi/rping kiwi:ulpf00=Y-kiwi:ulpf00=Y/rping"
 	"--cases-dir $PAIR/../soak/cases kiwi-kiwi"
 )
 if [ "$mode" = --full ]; then
@@ -63,6 +65,7 @@ if [ "$mode" = --full ]; then
 		"--cases rping+integrity+perftest siw-kiwi kiwi:mpa_crc_off=Y-siw:p2p siw:crc-kiwi:mpa_crc_off=Y siw:rev1-kiwi kiwi:mpa_rev=1+mpa_responder_waits=N-kiwi:mpa_rev=1 siw:p2p-kiwi:mpa_p2p=N kiwi-siw/rping+integrity kiwi-siw:rev1/rping+integrity"
 		"--cases rping kiwi:mpa_markers=Y-siw!refused siw-kiwi:mpa_markers=Y!refused"
 		"--cases rping+integrity kiwi:mpa_markers=Y-kiwi:mpa_markers=Y"
+		"--cases tshark kiwi:mpa_markers=Y-kiwi"
 		"--cases rping+rdmacm+perftest+integrity+sctp kiwi:llp=sctp-kiwi:llp=sctp"
 		"--cases rping+perftest+integrity+tshark kiwi:ulpf00=Y-kiwi:ulpf00=Y"
 		"--cases rping kiwi:ulpf00=Y-kiwi!refused"

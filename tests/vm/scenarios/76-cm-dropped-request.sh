@@ -47,15 +47,32 @@ no_lingering() {
 	[ -z "$(lingering)" ]
 }
 
+# start_peers PREFIX WAIT LIMIT: the two raw peers (output in
+# VT_TMP/PREFIX.a and .b, pids in peers) connect, and once both
+# connections are up send their Requests together: the second must reach
+# the listener within VT_DESTROY_MS (2.5 s) of the first, which two
+# Python starts under a loaded TCG guest do not promise.
+start_peers() {
+	local p go=$VT_TMP/$1.go
+	rm -f "$go"
+	peers=()
+	for p in a b; do
+		MPA_RAW_GO=$go timeout "$3" python3 "$RAW" request $PORT "$IP" "$2" \
+			> "$VT_TMP/$1.$p" 2>&1 &
+		peers+=($!)
+	done
+	vt_wait_for 30 two_connected || vt_fail "the raw peers did not connect"
+	touch "$go"
+}
+
+two_connected() {
+	[ "$(ss -tanH state established "( dport = :$PORT )" | wc -l)" -ge 2 ]
+}
+
 echo dropreq > $VP/run &
 run=$!
 vt_wait_for 30 vt_listening $PORT || vt_die "dropreq does not listen"
-peers=()
-for p in a b; do
-	timeout $((WAIT + 10)) python3 "$RAW" request $PORT "$IP" $WAIT \
-		> "$VT_TMP/peer.$p" 2>&1 &
-	peers+=($!)
-done
+start_peers peer $WAIT $((WAIT + 10))
 wait $run
 vt_eq "dropreq" "$(cat $VP/result)" "PASS requests=1"
 wait "${peers[@]}"
@@ -80,11 +97,7 @@ echo 30 > /sys/class/infiniband/kiwi0/kiwi/mpa_timeout
 echo dropreq > $VP/run &
 run=$!
 vt_wait_for 30 vt_listening $PORT || vt_die "dropreq does not listen"
-peers=()
-for p in a b; do
-	timeout 70 python3 "$RAW" request $PORT "$IP" 60 > "$VT_TMP/rm.$p" 2>&1 &
-	peers+=($!)
-done
+start_peers rm 60 70
 wait $run
 vt_eq "dropreq before the removal" "$(cat $VP/result)" "PASS requests=1"
 t0=$(date +%s%N)
