@@ -347,8 +347,9 @@ enum {
  * @pages: fast-reg MRs: page list (kernel virtual addresses) from map_mr_sg
  * @max_pages: fast-reg MRs: capacity of @pages
  * @npages: fast-reg MRs: entries map_mr_sg filled in
- * @mw_bound: MRs: windows bound to it; -1 once dereg_mr began, after
- *            which no window binds (atomic)
+ * @mw_bound: MRs: windows bound to it; -1 once dereg_mr began or
+ *            rereg_mr replaced the MR, after which no window binds
+ *            (atomic)
  * @mw_seen: MRs: a window was bound to it once: dereg_mr waits a grace
  *           period, as a window's reader holds no reference on the MR
  * @mw_type: windows: IB_MW_TYPE_1 or IB_MW_TYPE_2; 0 once deallocated
@@ -376,7 +377,9 @@ enum {
  * @nreg) change only in a fast-register, by the caller that moved @state
  * from INVALID to BUSY; they are published by the release store of VALID
  * and read after an acquire load of @state. @kind, @pd, @umem, @upages,
- * @max_pages are fixed at creation. @pages and @npages are written by
+ * @max_pages are fixed at creation, except that rereg_mr hands @umem and
+ * @upages over to the MR replacing this one once kiwi_mr_quiesce() made
+ * this one invalid for good (mem_rereg.c). @pages and @npages are written by
  * map_mr_sg (process context, the consumer's serialisation); readers bound
  * indices by @nreg and @max_pages.
  *
@@ -698,6 +701,15 @@ struct kiwi_mr *kiwi_mr_new(struct ib_pd *ibpd, enum kiwi_mr_kind kind,
 struct ib_mr *kiwi_mr_publish(struct ib_pd *ibpd, struct kiwi_mr *mr,
 			      int state);
 void kiwi_mr_discard(struct ib_pd *ibpd, struct kiwi_mr *mr);
+int kiwi_mr_pin(struct kiwi_mr *mr, struct ib_device *ibdev, u64 start,
+		u64 length, int access);
+void kiwi_mr_set_range(struct kiwi_mr *mr, u64 iova, u64 length);
+void kiwi_mr_quiesce(struct kiwi_mr *mr);
+
+/* mem_rereg.c: ibv_rereg_mr */
+struct ib_mr *kiwi_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				 u64 length, u64 iova, int access,
+				 struct ib_pd *ibpd, struct ib_udata *udata);
 
 /* mem_mw.c: memory windows */
 int kiwi_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);

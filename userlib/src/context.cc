@@ -162,6 +162,28 @@ ibv_mr *reg_mr(ibv_pd *pd, void *addr, size_t length, uint64_t hca_va,
 	return &mr.release()->mr;
 }
 
+// libibverbs checked the flags and arguments; the address is the iova, as
+// in reg_mr. errno is set on failure: ibv_rereg_mr() returns only its own
+// IBV_REREG_MR_ERR_* code.
+int rereg_mr(pabi::verbs_mr *vmr, int flags, ibv_pd *pd, void *addr,
+	     size_t length, int access)
+{
+	pabi::CmdReregMr cmd{};
+	ib_uverbs_rereg_mr_resp resp{};
+	const int ret = pabi::ibv_cmd_rereg_mr(
+		vmr, static_cast<uint32_t>(flags), addr, length,
+		reinterpret_cast<uintptr_t>(addr), access, pd, &cmd,
+		sizeof(cmd), &resp, sizeof(resp));
+
+	if (ret) {
+		errno = ret;
+		return ret;
+	}
+	if (flags & IBV_REREG_MR_CHANGE_ACCESS)
+		vmr->access = access;
+	return 0;
+}
+
 int dereg_mr(pabi::verbs_mr *vmr)
 {
 	const int ret = pabi::ibv_cmd_dereg_mr(vmr);

@@ -153,6 +153,9 @@ ibv_pd *alloc_pd(ibv_context *ctx);
 int dealloc_pd(ibv_pd *pd);
 ibv_mr *reg_mr(ibv_pd *pd, void *addr, size_t length, uint64_t hca_va,
 	       int access);
+// ibv_rereg_mr: the kernel replaces the MR under new keys (kiwi(7)).
+int rereg_mr(pabi::verbs_mr *vmr, int flags, ibv_pd *pd, void *addr,
+	     size_t length, int access);
 int dereg_mr(pabi::verbs_mr *vmr);
 
 // Memory windows (mw.cc).
