@@ -171,8 +171,15 @@ struct kiwi_ring {
 	struct kiwi_device *kdev;
 };
 
+/**
+ * struct kiwi_ucontext - a process's context of a kiwi device
+ * @ibuc: core context
+ * @features: KIWI_CTX_FEAT_* offered to it at creation (the abi_features
+ *            module parameter then), fixed for its lifetime
+ */
 struct kiwi_ucontext {
 	struct ib_ucontext ibuc;
+	u32 features;
 };
 
 struct kiwi_pd {
@@ -472,6 +479,15 @@ static inline struct ib_ucontext *kiwi_uctx(struct ib_udata *udata)
 	return &uctx->ibuc;
 }
 
+/* The KIWI_CTX_FEAT_* of a user verb's context, 0 for a kernel caller. */
+static inline u32 kiwi_uctx_features(struct ib_udata *udata)
+{
+	if (!udata)
+		return 0;
+	return rdma_udata_to_drv_context(udata, struct kiwi_ucontext,
+					 ibuc)->features;
+}
+
 /* Reserve one unit of a per-device count bounded by @max; false when full. */
 static inline bool kiwi_count_get(atomic_t *count, int max)
 {
@@ -493,6 +509,8 @@ void kiwi_device_netdev_event(struct kiwi_device *kdev, unsigned long event);
 /* verbs.c */
 int kiwi_udata_in_ok(struct ib_udata *udata);
 int kiwi_udata_respond(struct ib_udata *udata, void *resp, size_t len);
+int kiwi_udata_respond_grown(struct ib_udata *udata, void *resp, size_t len,
+			     size_t base);
 int kiwi_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata);
 void kiwi_dealloc_ucontext(struct ib_ucontext *ibuc);
 void kiwi_disassociate_ucontext(struct ib_ucontext *ibuc);

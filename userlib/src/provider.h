@@ -71,6 +71,7 @@ static_assert(offsetof(PostSendDoorbell, wqe_size) ==
 struct Context {
 	verbs_context vctx;
 	uint32_t max_inline; // from the kernel, <= KIWI_MAX_INLINE
+	uint32_t features;   // KIWI_CTX_FEAT_* in use (ctx_features.h)
 };
 
 struct Cq {
