@@ -4,7 +4,9 @@
 # RFC 7306 atomics in one guest, kiwi0 on both ends over the guest's own
 # address: vt_atomic (libibverbs over rdma_cm): atomic_cap IBV_ATOMIC_GLOB;
 # Fetch-and-Add and Compare-and-Swap from both ends (original values,
-# stored values, a failed compare); 4 connections x 2000 Fetch-and-Add on
+# stored values, a failed compare); a burst of 32 atomics posted at once
+# (8 x ORD: the requester holds them back, ird_exceeded stays, originals in
+# order); 4 connections x 2000 Fetch-and-Add on
 # one counter while the CPU adds 1 a million times on the target side
 # (the counter must end exact, every original distinct); an unaligned
 # target, an MR without remote atomic access and a responder QP without
@@ -33,6 +35,9 @@ a0=$(vt_stat "$st0" atomic_req_served)
 a1=$(vt_stat "$st1" atomic_req_served)
 vt_check "atomic_req_served counted the atomics served ($a0 -> $a1, at least 8000)" \
 	test -n "$a0" -a -n "$a1" -a "$((${a1:-0} - ${a0:-0}))" -ge 8000
+# The burst of 32 atomics (8 x ORD) stayed within the responder's IRD.
+vt_eq "ird_exceeded after vt_atomic" "$(vt_stat "$st1" ird_exceeded)" \
+	"$(vt_stat "$st0" ird_exceeded)"
 
 # The responder's Terminates, as the requester logged them (RFC 7306
 # section 8.2: 0/2/07 for an unaligned target; remote protection 0/1/02
