@@ -8,7 +8,10 @@
  * The server's device must have type 2 windows; the client's needs none
  * (a window is only an rkey to it), only Send with Invalidate.
  *
- * Server: registers two pages with IBV_ACCESS_MW_BIND only (no remote
+ * The client speaks first (a Send): an MPA responder may send nothing
+ * before the initiator's first FPDU (RFC 5044 section 7.1.2), and a window
+ * binds on the send queue. Then the server registers two pages with
+ * IBV_ACCESS_MW_BIND only (no remote
  * rights), binds a type 2 window over the second page with remote write
  * and read (IBV_WR_BIND_MW on its QP, under its own key) and sends the
  * window's address and rkey. Client: RDMA Write of a page through the
@@ -43,7 +46,7 @@
 #define WAIT_MS 60000
 #define NRECV 4
 
-enum msg_type { MSG_INFO = 1, MSG_WROTE, MSG_INVALIDATED };
+enum msg_type { MSG_HELLO = 1, MSG_INFO, MSG_WROTE, MSG_INVALIDATED };
 
 struct msg {
 	uint32_t type;
@@ -222,6 +225,7 @@ static void server(const char *addr, const char *port)
 	setup(&c, IBV_ACCESS_MW_BIND);
 	if (rdma_accept(c.id, NULL))
 		die(2, "rdma_accept: %s", strerror(errno));
+	recv_msg(&c, MSG_HELLO, &wc);
 	mw = ibv_alloc_mw(c.id->qp->pd, IBV_MW_TYPE_2);
 	if (!mw)
 		die(2, "ibv_alloc_mw(type 2): %s", strerror(errno));
@@ -283,6 +287,7 @@ static void client(const char *addr, const char *port)
 	setup(&c, 0);
 	if (rdma_connect(c.id, NULL))
 		die(2, "rdma_connect: %s", strerror(errno));
+	send_msg(&c, &(struct msg){ .type = MSG_HELLO });
 	info = recv_msg(&c, MSG_INFO, &wc);
 	memset(c.buf, 0x5c, PAGE);
 	sge = (struct ibv_sge){ (uintptr_t)c.buf, PAGE, c.buf_mr->lkey };

@@ -20,9 +20,9 @@
  *    MR, a QP of the old PD is refused;
  *  - refusals that leave the MR as it was (keys unchanged, the peer still
  *    reads it): remote write without local write (EINVAL), no flag
- *    (EINVAL), on-demand paging (EOPNOTSUPP), a memory window bound to the
- *    MR (EBUSY; it works once the window is gone), a translation to
- *    unmapped memory (EFAULT).
+ *    (EINVAL), on-demand paging (EINVAL: ib_core), a zero-based MR
+ *    (EOPNOTSUPP: kiwi), a memory window bound to the MR (EBUSY; it works
+ *    once the window is gone), a translation to unmapped memory (EFAULT).
  * Every refused remote access is made on a fresh connection: the owner's
  * QP sends the Terminate of the error (`rdma res show qp -dd`,
  * drv_term_sent), the owner's memory is unchanged, a Read completes with
@@ -407,7 +407,9 @@ static void check_refusals(void)
 		      IBV_ACCESS_REMOTE_WRITE, EINVAL);
 	rereg_refused("no flag", &m, 0, NULL, 0, 0, EINVAL);
 	rereg_refused("on-demand paging", &m, IBV_REREG_MR_CHANGE_ACCESS,
-		      NULL, 0, RW | IBV_ACCESS_ON_DEMAND, EOPNOTSUPP);
+		      NULL, 0, RW | IBV_ACCESS_ON_DEMAND, EINVAL);
+	rereg_refused("a zero-based MR", &m, IBV_REREG_MR_CHANGE_ACCESS,
+		      NULL, 0, RW | IBV_ACCESS_ZERO_BASED, EOPNOTSUPP);
 	gone = mmap(NULL, VT_LEN, PROT_READ | PROT_WRITE,
 		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (gone == MAP_FAILED || munmap(gone, VT_LEN))
