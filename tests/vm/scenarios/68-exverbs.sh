@@ -19,7 +19,7 @@
 # added to a read-only MR: the peer's Write lands), _CHANGE_TRANSLATION
 # (the peer's Write lands in the new buffer only; the old length refused),
 # _CHANGE_PD (a QP of the new PD reads, one of the old PD is refused) and
-# five refusals that leave the MR working (EINVAL twice, EOPNOTSUPP,
+# six refusals that leave the MR working (EINVAL three times, EOPNOTSUPP,
 # EBUSY with a window bound, EFAULT). About 5 s in the lab.
 # kiwi-lab: timeout=600
 
