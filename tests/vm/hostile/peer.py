@@ -1464,11 +1464,11 @@ def c_ird(info, res, a):
                      seconds=20)
 
 
-# RFC 7306 section 5.2: Atomic Requests share the IRD with Read Requests;
-# one beyond it is the peer's error, as a Read would be. The Read Requests
-# stall TX (the peer does not read), so none of them leaves the IRD; the
-# atomics are CmpSwaps whose compare fails, so an atomic that did run
-# would not change the region either.
+# EXT-05 (RFC 7306 section 5.2): Atomic Requests share the IRD with Read
+# Requests; one beyond it is the peer's error, as a Read would be. The Read
+# Requests stall TX (the peer does not read), so none of them leaves the
+# IRD; the atomics are CmpSwaps whose compare fails, so an atomic that did
+# run would not change the region either.
 @case("rfc7306-atomic-beyond-ird", "IRD Read Requests of 32 KiB while "
       "not reading, then 2 failing CmpSwaps: Terminate 0/2/07")
 def c_atomic_ird(info, res, a):

@@ -16,8 +16,8 @@
  *    thread on the target side adds 1 CPU_ADDS times with
  *    __atomic_fetch_add: the counter ends exactly at PAIRS * OPS +
  *    CPU_ADDS and no two remote atomics returned the same value;
- *  - a burst: 32 Fetch-and-Add of 1 posted at once, 8 times the ORD: the
- *    requester keeps at most ORD outstanding (the responder would refuse
+ *  - a burst (EXT-05): 32 Fetch-and-Add of 1 posted at once, 8 times the
+ *    ORD: the requester keeps at most ORD outstanding (the responder would refuse
  *    more than its IRD with a Terminate: the scenario checks that its
  *    ird_exceeded counter stays), all complete in order, the originals
  *    are 0 to 31 in posting order and the target ends at 32;
