@@ -307,9 +307,14 @@ static void client(const char *addr, const char *port)
 	printf("%s: RDMA Write and Read through the peer's type 2 window\n",
 	       prog);
 	send_msg(&c, &(struct msg){ .type = MSG_WROTE });
+	/*
+	 * libsiw (rdma-core 44) sends wr.rdma.rkey as the Invalidate STag,
+	 * not invalidate_rkey: set both, so that a siw client names it too.
+	 */
 	wr = (struct ibv_send_wr){ .opcode = IBV_WR_SEND_WITH_INV,
 				   .send_flags = IBV_SEND_SIGNALED,
 				   .invalidate_rkey = info.rkey };
+	wr.wr.rdma.rkey = info.rkey;
 	post_send(&c, &wr, "Send with Invalidate");
 	expect_ok(c.id->send_cq, IBV_WC_SEND, "Send with Invalidate", &wc);
 	recv_msg(&c, MSG_INVALIDATED, &wc);
