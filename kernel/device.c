@@ -227,6 +227,7 @@ static const struct ib_device_ops kiwi_device_ops = {
 	.query_srq = kiwi_query_srq,
 	.reg_user_mr = kiwi_reg_user_mr,
 	.req_notify_cq = kiwi_req_notify_cq,
+	.rereg_user_mr = kiwi_rereg_user_mr,
 	.resize_cq = kiwi_resize_cq,
 
 	INIT_RDMA_OBJ_SIZE(ib_cq, kiwi_cq, ibcq),

@@ -171,8 +171,15 @@ struct kiwi_ring {
 	struct kiwi_device *kdev;
 };
 
+/**
+ * struct kiwi_ucontext - a process's context of a kiwi device
+ * @ibuc: core context
+ * @features: KIWI_CTX_FEAT_* offered to it at creation (the abi_features
+ *            module parameter then), fixed for its lifetime
+ */
 struct kiwi_ucontext {
 	struct ib_ucontext ibuc;
+	u32 features;
 };
 
 struct kiwi_pd {
@@ -347,8 +354,9 @@ enum {
  * @pages: fast-reg MRs: page list (kernel virtual addresses) from map_mr_sg
  * @max_pages: fast-reg MRs: capacity of @pages
  * @npages: fast-reg MRs: entries map_mr_sg filled in
- * @mw_bound: MRs: windows bound to it; -1 once dereg_mr began, after
- *            which no window binds (atomic)
+ * @mw_bound: MRs: windows bound to it; -1 once dereg_mr began or
+ *            rereg_mr replaced the MR, after which no window binds
+ *            (atomic)
  * @mw_seen: MRs: a window was bound to it once: dereg_mr waits a grace
  *           period, as a window's reader holds no reference on the MR
  * @mw_type: windows: IB_MW_TYPE_1 or IB_MW_TYPE_2; 0 once deallocated
@@ -376,7 +384,9 @@ enum {
  * @nreg) change only in a fast-register, by the caller that moved @state
  * from INVALID to BUSY; they are published by the release store of VALID
  * and read after an acquire load of @state. @kind, @pd, @umem, @upages,
- * @max_pages are fixed at creation. @pages and @npages are written by
+ * @max_pages are fixed at creation, except that rereg_mr hands @umem and
+ * @upages over to the MR replacing this one once kiwi_mr_quiesce() made
+ * this one invalid for good (mem_rereg.c). @pages and @npages are written by
  * map_mr_sg (process context, the consumer's serialisation); readers bound
  * indices by @nreg and @max_pages.
  *
@@ -469,6 +479,15 @@ static inline struct ib_ucontext *kiwi_uctx(struct ib_udata *udata)
 	return &uctx->ibuc;
 }
 
+/* The KIWI_CTX_FEAT_* of a user verb's context, 0 for a kernel caller. */
+static inline u32 kiwi_uctx_features(struct ib_udata *udata)
+{
+	if (!udata)
+		return 0;
+	return rdma_udata_to_drv_context(udata, struct kiwi_ucontext,
+					 ibuc)->features;
+}
+
 /* Reserve one unit of a per-device count bounded by @max; false when full. */
 static inline bool kiwi_count_get(atomic_t *count, int max)
 {
@@ -490,6 +509,8 @@ void kiwi_device_netdev_event(struct kiwi_device *kdev, unsigned long event);
 /* verbs.c */
 int kiwi_udata_in_ok(struct ib_udata *udata);
 int kiwi_udata_respond(struct ib_udata *udata, void *resp, size_t len);
+int kiwi_udata_respond_grown(struct ib_udata *udata, void *resp, size_t len,
+			     size_t base);
 int kiwi_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata);
 void kiwi_dealloc_ucontext(struct ib_ucontext *ibuc);
 void kiwi_disassociate_ucontext(struct ib_ucontext *ibuc);
@@ -698,6 +719,15 @@ struct kiwi_mr *kiwi_mr_new(struct ib_pd *ibpd, enum kiwi_mr_kind kind,
 struct ib_mr *kiwi_mr_publish(struct ib_pd *ibpd, struct kiwi_mr *mr,
 			      int state);
 void kiwi_mr_discard(struct ib_pd *ibpd, struct kiwi_mr *mr);
+int kiwi_mr_pin(struct kiwi_mr *mr, struct ib_device *ibdev, u64 start,
+		u64 length, int access);
+void kiwi_mr_set_range(struct kiwi_mr *mr, u64 iova, u64 length);
+void kiwi_mr_quiesce(struct kiwi_mr *mr);
+
+/* mem_rereg.c: ibv_rereg_mr */
+struct ib_mr *kiwi_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				 u64 length, u64 iova, int access,
+				 struct ib_pd *ibpd, struct ib_udata *udata);
 
 /* mem_mw.c: memory windows */
 int kiwi_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);

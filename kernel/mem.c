@@ -17,8 +17,9 @@
  *
  * Memory windows (mem_mw.c) are STags of the same table. An MR with
  * windows bound cannot be deregistered (-EBUSY, as ibv_dereg_mr(3)
- * says). Zero-based and on-demand registrations are not supported: such
- * access flags fail with -EOPNOTSUPP.
+ * says). Reregistration (rereg_mr) is in mem_rereg.c. Zero-based and
+ * on-demand registrations are not supported: such access flags fail
+ * with -EOPNOTSUPP.
  */
 #include <linux/mm.h>
 #include <linux/random.h>
@@ -168,6 +169,38 @@ static int kiwi_mr_user_pages(struct kiwi_mr *mr)
 }
 
 /**
+ * kiwi_mr_pin - pin the memory of a user MR and list its pages
+ * @mr: a user MR from kiwi_mr_new(), unpublished
+ * @ibdev: the device
+ * @start: user virtual address of the memory
+ * @length: octets
+ * @access: IB_ACCESS_* of the registration (write rights pin writable)
+ *
+ * On failure the caller discards @mr, which releases what was pinned.
+ *
+ * Return: 0, or -ENOMEM / -EFAULT / an ib_umem_get() error.
+ */
+int kiwi_mr_pin(struct kiwi_mr *mr, struct ib_device *ibdev, u64 start,
+		u64 length, int access)
+{
+	struct ib_umem *umem = ib_umem_get(ibdev, start, length, access);
+
+	if (IS_ERR(umem))
+		return PTR_ERR(umem);
+	mr->umem = umem;
+	return kiwi_mr_user_pages(mr);
+}
+
+/* Set the geometry of a user MR: @iova names its first octet for peers. */
+void kiwi_mr_set_range(struct kiwi_mr *mr, u64 iova, u64 length)
+{
+	mr->iova = iova;
+	mr->length = length;
+	mr->ibmr.iova = iova;
+	mr->ibmr.length = length;
+}
+
+/**
  * kiwi_reg_user_mr - ib_device_ops.reg_user_mr
  * @ibpd: protection domain
  * @start: user virtual address of the memory
@@ -184,7 +217,6 @@ static int kiwi_mr_user_pages(struct kiwi_mr *mr)
 struct ib_mr *kiwi_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 			       u64 iova, int access, struct ib_udata *udata)
 {
-	struct ib_umem *umem;
 	struct kiwi_mr *mr;
 	int rv;
 
@@ -195,20 +227,11 @@ struct ib_mr *kiwi_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 		return ERR_PTR(rv);
 	if (!length || length > KIWI_MAX_MR_SIZE)
 		return ERR_PTR(-EINVAL);
-	umem = ib_umem_get(ibpd->device, start, length, access);
-	if (IS_ERR(umem))
-		return ERR_CAST(umem);
 	mr = kiwi_mr_new(ibpd, KIWI_MR_USER, access);
-	if (IS_ERR(mr)) {
-		ib_umem_release(umem);
+	if (IS_ERR(mr))
 		return ERR_CAST(mr);
-	}
-	mr->umem = umem;
-	mr->iova = iova;
-	mr->length = length;
-	mr->ibmr.iova = iova;
-	mr->ibmr.length = length;
-	rv = kiwi_mr_user_pages(mr);
+	kiwi_mr_set_range(mr, iova, length);
+	rv = kiwi_mr_pin(mr, ibpd->device, start, length, access);
 	if (rv) {
 		kiwi_mr_discard(ibpd, mr);
 		return ERR_PTR(rv);
@@ -283,18 +306,38 @@ int kiwi_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 }
 
 /**
+ * kiwi_mr_quiesce - invalidate an MR for good and let its accesses end
+ * @mr: a user, DMA or fast-reg MR whose windows can no longer bind
+ *      (@mr->mw_bound is -1)
+ *
+ * Makes @mr invalid. If data-path holders remain, or a window was ever
+ * bound (an access through a window holds the window, not the MR), one
+ * RCU grace period lets accesses that already passed the state check
+ * finish (they run under rcu_read_lock()); later ones fail. Afterwards no
+ * access uses @mr's memory: the caller may release or hand it over.
+ */
+void kiwi_mr_quiesce(struct kiwi_mr *mr)
+{
+	atomic_set(&mr->state, KIWI_MR_INVALID);
+	/* Pairs with kiwi_mr_get(): a later holder sees INVALID. */
+	smp_mb();
+	if (refcount_read(&mr->ref) != 1 || READ_ONCE(mr->mw_seen))
+		synchronize_rcu();
+	else	/* order the caller's release after the last holder's put */
+		smp_acquire__after_ctrl_dep();
+}
+
+/**
  * kiwi_dereg_mr - ib_device_ops.dereg_mr
  * @ibmr: the MR
  * @udata: user data (unused)
  *
  * Fails while memory windows are bound to the MR; from then on none can
- * be. Unpublishes the STag and invalidates the MR. If data-path holders
- * remain, or a window was ever bound (an access through a window holds
- * the window, not the MR), one RCU grace period lets accesses that
- * already passed the state check finish (they run under rcu_read_lock());
- * later ones fail. Then the memory is unpinned. Holders keep only the
- * structure, which the last kiwi_mr_put() frees: dereg never waits for a
- * stalled connection.
+ * be. Unpublishes the STag, invalidates the MR (kiwi_mr_quiesce()), then
+ * unpins the memory. Holders keep only the structure, which the last
+ * kiwi_mr_put() frees: dereg never waits for a stalled connection. An MR
+ * that kiwi_rereg_user_mr() replaced is invalid already and may hold no
+ * memory any more.
  *
  * Return: 0, or -EBUSY while windows are bound to the MR.
  */
@@ -303,18 +346,15 @@ int kiwi_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	struct kiwi_device *kdev = to_kdev(ibmr->device);
 	struct kiwi_mr *mr = to_kmr(ibmr);
 
-	/* Fully ordered: a bind sees -1, or we see its count. */
-	if (atomic_cmpxchg(&mr->mw_bound, 0, -1) != 0)
+	/*
+	 * Fully ordered: a bind sees -1, or we see its count. A rereg_mr
+	 * that replaced the MR left -1.
+	 */
+	if (atomic_cmpxchg(&mr->mw_bound, 0, -1) > 0)
 		return -EBUSY;
 	xa_erase(&kdev->mr_xa, kiwi_stag_index(mr->stag));
-	atomic_set(&mr->state, KIWI_MR_INVALID);
 	atomic_dec(&kdev->num_mr);
-	/* Pairs with kiwi_mr_get(): a later holder sees INVALID. */
-	smp_mb();
-	if (refcount_read(&mr->ref) != 1 || READ_ONCE(mr->mw_seen))
-		synchronize_rcu();
-	else	/* order the release after the last holder's put */
-		smp_acquire__after_ctrl_dep();
+	kiwi_mr_quiesce(mr);
 	kiwi_mr_release_mem(mr);
 	kiwi_mr_put(mr);
 	return 0;

@@ -129,8 +129,10 @@ static int kiwi_qp_respond(struct kiwi_qp *qp, struct ib_udata *udata)
 		.num_sqe = qp->sq.num,
 		.num_rqe = qp->rq.num,
 		.qp_id = qp->ibqp.qp_num,
-		.features = KIWI_QP_FEAT_SQ_DOORBELL,
 	};
+
+	if (kiwi_uctx_features(udata) & KIWI_CTX_FEAT_SQ_DOORBELL)
+		resp.features = KIWI_QP_FEAT_SQ_DOORBELL;
 
 	return kiwi_udata_respond(udata, &resp, sizeof(resp));
 }

@@ -29,6 +29,7 @@ static const struct rdma_stat_desc kiwi_stat_descs[KIWI_STAT_NUM] = {
 	[KIWI_STAT_TX_DOORBELLS_DEFERRED].name = "tx_doorbells_deferred",
 	[KIWI_STAT_RTR_SENT].name = "rtr_sent",
 	[KIWI_STAT_RREQ_SERVED].name = "read_req_served",
+	[KIWI_STAT_AREQ_SERVED].name = "atomic_req_served",
 	[KIWI_STAT_TERM_SENT_RDMAP].name = "term_sent_rdmap",
 	[KIWI_STAT_TERM_SENT_DDP].name = "term_sent_ddp",
 	[KIWI_STAT_TERM_SENT_LLP].name = "term_sent_llp",

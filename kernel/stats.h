@@ -33,6 +33,8 @@
  *	write space and left the new work requests to that wakeup
  * @KIWI_STAT_RTR_SENT: RFC 6581 RTR messages sent (initiator)
  * @KIWI_STAT_RREQ_SERVED: inbound RDMA Read Requests whose Response started
+ * @KIWI_STAT_AREQ_SERVED: inbound RFC 7306 Atomic Requests executed (their
+ *	Response started)
  * @KIWI_STAT_TERM_SENT_RDMAP: Terminates sent, layer RDMAP
  * @KIWI_STAT_TERM_SENT_DDP: Terminates sent, layer DDP
  * @KIWI_STAT_TERM_SENT_LLP: Terminates sent, layer LLP (MPA)
@@ -42,7 +44,8 @@
  * @KIWI_STAT_RX_MARKER_ERRORS: markers that do not point at an FPDU
  * @KIWI_STAT_RX_URGENT: streams ended by TCP urgent data from the peer
  * @KIWI_STAT_RTR_RCVD: RTR messages received (responder)
- * @KIWI_STAT_IRD_EXCEEDED: Read Requests refused: IRD already in use
+ * @KIWI_STAT_IRD_EXCEEDED: Read and Atomic Requests refused: IRD already
+ *	in use
  * @KIWI_STAT_TERM_RCVD_RDMAP: Terminates received, layer RDMAP
  * @KIWI_STAT_TERM_RCVD_DDP: Terminates received, layer DDP
  * @KIWI_STAT_TERM_RCVD_LLP: Terminates received, layer LLP
@@ -76,6 +79,7 @@ enum kiwi_stat_id {
 	KIWI_STAT_TX_DOORBELLS_DEFERRED,
 	KIWI_STAT_RTR_SENT,
 	KIWI_STAT_RREQ_SERVED,
+	KIWI_STAT_AREQ_SERVED,
 	KIWI_STAT_TERM_SENT_RDMAP,
 	KIWI_STAT_TERM_SENT_DDP,
 	KIWI_STAT_TERM_SENT_LLP,

@@ -47,6 +47,7 @@ bool kiwi_tx_aresp(struct kiwi_qp *qp, const struct kiwi_irq_ent *ent)
 		kiwi_irq_served(qp);
 		return false;
 	}
+	kiwi_qp_stat_inc(&qp->stats, KIWI_STAT_AREQ_SERVED);
 	memset(m, 0, sizeof(*m));
 	m->rresp = true;
 	m->idx = U32_MAX;

@@ -39,8 +39,38 @@ int kiwi_udata_respond(struct ib_udata *udata, void *resp, size_t len)
 	return ib_copy_to_udata(udata, resp, len);
 }
 
+/**
+ * kiwi_udata_respond_grown - copy a response that grew at its end
+ * @udata: user data of the verb
+ * @resp: response structure from kiwi-abi.h
+ * @len: its size
+ * @base: the size of its first version
+ *
+ * An older library makes room for less: it gets the part it knows.
+ *
+ * Return: 0, -EINVAL if there is room for less than @base, -EFAULT.
+ */
+int kiwi_udata_respond_grown(struct ib_udata *udata, void *resp, size_t len,
+			     size_t base)
+{
+	if (udata->outlen < base)
+		return -EINVAL;
+	return ib_copy_to_udata(udata, resp, min(udata->outlen, len));
+}
+
+/*
+ * The context features new user contexts are offered: an administrator
+ * or a test may offer fewer than kiwi.ko has, as an older kiwi.ko would.
+ */
+static unsigned int abi_features = KIWI_CTX_FEATURES;
+module_param(abi_features, uint, 0644);
+MODULE_PARM_DESC(abi_features,
+		 "Context features (KIWI_CTX_FEAT_*) offered to new user contexts (default: all kiwi.ko has)");
+
 int kiwi_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata)
 {
+	struct kiwi_ucontext *uctx = container_of(ibuc, struct kiwi_ucontext,
+						  ibuc);
 	struct kiwi_uresp_alloc_ctx resp = {
 		.abi_version = KIWI_ABI_VERSION,
 		.max_inline = KIWI_MAX_INLINE,
@@ -64,7 +94,10 @@ int kiwi_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata)
 	 */
 	if (!try_module_get(THIS_MODULE))
 		return -ENODEV;
-	rv = kiwi_udata_respond(udata, &resp, sizeof(resp));
+	uctx->features = READ_ONCE(abi_features) & KIWI_CTX_FEATURES;
+	resp.features = uctx->features;
+	rv = kiwi_udata_respond_grown(udata, &resp, sizeof(resp),
+				      KIWI_URESP_ALLOC_CTX_BASE);
 	if (rv)
 		module_put(THIS_MODULE);
 	return rv;

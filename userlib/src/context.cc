@@ -2,6 +2,7 @@
 //
 // Context, device queries, protection domains and memory regions: thin
 // wrappers around libibverbs' command helpers.
+#include "ctx_features.h"
 #include "provider.h"
 
 #include <rdma/ib_user_ioctl_verbs.h>
@@ -79,10 +80,17 @@ verbs_context *alloc_context(ibv_device *device, int cmd_fd)
 	if (!ctx)
 		return nullptr;
 
+	// secure_getenv: a set-user-ID program ignores the environment.
+	const FeatureLimit limit =
+		parse_feature_limit(secure_getenv("KIWI_ABI_FEATURES"));
 	pabi::CmdGetContext cmd{};
 	GetContextResp resp{};
+	size_t resp_size = resp.size();
+	if (limit.legacy_resp)
+		resp_size -= sizeof(kiwi_uresp_alloc_ctx) -
+			     KIWI_URESP_ALLOC_CTX_BASE;
 	int ret = pabi::ibv_cmd_get_context(&ctx->vctx, &cmd, sizeof(cmd),
-					    resp.core(), resp.size());
+					    resp.core(), resp_size);
 	const kiwi_uresp_alloc_ctx drv = resp.drv();
 	if (!ret)
 		ret = check_context_resp(drv);
@@ -92,6 +100,7 @@ verbs_context *alloc_context(ibv_device *device, int cmd_fd)
 		return nullptr;
 	}
 	ctx->max_inline = std::min<uint32_t>(drv.max_inline, KIWI_MAX_INLINE);
+	ctx->features = ctx_features(drv.features, limit);
 	return &ctx.release()->vctx;
 }
 
@@ -160,6 +169,28 @@ ibv_mr *reg_mr(ibv_pd *pd, void *addr, size_t length, uint64_t hca_va,
 		return nullptr;
 	}
 	return &mr.release()->mr;
+}
+
+// libibverbs checked the flags and arguments; the address is the iova, as
+// in reg_mr. errno is set on failure: ibv_rereg_mr() returns only its own
+// IBV_REREG_MR_ERR_* code.
+int rereg_mr(pabi::verbs_mr *vmr, int flags, ibv_pd *pd, void *addr,
+	     size_t length, int access)
+{
+	pabi::CmdReregMr cmd{};
+	ib_uverbs_rereg_mr_resp resp{};
+	const int ret = pabi::ibv_cmd_rereg_mr(
+		vmr, static_cast<uint32_t>(flags), addr, length,
+		reinterpret_cast<uintptr_t>(addr), access, pd, &cmd,
+		sizeof(cmd), &resp, sizeof(resp));
+
+	if (ret) {
+		errno = ret;
+		return ret;
+	}
+	if (flags & IBV_REREG_MR_CHANGE_ACCESS)
+		vmr->access = access;
+	return 0;
 }
 
 int dereg_mr(pabi::verbs_mr *vmr)

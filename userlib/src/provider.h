@@ -71,6 +71,7 @@ static_assert(offsetof(PostSendDoorbell, wqe_size) ==
 struct Context {
 	verbs_context vctx;
 	uint32_t max_inline; // from the kernel, <= KIWI_MAX_INLINE
+	uint32_t features;   // KIWI_CTX_FEAT_* in use (ctx_features.h)
 };
 
 struct Cq {
@@ -153,6 +154,9 @@ ibv_pd *alloc_pd(ibv_context *ctx);
 int dealloc_pd(ibv_pd *pd);
 ibv_mr *reg_mr(ibv_pd *pd, void *addr, size_t length, uint64_t hca_va,
 	       int access);
+// ibv_rereg_mr: the kernel replaces the MR under new keys (kiwi(7)).
+int rereg_mr(pabi::verbs_mr *vmr, int flags, ibv_pd *pd, void *addr,
+	     size_t length, int access);
 int dereg_mr(pabi::verbs_mr *vmr);
 
 // Memory windows (mw.cc).

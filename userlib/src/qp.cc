@@ -76,7 +76,8 @@ void prepare_doorbell(Qp &qp) noexcept
 // Maps the rings and sets up the user-space queues of a created QP;
 // attr.cap holds what the kernel granted.
 int attach_rings(Qp &qp, const ibv_qp_init_attr_ex &attr,
-		 const kiwi_uresp_create_qp &drv) noexcept
+		 const kiwi_uresp_create_qp &drv,
+		 uint32_t ctx_features) noexcept
 {
 	int ret = map_ring(qp.cmd_fd, drv.sq_key, drv.num_sqe, sizeof(kiwi_sqe),
 			   qp.sq_map);
@@ -90,7 +91,8 @@ int attach_rings(Qp &qp, const ibv_qp_init_attr_ex &attr,
 		.sig_all = attr.sq_sig_all != 0,
 	};
 	qp.sq.attach(qp.sq_map.addr(), drv.num_sqe, lim,
-		     (drv.features & KIWI_QP_FEAT_SQ_DOORBELL) != 0);
+		     (ctx_features & KIWI_CTX_FEAT_SQ_DOORBELL) != 0 &&
+			     (drv.features & KIWI_QP_FEAT_SQ_DOORBELL) != 0);
 
 	if (attr.srq)
 		return drv.rq_key == KIWI_INVALID_MMAP_KEY ? 0 : EPROTO;
@@ -136,7 +138,7 @@ ibv_qp *create_qp_common(ibv_context *ibctx, ibv_qp_init_attr_ex &attr)
 	attr.cap.max_inline_data =
 		std::min(attr.cap.max_inline_data, ctx->max_inline);
 	qp->cmd_fd = ibctx->cmd_fd;
-	ret = attach_rings(*qp, attr, resp.drv());
+	ret = attach_rings(*qp, attr, resp.drv(), ctx->features);
 	if (ret) {
 		pabi::ibv_cmd_destroy_qp(&qp->vqp.qp);
 		qp.reset(); // unmaps: before errno

@@ -48,6 +48,7 @@ constexpr pabi::verbs_context_ops kContextOps = {
 	.query_srq = entry<verbs::query_srq>,
 	.reg_mr = entry<verbs::reg_mr>,
 	.req_notify_cq = entry<verbs::req_notify_cq>,
+	.rereg_mr = entry<verbs::rereg_mr>,
 	.resize_cq = entry<verbs::resize_cq>,
 };
 

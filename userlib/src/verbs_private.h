@@ -269,6 +269,7 @@ using CmdGetContext = Cmd<ib_uverbs_get_context>;
 using CmdQueryPort = Cmd<ib_uverbs_query_port>;
 using CmdAllocPd = Cmd<ib_uverbs_alloc_pd>;
 using CmdRegMr = Cmd<ib_uverbs_reg_mr>;
+using CmdReregMr = Cmd<ib_uverbs_rereg_mr>;
 using CmdCreateCq = Cmd<ib_uverbs_create_cq>;
 using CmdResizeCq = Cmd<ib_uverbs_resize_cq>;
 using CmdCreateQp = Cmd<ib_uverbs_create_qp>;
@@ -316,6 +317,12 @@ int ibv_cmd_dealloc_pd(ibv_pd *pd);
 int ibv_cmd_reg_mr(ibv_pd *pd, void *addr, size_t length, uint64_t hca_va,
 		   int access, verbs_mr *vmr, CmdRegMr *cmd, size_t cmd_size,
 		   ib_uverbs_reg_mr_resp *resp, size_t resp_size);
+// Sets vmr's lkey and rkey from the kernel's answer (and its context with
+// IBV_REREG_MR_CHANGE_PD); ibv_rereg_mr() updates addr, length and pd.
+int ibv_cmd_rereg_mr(verbs_mr *vmr, uint32_t flags, void *addr, size_t length,
+		     uint64_t hca_va, int access, ibv_pd *pd, CmdReregMr *cmd,
+		     size_t cmd_sz, ib_uverbs_rereg_mr_resp *resp,
+		     size_t resp_sz);
 int ibv_cmd_dereg_mr(verbs_mr *vmr);
 int ibv_cmd_create_cq(ibv_context *context, int cqe, ibv_comp_channel *channel,
 		      int comp_vector, ibv_cq *cq, CmdCreateCq *cmd,
@@ -445,6 +452,7 @@ static_assert(offsetof(verbs_context_ops, query_qp) == 488);
 static_assert(offsetof(verbs_context_ops, query_srq) == 512);
 static_assert(offsetof(verbs_context_ops, reg_mr) == 544);
 static_assert(offsetof(verbs_context_ops, req_notify_cq) == 552);
+static_assert(offsetof(verbs_context_ops, rereg_mr) == 560);
 static_assert(offsetof(verbs_context_ops, unimport_pd) == 600);
 
 static_assert(sizeof(ib_uverbs_cmd_hdr) == 8);
@@ -452,6 +460,8 @@ static_assert(sizeof(CmdGetContext) == 16);
 static_assert(sizeof(CmdQueryPort) == 24);
 static_assert(sizeof(CmdAllocPd) == 16);
 static_assert(sizeof(CmdRegMr) == 48);
+static_assert(sizeof(CmdReregMr) == 56);
+static_assert(sizeof(ib_uverbs_rereg_mr_resp) == 8);
 static_assert(sizeof(CmdCreateCq) == 40);
 static_assert(sizeof(CmdCreateQp) == 64);
 static_assert(sizeof(CmdModifyQp) == 120);

@@ -48,8 +48,9 @@
  * the SGE area), CQE opcode KIWI_WC_BIND_MW.
  * Element sizes are unchanged. A library and a kernel of different
  * versions do not pair: libkiwi claims only devices of its own version.
- * Within a version, feature bits (KIWI_QP_FEAT_*) announce additions the
- * other side may ignore: either side uses one only if both have it.
+ * Within a version, feature bits (KIWI_CTX_FEAT_*, KIWI_QP_FEAT_*) announce
+ * additions the other side may ignore: either side uses one only if both
+ * have it, and responses grow at their end (struct kiwi_uresp_alloc_ctx).
  */
 #define KIWI_ABI_VERSION 4
 
@@ -227,7 +228,28 @@ struct kiwi_cqe {
 	__be32 imm_data;	/* KIWI_CQE_WITH_IMM: network order, as in ibv_wc */
 };
 
-/* Driver data of the uverbs responses (udata out). */
+/*
+ * Features of a user context (features of struct kiwi_uresp_alloc_ctx):
+ * what kiwi.ko offers this context, which its abi_features module
+ * parameter may make less than it has. A library uses a feature only if
+ * it knows it and the bit is set, so either side may be the older one.
+ */
+enum kiwi_ctx_features {
+	/* QPs announce KIWI_QP_FEAT_SQ_DOORBELL (unset: no QP does) */
+	KIWI_CTX_FEAT_SQ_DOORBELL = 1u << 0,
+};
+
+/* Every context feature this header defines. */
+#define KIWI_CTX_FEATURES KIWI_CTX_FEAT_SQ_DOORBELL
+
+/*
+ * Driver data of the uverbs responses (udata out).
+ *
+ * A response grows only at its end. The kernel writes as much of it as the
+ * library made room for, at least the size of its first version (an
+ * older library gets the fields it knows), and a library zeroes its
+ * buffer, so what an older kernel did not write reads as zero.
+ */
 struct kiwi_uresp_alloc_ctx {
 	__u32 abi_version;
 	__u32 max_inline;
@@ -235,7 +257,13 @@ struct kiwi_uresp_alloc_ctx {
 	__u32 rqe_size;
 	__u32 cqe_size;
 	__u32 ring_ctrl_size;
+	/* From here on, since the response grew past KIWI_URESP_ALLOC_CTX_BASE: */
+	__u32 features;		/* KIWI_CTX_FEAT_* */
+	__u32 rsvd;
 };
+
+/* The first version of struct kiwi_uresp_alloc_ctx: up to features. */
+#define KIWI_URESP_ALLOC_CTX_BASE 24
 
 /* Also the answer to RESIZE_CQ: the new ring, which replaces the old one. */
 struct kiwi_uresp_create_cq {

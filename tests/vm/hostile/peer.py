@@ -1464,6 +1464,33 @@ def c_ird(info, res, a):
                      seconds=20)
 
 
+# EXT-05 (RFC 7306 section 5.2): Atomic Requests share the IRD with Read
+# Requests; one beyond it is the peer's error, as a Read would be. The Read
+# Requests stall TX (the peer does not read), so none of them leaves the
+# IRD; the atomics are CmpSwaps whose compare fails, so an atomic that did
+# run would not change the region either.
+@case("rfc7306-atomic-beyond-ird", "IRD Read Requests of 32 KiB while "
+      "not reading, then 2 failing CmpSwaps: Terminate 0/2/07")
+def c_atomic_ird(info, res, a):
+    c = handshake(info, res, rcvbuf=4096, ird=1, ord_=1)
+    ird = c.ird if c.ird is not None else ival(info, "ird")
+    size = 32 * 1024
+    data = b""
+    for i in range(ird):
+        data += fpdu(untagged(OP_RREQ, QN_RREQ, 1 + i, rreq_hdr(
+            0x11223344, i * size, size, ival(info, "target_stag"),
+            ival(info, "target_addr"))))
+    for i in range(2):
+        hdr = atomic_hdr(2, 0x7306 + i, ival(info, "atomic_stag"),
+                         ival(info, "atomic_addr"), 0, (1 << 64) - 1, 0,
+                         (1 << 64) - 1)
+        data += fpdu(untagged(OP_ATOMIC_REQ, QN_RREQ, 1 + ird + i, hdr))
+    c.send(data)
+    time.sleep(1)
+    expect_terminate(c, res, {(0, 2, 7)}, a.layout, want_d=False,
+                     seconds=20)
+
+
 # A Terminate from the peer (RFC 5040 4.8, no headers copied).
 
 def peer_terminate(info, res, a, code):

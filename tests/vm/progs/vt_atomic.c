@@ -16,6 +16,11 @@
  *    thread on the target side adds 1 CPU_ADDS times with
  *    __atomic_fetch_add: the counter ends exactly at PAIRS * OPS +
  *    CPU_ADDS and no two remote atomics returned the same value;
+ *  - a burst (EXT-05): 32 Fetch-and-Add of 1 posted at once, 8 times the
+ *    ORD: the requester keeps at most ORD outstanding (the responder would refuse
+ *    more than its IRD with a Terminate: the scenario checks that its
+ *    ird_exceeded counter stays), all complete in order, the originals
+ *    are 0 to 31 in posting order and the target ends at 32;
  *  - errors, each on a fresh connection, the target left unchanged: an
  *    unaligned remote address completes with IBV_WC_REM_INV_REQ_ERR, an
  *    MR without IBV_ACCESS_REMOTE_ATOMIC and a responder QP without remote
@@ -37,6 +42,7 @@
 #include "vt_cm.h"
 
 #define VT_ORD 4		/* vt_cm's initiator depth */
+#define VT_BURST (8 * VT_ORD)	/* atomics posted at once; <= the SQ's 32 */
 #define VT_CQ_DEPTH 64
 #define VT_POLL_MS 20000
 
@@ -474,6 +480,50 @@ static void check_bad_result_sge(void)
 	mem_free(&res);
 }
 
+/* VT_BURST atomics posted at once, beyond the ORD. */
+static void check_burst(void)
+{
+	unsigned int fails = vt_failures;
+	struct mem res, tgt;
+	struct vt_cm_conn c;
+	struct ibv_wc wc;
+	int i, rv = 0;
+
+	conn_open(&c);
+	mem_reg(&res, 4096, IBV_ACCESS_LOCAL_WRITE);
+	mem_reg(&tgt, 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC);
+	for (i = 0; i < VT_BURST && !rv; i++)
+		rv = post_atomic(vt_cm_conn_qp(&c, 0),
+				 IBV_WR_ATOMIC_FETCH_AND_ADD, &res.buf[i],
+				 res.mr, 8, (uintptr_t)tgt.buf, tgt.mr->rkey, 1,
+				 0, (uint64_t)i);
+	if (rv)
+		vt_fail("burst: post atomic %d: %s", i - 1, strerror(rv));
+	for (i = 0; !rv && i < VT_BURST; i++) {
+		if (!poll_one(c.cq[0], &wc)) {
+			vt_fail("burst: atomic %d: no completion", i);
+			break;
+		}
+		if (wc.status != IBV_WC_SUCCESS || wc.wr_id != (uint64_t)i ||
+		    wc.opcode != IBV_WC_FETCH_ADD)
+			vt_fail("burst: completion %d: wr_id %llu status %s", i,
+				(unsigned long long)wc.wr_id,
+				ibv_wc_status_str(wc.status));
+		else if (res.buf[i] != (uint64_t)i)
+			vt_fail("burst: atomic %d returned %llu, want %d", i,
+				(unsigned long long)res.buf[i], i);
+	}
+	if (tgt.buf[0] != VT_BURST)
+		vt_fail("burst: target %llu, want %d",
+			(unsigned long long)tgt.buf[0], VT_BURST);
+	if (vt_failures == fails)
+		vt_pass("burst: %d Fetch-and-Add posted at once (ORD %d) completed in order, originals 0..%d, target %d",
+			VT_BURST, VT_ORD, VT_BURST - 1, VT_BURST);
+	vt_cm_conn_close(&cm, &c);
+	mem_free(&res);
+	mem_free(&tgt);
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
@@ -529,6 +579,7 @@ int main(int argc, char **argv)
 	mem_free(&tgt);
 
 	check_counter((unsigned int)pairs, ops, cpu_adds);
+	check_burst();
 	check_refused(BAD_UNALIGNED, IBV_WC_REM_INV_REQ_ERR);
 	check_refused(BAD_MR_ACCESS, IBV_WC_REM_ACCESS_ERR);
 	check_refused(BAD_QP_ACCESS, IBV_WC_REM_ACCESS_ERR);

@@ -26,8 +26,7 @@
  *    and to 0 EINVAL (cqe unchanged), to 100 (128 entries) and back to 4
  *    keeps the 3 in order; 8 rounds of 4 Sends posted and the CQ resized
  *    twice while they arrive: every receive completes once, in order;
- *    resized to 1 entry it still works;
- *  - ibv_rereg_mr: EOPNOTSUPP, the MR still works.
+ *    resized to 1 entry it still works.
  * The scenario checks the kernel log for warnings.
  */
 #define _GNU_SOURCE
@@ -489,21 +488,6 @@ static void test_resize(struct vt_cm_conn *c)
 	vt_pass("a CQ resized to 1 entry still works");
 }
 
-/* The verb kiwi refuses: nothing changes. */
-static void test_refused(struct vt_cm_conn *c)
-{
-	int rv;
-
-	errno = 0;
-	rv = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
-			  IBV_ACCESS_LOCAL_WRITE);
-	vt_expect_errno("ibv_rereg_mr(CHANGE_ACCESS)", rv != 0, errno,
-			EOPNOTSUPP);
-	post_recv_qp(vt_cm_conn_qp(c, 1), NBUF - 2);
-	sends_received(vt_cm_conn_qp(c, 0), c->cq[0], c->cq[1], 1);
-	vt_pass("the MR still works after the refusal");
-}
-
 static void usage(void)
 {
 	fprintf(stderr, "usage: vt_events -a ADDR [-p PORT]\n");
@@ -537,7 +521,6 @@ int main(int argc, char **argv)
 	vt_cm_conn_open(&cm, &other, pd, 16, 4);
 	test_overrun(cq, &other);
 	test_resize(&other);
-	test_refused(&other);
 	vt_cm_conn_close(&cm, &other);
 	ibv_destroy_srq(srq);
 	ibv_destroy_cq(rcq);

@@ -7,7 +7,7 @@
  *
  * Options (both sides must agree): --srq (receives through an SRQ),
  * --no-inv (skip Send with Invalidate), --imm (RFC 7306 immediate data too),
- * --imm-refused (the peer lacks RFC 7306; see below), --quick (fewer
+ * --imm-refused[=send] (the peer lacks RFC 7306; see below), --quick (fewer
  * sizes), --max BYTES (largest message, default 1 MiB).
  *
  * After connecting, each side in turn drives and the other responds (the
@@ -29,7 +29,8 @@
  *               the written bytes, and that its receive CQ, armed for
  *               solicited completions only, raised an event exactly for
  *               the solicited ones.
- * With --imm-refused the client sends one RDMA Write with Immediate after
+ * With --imm-refused the client sends one RDMA Write with Immediate (with
+ * --imm-refused=send one Send with Immediate, no payload) after
  * the buffer exchange and must see it complete with IBV_WC_REM_OP_ERR (a
  * peer without RFC 7306 answers with a Terminate), and the server must see
  * its receives flushed; both then exit 0. A success, or no completion
@@ -109,7 +110,7 @@ struct ctx {
 	struct ibv_mr *buf_mr, *ctl_mr, *rx_mr, *inv_mr;
 	uint64_t peer_addr;
 	uint32_t peer_rkey, peer_inv_rkey;
-	bool server, use_srq, use_inv, use_imm, imm_refused, quick;
+	bool server, use_srq, use_inv, use_imm, imm_refused, imm_send, quick;
 	size_t max;
 	uint8_t *pat;
 	unsigned long ops[6], bytes;
@@ -812,8 +813,9 @@ static bool poll_any(struct ibv_cq *cq, struct ibv_wc *wc)
 
 /*
  * --imm-refused: the peer lacks RFC 7306. The client's Write with
- * Immediate must fail with IBV_WC_REM_OP_ERR, never succeed or hang; the
- * server's receives are flushed when the peer's connection ends.
+ * Immediate (--imm-refused=send: Send with Immediate) must fail with
+ * IBV_WC_REM_OP_ERR, never succeed or hang; the server's receives are
+ * flushed when the peer's connection ends.
  */
 static void imm_refused(struct ctx *c)
 {
@@ -827,9 +829,16 @@ static void imm_refused(struct ctx *c)
 		.send_flags = IBV_SEND_SIGNALED,
 		.wr.rdma = { c->peer_addr + GUARD, c->peer_rkey },
 	};
+	const char *what = c->imm_send ? "Send with Immediate" :
+					 "RDMA Write with Immediate";
 	struct ibv_send_wr *bad;
 	struct ibv_wc wc;
 	int rc;
+
+	if (c->imm_send) {
+		wr.opcode = IBV_WR_SEND_WITH_IMM;
+		wr.num_sge = 0;
+	}
 
 	if (c->server) {
 		if (!poll_any(c->rcq, &wc))
@@ -843,19 +852,19 @@ static void imm_refused(struct ctx *c)
 	}
 	rc = ibv_post_send(c->id->qp, &wr, &bad);
 	if (rc)
-		die(1, "RDMA Write with Immediate: ibv_post_send: %s", strerror(rc));
+		die(1, "%s: ibv_post_send: %s", what, strerror(rc));
 	if (!poll_any(c->scq, &wc))
-		die(1, "RDMA Write with Immediate: no completion within %d ms", WAIT_MS);
+		die(1, "%s: no completion within %d ms", what, WAIT_MS);
 	if (wc.status != IBV_WC_REM_OP_ERR)
-		die(1, "RDMA Write with Immediate: completion status %s (%d), expected IBV_WC_REM_OP_ERR",
-		    ibv_wc_status_str(wc.status), wc.status);
-	printf("%s: RDMA Write with Immediate refused by the peer: %s\n", prog,
+		die(1, "%s: completion status %s (%d), expected IBV_WC_REM_OP_ERR",
+		    what, ibv_wc_status_str(wc.status), wc.status);
+	printf("%s: %s refused by the peer: %s\n", prog, what,
 	       ibv_wc_status_str(wc.status));
 }
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: %s -s [-a BIND] | -c PEER  [-p PORT] [--srq] [--no-inv] [--imm | --imm-refused] [--quick] [--max BYTES]\n",
+	fprintf(stderr, "usage: %s -s [-a BIND] | -c PEER  [-p PORT] [--srq] [--no-inv] [--imm | --imm-refused[=send]] [--quick] [--max BYTES]\n",
 		prog);
 	exit(2);
 }
@@ -866,7 +875,7 @@ int main(int argc, char **argv)
 		{ "srq", no_argument, NULL, 'S' },
 		{ "no-inv", no_argument, NULL, 'I' },
 		{ "imm", no_argument, NULL, 'i' },
-		{ "imm-refused", no_argument, NULL, 'R' },
+		{ "imm-refused", optional_argument, NULL, 'R' },
 		{ "quick", no_argument, NULL, 'q' },
 		{ "max", required_argument, NULL, 'm' },
 		{ NULL, 0, NULL, 0 },
@@ -886,7 +895,12 @@ int main(int argc, char **argv)
 		case 'S': c.use_srq = true; break;
 		case 'I': c.use_inv = false; break;
 		case 'i': c.use_imm = true; break;
-		case 'R': c.imm_refused = true; break;
+		case 'R':
+			c.imm_refused = true;
+			if (optarg && strcmp(optarg, "send"))
+				usage();
+			c.imm_send = optarg != NULL;
+			break;
 		case 'q': c.quick = true; break;
 		case 'm': c.max = strtoul(optarg, NULL, 0); break;
 		default: usage();

@@ -4,13 +4,16 @@
 # RFC 7306 atomics in one guest, kiwi0 on both ends over the guest's own
 # address: vt_atomic (libibverbs over rdma_cm): atomic_cap IBV_ATOMIC_GLOB;
 # Fetch-and-Add and Compare-and-Swap from both ends (original values,
-# stored values, a failed compare); 4 connections x 2000 Fetch-and-Add on
+# stored values, a failed compare); a burst of 32 atomics posted at once
+# (8 x ORD: the requester holds them back, ird_exceeded stays, originals in
+# order); 4 connections x 2000 Fetch-and-Add on
 # one counter while the CPU adds 1 a million times on the target side
 # (the counter must end exact, every original distinct); an unaligned
 # target, an MR without remote atomic access and a responder QP without
 # remote rights each fail the WR with its status, leave the target alone
 # and put the requester's QP in error with an async event. The
-# Terminates the responder sent are checked in the kernel log. Then
+# Terminates the responder sent are checked in the kernel log, the
+# atomic_req_served counter (`rdma statistic`) against the atomics served. Then
 # perftest's ib_atomic_lat and ib_atomic_bw over rdma_cm (-R) (they must run).
 # About 15 s in the lab.
 
@@ -23,7 +26,18 @@ IP=${KIWI_MY_IP:-10.77.0.1}
 vt_kiwi0_up
 
 dmesg -C
+st0=$(vt_stats kiwi0)
 vt_run_prog vt_atomic 600 -a "$IP" -p 7306
+st1=$(vt_stats kiwi0)
+# kiwi0 serves every atomic vt_atomic makes: at least the 4 x 2000
+# Fetch-and-Add of the counter test.
+a0=$(vt_stat "$st0" atomic_req_served)
+a1=$(vt_stat "$st1" atomic_req_served)
+vt_check "atomic_req_served counted the atomics served ($a0 -> $a1, at least 8000)" \
+	test -n "$a0" -a -n "$a1" -a "$((${a1:-0} - ${a0:-0}))" -ge 8000
+# The burst of 32 atomics (8 x ORD) stayed within the responder's IRD.
+vt_eq "ird_exceeded after vt_atomic" "$(vt_stat "$st1" ird_exceeded)" \
+	"$(vt_stat "$st0" ird_exceeded)"
 
 # The responder's Terminates, as the requester logged them (RFC 7306
 # section 8.2: 0/2/07 for an unaligned target; remote protection 0/1/02

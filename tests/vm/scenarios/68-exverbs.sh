@@ -13,7 +13,14 @@
 # ibv_wr_abort and failing batches post nothing; a Send with Invalidate
 # naming a user MR, which the responder refuses to invalidate: its
 # Terminate (RDMAP remote protection, "STag cannot be invalidated",
-# 0/1/09) is checked in the kernel log. About 5 s in the lab.
+# 0/1/09) is checked in the kernel log. Then vt_rereg: ibv_rereg_mr with
+# IBV_REREG_MR_CHANGE_ACCESS (rights removed: the peer's Write and Read
+# refused with the owner's Terminate, the old rkey refused; write rights
+# added to a read-only MR: the peer's Write lands), _CHANGE_TRANSLATION
+# (the peer's Write lands in the new buffer only; the old length refused),
+# _CHANGE_PD (a QP of the new PD reads, one of the old PD is refused) and
+# six refusals that leave the MR working (EINVAL three times, EOPNOTSUPP,
+# EBUSY with a window bound, EFAULT). About 5 s in the lab.
 # kiwi-lab: timeout=600
 
 . "$(dirname "$0")/lib/common.bash"
@@ -24,6 +31,7 @@ vt_kiwi0_up
 
 dmesg -C
 vt_run_prog vt_exverbs 300 -a "$IP" -p 7307
+vt_run_prog vt_rereg 300 -a "$IP" -p 7308
 
 if dmesg | grep -q "Terminate from peer: layer 0 type 1 code 0x09"; then
 	vt_pass "Terminate 0/1/09 (STag cannot be invalidated) received"

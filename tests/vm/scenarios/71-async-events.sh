@@ -9,8 +9,8 @@
 # IBV_EVENT_CQ_ERR (once) with IBV_EVENT_QP_FATAL and the error state for
 # its QP while a connection on other CQs goes on; ibv_resize_cq keeping
 # unpolled completions in order, also while Sends arrive, EINVAL below
-# them; ibv_rereg_mr refused with EOPNOTSUPP. The lab fails the scenario on
-# any kernel warning. About 15 s in the lab.
+# them (ibv_rereg_mr: 68-exverbs). The lab fails the scenario on any
+# kernel warning. About 15 s in the lab.
 # kiwi-lab: timeout=600
 
 . "$(dirname "$0")/lib/common.bash"

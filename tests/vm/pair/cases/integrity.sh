@@ -8,9 +8,10 @@
 # offsets, every byte checked by the receiving side (and the bytes around
 # each target); Send with Invalidate where both sides allow it, immediate
 # data (RFC 7306) kiwi <-> kiwi (pair_integrity_opts). Between kiwi and
-# siw, a kiwi client's RDMA Write with Immediate to a siw server must fail
-# cleanly: IBV_WC_REM_OP_ERR at kiwi (siw's Terminate "unexpected opcode"),
-# flushed receives at siw, no hang (vt_integrity --imm-refused).
+# siw, a kiwi client's RDMA Write with Immediate, and on a second
+# connection its Send with Immediate, to a siw server must fail cleanly:
+# IBV_WC_REM_OP_ERR at kiwi (siw's Terminate "unexpected opcode"), flushed
+# receives at siw, no hang (vt_integrity --imm-refused[=send]).
 
 . "$KIWI_SRC/tests/vm/pair/lib.bash"
 vt_need_progs
@@ -43,10 +44,14 @@ case "$PAIR_SERVER $PAIR_CLIENT" in
 *) imm_srv= ;;
 esac
 if [ -n "$imm_srv" ] && [ "$PAIR_EXPECT" = ok ]; then
-	pair_step integrity.imm-refused "$imm_srv" 120 \
-		"$VT_PROGS/vt_integrity" -s -a "{me}" -p "{port}" --imm-refused -- \
-		"$VT_PROGS/vt_integrity" -c "{peer}" -p "{port}" --imm-refused
-	grep -h 'refused\|flushed' "$VT_TMP"/integrity.imm-refused.out | sed "s/^/[$VT_NAME] /"
+	for how in write send; do
+		opt=--imm-refused
+		[ "$how" = send ] && opt=--imm-refused=send
+		pair_step "integrity.imm-refused-$how" "$imm_srv" 120 \
+			"$VT_PROGS/vt_integrity" -s -a "{me}" -p "{port}" --imm-refused -- \
+			"$VT_PROGS/vt_integrity" -c "{peer}" -p "{port}" "$opt"
+		grep -h 'refused\|flushed' "$VT_TMP/integrity.imm-refused-$how.out" | sed "s/^/[$VT_NAME] /"
+	done
 fi
 pair_down
 vt_finish
