@@ -187,7 +187,13 @@ struct kiwi_tx_msg {
  * @mpa: MPA framing state (TX; MPA/TCP LLP)
  * @plan: FPDU plan of the segment being framed (TX)
  * @pieces: plan entries (TX)
- * @mulpdu: negotiated MULPDU (TX)
+ * @mulpdu: MULPDU now: the LLP sets it at attach and may change it at
+ *	    the start of each batch (llp.h, batch), read by restrack with
+ *	    READ_ONCE (TX)
+ * @seg: where the FPDUs framed in @buf fall in TCP's segments: a batch
+ *	 stops before an FPDU that would cross a segment boundary and goes
+ *	 to TCP with MSG_EOR when its last segment is not full (TX; reset by
+ *	 the LLP's batch operation, proto/mpa_seg.c)
  * @sctp: DDP over SCTP: the association's state (llp_sctp.h), owned by
  *	  the CM's endpoint; NULL on MPA/TCP (set at attach)
  * @buf: framed FPDUs, KIWI_TX_BUF_LEN octets (TX; freed at detach)
@@ -245,6 +251,7 @@ struct kiwi_qp_tx {
 	struct kiwi_mpa_plan plan;
 	struct kiwi_mpa_piece pieces[KIWI_MPA_PLAN_PIECES(1)];
 	u32 mulpdu;
+	struct kiwi_mpa_seg seg;
 	struct kiwi_sctp_conn *sctp;
 	u8 *buf;
 	u32 len;

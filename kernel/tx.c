@@ -97,6 +97,7 @@ int kiwi_tx_attach(struct kiwi_qp *qp, u32 ord, u32 ird)
 	tx->ird = ird;
 	tx->len = 0;
 	tx->sent = 0;
+	kiwi_mpa_seg_init(&tx->seg, 0, false);
 	tx->stalled = false;
 	tx->msn_send = KIWI_DDP_MSN_INIT;
 	tx->msn_rreq = KIWI_DDP_MSN_INIT;
@@ -185,12 +186,17 @@ bool kiwi_irq_push(struct kiwi_qp *qp, const struct kiwi_irq_ent *ent)
 
 /* --- framing --- */
 
-/* Where the ULPDU of a segment is staged, or NULL if the buffer is full. */
+/*
+ * Where the ULPDU of a segment is staged, or NULL if the batch must be sent
+ * first: the buffer is full, or the FPDU would cross the end of the TCP
+ * segment the batch stops in (tx->seg; the next batch starts a segment).
+ */
 static u8 *kiwi_tx_seg_begin(struct kiwi_qp_tx *tx, u32 ulpdu_len)
 {
 	u32 wire = tx->llp->seg_wire_len(tx, ulpdu_len);
 
-	if (wire > KIWI_TX_BUF_LEN - tx->len)
+	if (wire > KIWI_TX_BUF_LEN - tx->len ||
+	    !kiwi_mpa_seg_fits(&tx->seg, wire))
 		return NULL;
 	return tx->buf + tx->len + tx->llp->seg_room;
 }
@@ -198,7 +204,23 @@ static u8 *kiwi_tx_seg_begin(struct kiwi_qp_tx *tx, u32 ulpdu_len)
 /* The LLP frames the segment staged by kiwi_tx_seg_begin() in place. */
 static int kiwi_tx_seg_end(struct kiwi_qp_tx *tx, u32 ulpdu_len)
 {
-	return tx->llp->seg_frame(tx, ulpdu_len);
+	u32 start = tx->len;
+	int rv;
+
+	rv = tx->llp->seg_frame(tx, ulpdu_len);
+	if (!rv)
+		kiwi_mpa_seg_add(&tx->seg, tx->len - start);
+	return rv;
+}
+
+/*
+ * The buffer is empty: the LLP may take a new MULPDU (a path MTU change)
+ * for the segments framed from now on, and the batch starts a segment.
+ */
+static void kiwi_tx_batch(struct kiwi_qp_tx *tx, struct socket *sock)
+{
+	if (tx->llp->batch)
+		tx->llp->batch(tx, sock);
 }
 
 /* Copy message octets [@off, @off + @len) of the current message to @dst. */
@@ -287,7 +309,8 @@ static int kiwi_tx_segment(struct kiwi_qp *qp)
 	u8 *ulp;
 	int rv;
 
-	if (!kiwi_ddp_seg_next(&m->it, &seg) ||
+	if (kiwi_ddp_seg_resize(&m->it, tx->mulpdu) ||
+	    !kiwi_ddp_seg_next(&m->it, &seg) ||
 	    kiwi_rdmap_seg_hdr(&h, m->op, m->stag, m->msn, &seg)) {
 		rv = -EINVAL;
 		goto fail;
@@ -540,7 +563,7 @@ static int kiwi_tx_push(struct kiwi_qp *qp, struct socket *sock)
 	struct kiwi_qp_tx *tx = &qp->tx;
 	int rv;
 
-	rv = tx->llp->send(tx, sock, tx->cur.active);
+	rv = tx->llp->send(tx, sock);
 	if (rv < 0)
 		return rv;
 	tx->sent += rv;
@@ -657,6 +680,7 @@ static void kiwi_tx_run(struct kiwi_qp *qp, struct socket *sock)
 		}
 		if (tx->len)
 			kiwi_tx_flushed(qp);
+		kiwi_tx_batch(tx, sock);
 		seen = kiwi_ring_published(&qp->sq);
 		if (!kiwi_tx_fill(qp) && kiwi_tx_park(qp, seen)) {
 			kiwi_tx_idle(qp);
