@@ -37,6 +37,10 @@ struct socket;
 
 /* Octets of FPDUs TX frames before it hands them to TCP in one call. */
 #define KIWI_TX_BUF_LEN		(256 * 1024)
+/* What a doorbell's run sends in the poster's system call (tx.c). */
+#define KIWI_TX_DOORBELL_LEN	(16 * 1024)
+/* How long a streaming poster's worker waits for more WRs (tx.c). */
+#define KIWI_TX_LINGER_US	50
 
 /**
  * struct kiwi_swqe - the engine's private copy of one send WR
@@ -202,6 +206,9 @@ struct kiwi_tx_msg {
  * @stalled: TCP took less than offered and TX waits for the write-space
  *	wakeup, which runs TX again (written by TX under @run_lock; a
  *	doorbell reads it without the lock, see kiwi_tx_kick_now())
+ * @linger: a doorbell's run left a message to the worker: a poster is
+ *	    streaming, so the worker waits once for more WRs before it
+ *	    parks (TX, under @run_lock; kiwi_tx_run())
  * @cur: message in progress (TX)
  * @msn_send: next MSN on QN 0 (TX)
  * @msn_rreq: next MSN on QN 1 (TX): Read and Atomic Requests
@@ -257,6 +264,7 @@ struct kiwi_qp_tx {
 	u32 len;
 	u32 sent;
 	bool stalled;
+	bool linger;
 	struct kiwi_tx_msg cur;
 	u32 msn_send;
 	u32 msn_rreq;
