@@ -42,9 +42,13 @@ struct sock;
  * @seg_frame: frame, in place, the DDP segment of @ulpdu_len octets staged
  *             at tx->buf + tx->len + @seg_room; advance tx->len past it.
  *             Return 0 or a negative errno (nothing framed).
+ * @batch: optional: the transmit buffer is empty and a batch of segments
+ *         is about to be framed into it: refresh tx->mulpdu from what
+ *         the stream allows now and reset tx->seg (segments already
+ *         framed were sent as they were). TX context. Without it MULPDU
+ *         stays as @setup set it and tx->seg as attach left it.
  * @send: hand octets [tx->sent, tx->len) of the transmit buffer to @sock,
- *        never blocking; @more: the engine has more of the current
- *        message to frame. Return the octets taken (possibly fewer than
+ *        never blocking. Return the octets taken (possibly fewer than
  *        offered), or a negative errno (-EAGAIN: no room now; the
  *        socket's write space reaches kiwi_qp_tx_space() when there is).
  * @receive: deliver what @sk holds to the DDP engine. Called in RX with
@@ -63,7 +67,8 @@ struct kiwi_llp_ops {
 	u32 seg_room;
 	u32 (*seg_wire_len)(const struct kiwi_qp_tx *tx, u32 ulpdu_len);
 	int (*seg_frame)(struct kiwi_qp_tx *tx, u32 ulpdu_len);
-	int (*send)(struct kiwi_qp_tx *tx, struct socket *sock, bool more);
+	void (*batch)(struct kiwi_qp_tx *tx, struct socket *sock);
+	int (*send)(struct kiwi_qp_tx *tx, struct socket *sock);
 	void (*receive)(struct kiwi_qp *qp, struct sock *sk);
 	void (*close)(struct kiwi_ep *ep, bool abortive);
 	void (*drain)(struct kiwi_ep *ep);

@@ -474,8 +474,7 @@ static int kiwi_llp_sctp_frame(struct kiwi_qp_tx *tx, u32 ulpdu_len)
 }
 
 /* Each framed segment is one SCTP message; SCTP takes whole ones only. */
-static int kiwi_llp_sctp_send(struct kiwi_qp_tx *tx, struct socket *sock,
-			      bool more)
+static int kiwi_llp_sctp_send(struct kiwi_qp_tx *tx, struct socket *sock)
 {
 	u32 pos = tx->sent, mlen;
 	int rv = 0;

@@ -7,33 +7,63 @@
  * pad, CRC, markers where negotiated), or with the profile one framing
  * PDU (draft-00 section 5: the 8-octet Length+Key header, the segment, no
  * packing), framed in place in the transmit buffer by proto/mpa; the
- * buffer goes to TCP with non-blocking kernel_sendmsg() calls. Receive
+ * buffer goes to TCP with non-blocking kernel_sendmsg() calls. FPDUs are
+ * sized and batched so that every TCP segment starts with one (RFC 5044
+ * Appendix A.1; proto/mpa_seg.c), MULPDU following the EMSS per batch. Receive
  * reads the socket with tcp_read_sock() and runs the decoder of the same
  * profile (rx.c, rx_ahead.c), which refuses a frame with another key than
  * the peer announced (MPA error 3, a Terminate; SEC-21).
  */
 #include <linux/net.h>
 #include <linux/tcp.h>
+#include <net/dst.h>
 #include <net/sock.h>
+#include <net/tcp.h>
 
 #include "kiwi.h"
 #include "conn.h"
 #include "llp.h"
 
 /*
- * MULPDU of the stream. With the draft-00 profile a framing PDU fits in
- * one segment of the current EMSS (ULPF-003/006), within the floor and
- * ceiling MPA keeps too (an EMSS below 136 octets, where the draft's
- * emergency mode would start, still gets 128-octet segments).
+ * MULPDU for an EMSS. With the draft-00 profile a framing PDU fits in one
+ * segment of the current EMSS (ULPF-003/006), within the floor and ceiling
+ * MPA keeps too (an EMSS below 136 octets, where the draft's emergency mode
+ * would start, still gets 128-octet segments).
  */
-static u32 kiwi_llp_tcp_mulpdu(struct sock *sk, const struct kiwi_llp_params *p)
+static u32 kiwi_llp_tcp_mulpdu(const struct kiwi_mpa_tx *mpa, u32 emss)
 {
-	u32 emss = READ_ONCE(tcp_sk(sk)->mss_cache);
-
-	if (!p->mpa.ulpf)
-		return kiwi_mpa_mulpdu(emss, p->mpa.tx_markers);
+	if (mpa->cfg.profile == KIWI_FRAME_MPA)
+		return kiwi_mpa_mulpdu(emss, mpa->cfg.markers);
 	return clamp_t(u32, kiwi_ulpf_max_pdu(emss), KIWI_MPA_MULPDU_MIN,
 		       KIWI_MPA_MULPDU_MAX);
+}
+
+/*
+ * The EMSS TCP cuts the stream with: its MSS for the usual options. A path
+ * MTU change TCP has not applied yet (it does so at its next send) is
+ * applied first, under the socket lock as TCP does, so the batch about to
+ * be framed is sized for the new path. Option space TCP takes for a while
+ * (SACK blocks) is not subtracted: FPDUs stay at the full size and such
+ * segments lose alignment until the option goes.
+ */
+static u32 kiwi_llp_tcp_emss(struct sock *sk)
+{
+	struct dst_entry *dst;
+	u32 mtu = 0;
+
+	rcu_read_lock();
+	dst = __sk_dst_get(sk);
+	if (dst && dst_mtu(dst) != READ_ONCE(inet_csk(sk)->icsk_pmtu_cookie))
+		mtu = dst_mtu(dst);
+	rcu_read_unlock();
+	if (mtu) {
+		lock_sock(sk);
+		dst = __sk_dst_get(sk);
+		if (dst)
+			tcp_sync_mss(sk, dst_mtu(dst));
+		release_sock(sk);
+	}
+	return READ_ONCE(tcp_sk(sk)->mss_cache);
 }
 
 /* The framers of both directions and the MULPDU of the TCP stream. */
@@ -54,8 +84,25 @@ static int kiwi_llp_tcp_setup(struct kiwi_qp *qp, struct socket *sock,
 	    kiwi_mpa_rx_init(&qp->rx.mpa, &rc, 0, KIWI_MPA_RX_HDR_MAX))
 		return -EINVAL;
 	kiwi_rx_ahead_init(qp, sock->sk);
-	qp->tx.mulpdu = kiwi_llp_tcp_mulpdu(sock->sk, p);
+	qp->tx.mulpdu = kiwi_llp_tcp_mulpdu(&qp->tx.mpa,
+					    kiwi_llp_tcp_emss(sock->sk));
 	return 0;
+}
+
+/*
+ * A batch starts a TCP segment. Its FPDUs are sized to fill one each: the
+ * MULPDU of the EMSS now (without markers and with an EMSS that is a
+ * multiple of 4, an FPDU of MULPDU is exactly one EMSS on the wire). MPA
+ * packs whole FPDUs into a segment where they fit; draft-00 gives each
+ * framing PDU a segment of its own.
+ */
+static void kiwi_llp_tcp_batch(struct kiwi_qp_tx *tx, struct socket *sock)
+{
+	u32 emss = kiwi_llp_tcp_emss(sock->sk);
+
+	WRITE_ONCE(tx->mulpdu, kiwi_llp_tcp_mulpdu(&tx->mpa, emss));
+	kiwi_mpa_seg_init(&tx->seg, emss,
+			  tx->mpa.cfg.profile == KIWI_FRAME_MPA);
 }
 
 static u32 kiwi_llp_tcp_wire_len(const struct kiwi_qp_tx *tx, u32 ulpdu_len)
@@ -97,20 +144,24 @@ static int kiwi_llp_tcp_frame(struct kiwi_qp_tx *tx, u32 ulpdu_len)
 	return 0;
 }
 
-/* The FPDUs form one byte stream: TCP takes as much of it as it can. */
-static int kiwi_llp_tcp_send(struct kiwi_qp_tx *tx, struct socket *sock,
-			     bool more)
+/*
+ * The FPDUs form one byte stream: TCP takes as much of it as it can. Each
+ * batch ends its last TCP segment (MSG_EOR: TCP appends nothing more to it,
+ * also when it retransmits), so the next batch, whatever its EMSS, starts a
+ * segment with its first FPDU. Nothing is corked (MSG_MORE): nothing can
+ * join a batch's last segment, and one that is not full holds a message's
+ * end.
+ */
+static int kiwi_llp_tcp_send(struct kiwi_qp_tx *tx, struct socket *sock)
 {
 	struct kvec kv = {
 		.iov_base = tx->buf + tx->sent,
 		.iov_len = tx->len - tx->sent,
 	};
 	struct msghdr msg = {
-		.msg_flags = MSG_DONTWAIT | MSG_NOSIGNAL,
+		.msg_flags = MSG_DONTWAIT | MSG_NOSIGNAL | MSG_EOR,
 	};
 
-	if (more)
-		msg.msg_flags |= MSG_MORE;
 	return kernel_sendmsg(sock, &msg, &kv, 1, kv.iov_len);
 }
 
@@ -120,6 +171,7 @@ const struct kiwi_llp_ops kiwi_llp_mpa_tcp = {
 	.seg_room = KIWI_MPA_HDR_LEN,
 	.seg_wire_len = kiwi_llp_tcp_wire_len,
 	.seg_frame = kiwi_llp_tcp_frame,
+	.batch = kiwi_llp_tcp_batch,
 	.send = kiwi_llp_tcp_send,
 	.receive = kiwi_rx_read,
 	.close = kiwi_ep_llp_close,
@@ -133,6 +185,7 @@ const struct kiwi_llp_ops kiwi_llp_ulpf_tcp = {
 	.seg_room = KIWI_ULPF_HDR_LEN,
 	.seg_wire_len = kiwi_llp_tcp_wire_len,
 	.seg_frame = kiwi_llp_tcp_frame,
+	.batch = kiwi_llp_tcp_batch,
 	.send = kiwi_llp_tcp_send,
 	.receive = kiwi_rx_read,
 	.close = kiwi_ep_llp_close,

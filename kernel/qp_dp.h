@@ -37,6 +37,10 @@ struct socket;
 
 /* Octets of FPDUs TX frames before it hands them to TCP in one call. */
 #define KIWI_TX_BUF_LEN		(256 * 1024)
+/* What a doorbell's run sends in the poster's system call (tx.c). */
+#define KIWI_TX_DOORBELL_LEN	(16 * 1024)
+/* How long a streaming poster's worker waits for more WRs (tx.c). */
+#define KIWI_TX_LINGER_US	50
 
 /**
  * struct kiwi_swqe - the engine's private copy of one send WR
@@ -187,7 +191,13 @@ struct kiwi_tx_msg {
  * @mpa: MPA framing state (TX; MPA/TCP LLP)
  * @plan: FPDU plan of the segment being framed (TX)
  * @pieces: plan entries (TX)
- * @mulpdu: negotiated MULPDU (TX)
+ * @mulpdu: MULPDU now: the LLP sets it at attach and may change it at
+ *	    the start of each batch (llp.h, batch), read by restrack with
+ *	    READ_ONCE (TX)
+ * @seg: where the FPDUs framed in @buf fall in TCP's segments: a batch
+ *	 stops before an FPDU that would cross a segment boundary and goes
+ *	 to TCP with MSG_EOR when its last segment is not full (TX; reset by
+ *	 the LLP's batch operation, proto/mpa_seg.c)
  * @sctp: DDP over SCTP: the association's state (llp_sctp.h), owned by
  *	  the CM's endpoint; NULL on MPA/TCP (set at attach)
  * @buf: framed FPDUs, KIWI_TX_BUF_LEN octets (TX; freed at detach)
@@ -196,6 +206,9 @@ struct kiwi_tx_msg {
  * @stalled: TCP took less than offered and TX waits for the write-space
  *	wakeup, which runs TX again (written by TX under @run_lock; a
  *	doorbell reads it without the lock, see kiwi_tx_kick_now())
+ * @linger: a doorbell's run left a message to the worker: a poster is
+ *	    streaming, so the worker waits once for more WRs before it
+ *	    parks (TX, under @run_lock; kiwi_tx_run())
  * @cur: message in progress (TX)
  * @msn_send: next MSN on QN 0 (TX)
  * @msn_rreq: next MSN on QN 1 (TX): Read and Atomic Requests
@@ -245,11 +258,13 @@ struct kiwi_qp_tx {
 	struct kiwi_mpa_plan plan;
 	struct kiwi_mpa_piece pieces[KIWI_MPA_PLAN_PIECES(1)];
 	u32 mulpdu;
+	struct kiwi_mpa_seg seg;
 	struct kiwi_sctp_conn *sctp;
 	u8 *buf;
 	u32 len;
 	u32 sent;
 	bool stalled;
+	bool linger;
 	struct kiwi_tx_msg cur;
 	u32 msn_send;
 	u32 msn_rreq;

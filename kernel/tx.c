@@ -17,6 +17,7 @@
  * Invalidate and fast-register when TX reaches them. Immediate Data WRs
  * are one, two or three messages (tx_imm.c).
  */
+#include <linux/delay.h>
 #include <linux/mm.h>
 #include <linux/net.h>
 #include <linux/sched/mm.h>
@@ -97,7 +98,9 @@ int kiwi_tx_attach(struct kiwi_qp *qp, u32 ord, u32 ird)
 	tx->ird = ird;
 	tx->len = 0;
 	tx->sent = 0;
+	kiwi_mpa_seg_init(&tx->seg, 0, false);
 	tx->stalled = false;
+	tx->linger = false;
 	tx->msn_send = KIWI_DDP_MSN_INIT;
 	tx->msn_rreq = KIWI_DDP_MSN_INIT;
 	tx->msn_aresp = KIWI_DDP_MSN_INIT;
@@ -185,12 +188,17 @@ bool kiwi_irq_push(struct kiwi_qp *qp, const struct kiwi_irq_ent *ent)
 
 /* --- framing --- */
 
-/* Where the ULPDU of a segment is staged, or NULL if the buffer is full. */
+/*
+ * Where the ULPDU of a segment is staged, or NULL if the batch must be sent
+ * first: the buffer is full, or the FPDU would cross the end of the TCP
+ * segment the batch stops in (tx->seg; the next batch starts a segment).
+ */
 static u8 *kiwi_tx_seg_begin(struct kiwi_qp_tx *tx, u32 ulpdu_len)
 {
 	u32 wire = tx->llp->seg_wire_len(tx, ulpdu_len);
 
-	if (wire > KIWI_TX_BUF_LEN - tx->len)
+	if (wire > KIWI_TX_BUF_LEN - tx->len ||
+	    !kiwi_mpa_seg_fits(&tx->seg, wire))
 		return NULL;
 	return tx->buf + tx->len + tx->llp->seg_room;
 }
@@ -198,7 +206,23 @@ static u8 *kiwi_tx_seg_begin(struct kiwi_qp_tx *tx, u32 ulpdu_len)
 /* The LLP frames the segment staged by kiwi_tx_seg_begin() in place. */
 static int kiwi_tx_seg_end(struct kiwi_qp_tx *tx, u32 ulpdu_len)
 {
-	return tx->llp->seg_frame(tx, ulpdu_len);
+	u32 start = tx->len;
+	int rv;
+
+	rv = tx->llp->seg_frame(tx, ulpdu_len);
+	if (!rv)
+		kiwi_mpa_seg_add(&tx->seg, tx->len - start);
+	return rv;
+}
+
+/*
+ * The buffer is empty: the LLP may take a new MULPDU (a path MTU change)
+ * for the segments framed from now on, and the batch starts a segment.
+ */
+static void kiwi_tx_batch(struct kiwi_qp_tx *tx, struct socket *sock)
+{
+	if (tx->llp->batch)
+		tx->llp->batch(tx, sock);
 }
 
 /* Copy message octets [@off, @off + @len) of the current message to @dst. */
@@ -287,7 +311,8 @@ static int kiwi_tx_segment(struct kiwi_qp *qp)
 	u8 *ulp;
 	int rv;
 
-	if (!kiwi_ddp_seg_next(&m->it, &seg) ||
+	if (kiwi_ddp_seg_resize(&m->it, tx->mulpdu) ||
+	    !kiwi_ddp_seg_next(&m->it, &seg) ||
 	    kiwi_rdmap_seg_hdr(&h, m->op, m->stag, m->msn, &seg)) {
 		rv = -EINVAL;
 		goto fail;
@@ -464,8 +489,11 @@ static bool kiwi_tx_held(struct kiwi_qp *qp)
 	return READ_ONCE(qp->tx.held);
 }
 
-/* Fill the buffer with FPDUs. Return: true if anything was framed. */
-static bool kiwi_tx_fill(struct kiwi_qp *qp)
+/*
+ * Fill the buffer with FPDUs, up to @limit octets (a segment that starts
+ * below it may end past it). Return: true if anything was framed.
+ */
+static bool kiwi_tx_fill(struct kiwi_qp *qp, u32 limit)
 {
 	struct kiwi_qp_tx *tx = &qp->tx;
 	bool framed = false;
@@ -477,6 +505,8 @@ static bool kiwi_tx_fill(struct kiwi_qp *qp)
 		if (kiwi_tx_term(qp))
 			return true;
 		if (!kiwi_tx_open(qp))
+			break;
+		if (tx->len >= limit)
 			break;
 		if (!tx->cur.active && !kiwi_tx_next_msg(qp))
 			break;
@@ -540,7 +570,7 @@ static int kiwi_tx_push(struct kiwi_qp *qp, struct socket *sock)
 	struct kiwi_qp_tx *tx = &qp->tx;
 	int rv;
 
-	rv = tx->llp->send(tx, sock, tx->cur.active);
+	rv = tx->llp->send(tx, sock);
 	if (rv < 0)
 		return rv;
 	tx->sent += rv;
@@ -625,13 +655,48 @@ static bool kiwi_tx_park(struct kiwi_qp *qp, u32 seen)
 }
 
 /*
+ * Nothing more to frame. Return: true if TX may stop. A worker run after a
+ * doorbell's hand-off (tx.linger) first sleeps KIWI_TX_LINGER_US with the
+ * doorbell flag still clear, once per stretch in which it found work: the
+ * poster, which the worker's wakeup may have preempted, posts its next
+ * WRs meanwhile without a doorbell, and TX takes them. Only a wait that
+ * brought nothing parks (and ends the lingering).
+ */
+static bool kiwi_tx_stop(struct kiwi_qp *qp, u32 seen, bool *lingered)
+{
+	struct kiwi_qp_tx *tx = &qp->tx;
+
+	if (tx->linger && !*lingered) {
+		*lingered = true;
+		usleep_range(KIWI_TX_LINGER_US, 2 * KIWI_TX_LINGER_US);
+		return false;
+	}
+	if (!kiwi_tx_park(qp, seen))
+		return false;
+	tx->linger = false;
+	return true;
+}
+
+/*
  * Framing and sending until nothing is left, TCP takes no more (stalled:
  * the write-space wakeup resumes) or the stream is gone (the QP goes to
  * error, whose flush asks for the doorbell: kiwi_qp_flush()).
+ *
+ * A doorbell's run (@doorbell) sends one batch of at most
+ * KIWI_TX_DOORBELL_LEN octets in the poster's system call and leaves
+ * whatever it framed after that batch to the work item, queued before the
+ * run ends: TX stays busy (KIWI_RING_F_DOORBELL clear), so the poster goes
+ * on posting without doorbells while the worker sends (and lingers before
+ * it parks, kiwi_tx_stop()). Were the whole message sent in the system
+ * call, a poster whose socket never fills would find TX parked after every
+ * post and ring for each.
  */
-static void kiwi_tx_run(struct kiwi_qp *qp, struct socket *sock)
+static void kiwi_tx_run(struct kiwi_qp *qp, struct socket *sock,
+			bool doorbell)
 {
 	struct kiwi_qp_tx *tx = &qp->tx;
+	u32 limit = doorbell ? KIWI_TX_DOORBELL_LEN : KIWI_TX_BUF_LEN;
+	bool pushed = false, lingered = false;
 	u32 seen;
 	int rv;
 
@@ -643,6 +708,12 @@ static void kiwi_tx_run(struct kiwi_qp *qp, struct socket *sock)
 		if (READ_ONCE(tx->sock) != sock)
 			return;
 		if (tx->sent < tx->len) {
+			if (doorbell && pushed) {
+				tx->linger = true;
+				kiwi_tx_kick(qp);
+				return;
+			}
+			pushed = true;
 			rv = kiwi_tx_push(qp, sock);
 			if (rv == -EAGAIN) {
 				kiwi_qp_stat_inc(&qp->stats, KIWI_STAT_TX_STALLS);
@@ -657,17 +728,19 @@ static void kiwi_tx_run(struct kiwi_qp *qp, struct socket *sock)
 		}
 		if (tx->len)
 			kiwi_tx_flushed(qp);
+		kiwi_tx_batch(tx, sock);
 		seen = kiwi_ring_published(&qp->sq);
-		if (!kiwi_tx_fill(qp) && kiwi_tx_park(qp, seen)) {
-			kiwi_tx_idle(qp);
-			return;
-		}
+		if (kiwi_tx_fill(qp, limit))
+			lingered = false;
+		else if (kiwi_tx_stop(qp, seen, &lingered))
+			break;
 		cond_resched();
 	}
+	kiwi_tx_idle(qp);
 }
 
 /* With tx.run_lock held: run TX if the QP is attached. */
-static void kiwi_tx_run_locked(struct kiwi_qp *qp)
+static void kiwi_tx_run_locked(struct kiwi_qp *qp, bool doorbell)
 {
 	struct socket *sock;
 	unsigned long flags;
@@ -676,7 +749,7 @@ static void kiwi_tx_run_locked(struct kiwi_qp *qp)
 	sock = qp->tx.sock;
 	spin_unlock_irqrestore(&qp->lock, flags);
 	if (sock)
-		kiwi_tx_run(qp, sock);
+		kiwi_tx_run(qp, sock, doorbell);
 }
 
 /**
@@ -685,8 +758,9 @@ static void kiwi_tx_run_locked(struct kiwi_qp *qp)
  *
  * Process context that may sleep (a user QP's doorbell). Sending from the
  * poster's own context saves a wakeup of the TX worker per message, which
- * is most of a small message's latency. If TX is running elsewhere, it is
- * kicked instead, so the new work requests are not missed.
+ * is most of a small message's latency; a larger one is started here
+ * and finished by the worker (kiwi_tx_run()). If TX is running elsewhere,
+ * it is kicked instead, so the new work requests are not missed.
  *
  * If TX stopped on a full socket it does nothing: TCP has no room, and
  * the write-space wakeup (kiwi_qp_tx_space()) runs TX, which takes the
@@ -711,7 +785,7 @@ void kiwi_tx_kick_now(struct kiwi_qp *qp)
 		kiwi_tx_kick(qp);
 		return;
 	}
-	kiwi_tx_run_locked(qp);
+	kiwi_tx_run_locked(qp, true);
 	mutex_unlock(&qp->tx.run_lock);
 }
 
@@ -720,6 +794,6 @@ static void kiwi_tx_work(struct work_struct *work)
 	struct kiwi_qp *qp = container_of(work, struct kiwi_qp, tx.work);
 
 	mutex_lock(&qp->tx.run_lock);
-	kiwi_tx_run_locked(qp);
+	kiwi_tx_run_locked(qp, false);
 	mutex_unlock(&qp->tx.run_lock);
 }

@@ -131,6 +131,7 @@ struct kiwi_ddp_seg_iter {
 
 int kiwi_ddp_seg_init(struct kiwi_ddp_seg_iter *it, bool tagged, u32 msg_len,
 		      u64 to, u32 mulpdu);
+int kiwi_ddp_seg_resize(struct kiwi_ddp_seg_iter *it, u32 mulpdu);
 bool kiwi_ddp_seg_next(struct kiwi_ddp_seg_iter *it, struct kiwi_ddp_seg *seg);
 u32 kiwi_ddp_seg_count(bool tagged, u32 msg_len, u32 mulpdu);
 

@@ -45,6 +45,29 @@ int kiwi_ddp_seg_init(struct kiwi_ddp_seg_iter *it, bool tagged, u32 msg_len,
 }
 
 /**
+ * kiwi_ddp_seg_resize() - change MULPDU for the segments not handed out yet.
+ * @it: iterator from kiwi_ddp_seg_init().
+ * @mulpdu: the LLP's MULPDU now, DDP header included.
+ *
+ * The LLP's MULPDU may change while a message is being segmented (a new
+ * path MTU; DDP-002). Segments handed out keep their size (DDP-003), the
+ * next ones are cut to the new MULPDU; offsets stay contiguous.
+ *
+ * Return: 0; -EINVAL if @mulpdu cannot hold the header plus one payload
+ * octet, or if kiwi_ddp_seg_init() failed on @it (@it is unchanged: it
+ * hands out no segment).
+ */
+int kiwi_ddp_seg_resize(struct kiwi_ddp_seg_iter *it, u32 mulpdu)
+{
+	u32 hlen = kiwi_ddp_seg_hdr(it->tagged);
+
+	if (!it->max_payload || mulpdu <= hlen)
+		return -EINVAL;
+	it->max_payload = mulpdu - hlen;
+	return 0;
+}
+
+/**
  * kiwi_ddp_seg_next() - the next segment of the message.
  * @it: iterator from kiwi_ddp_seg_init().
  * @seg: output.

@@ -17,6 +17,9 @@
  * order, e.g. as a kvec array (or bio_vecs via piece.src/src_off for page
  * fragments) with kernel_sendmsg(..., MSG_EOR), before planning the next
  * FPDU. MULPDU for DDP segmentation: kiwi_mpa_mulpdu(emss, p.tx_markers).
+ * To start every TCP segment with an FPDU, frame runs of FPDUs with
+ * struct kiwi_mpa_seg (kiwi_mpa_seg_fits() before, kiwi_mpa_seg_add() after
+ * each) and send each run with MSG_EOR.
  *
  * Receive: kiwi_mpa_rx_init(&rx, &cfg{markers = p.rx_markers, crc = p.crc},
  * 0, hdr) once, hdr = the most ULPDU octets the caller wants to parse in one
@@ -182,6 +185,24 @@ u32 kiwi_mpa_fpdu_wire_len(const struct kiwi_mpa_tx *tx, u32 ulpdu_len);
 
 u32 kiwi_mpa_mulpdu(u32 emss, bool markers);
 u32 kiwi_mpa_pad(u32 ulpdu_len);
+
+/**
+ * struct kiwi_mpa_seg - FPDUs of one run against the LLP's segments (TX;
+ *	mpa_seg.c).
+ * @size: octets in one segment (the EMSS), 0: no alignment.
+ * @fill: octets of the run's current segment taken, 0 on a segment
+ *	boundary.
+ * @pack: several whole FPDUs may share a segment.
+ */
+struct kiwi_mpa_seg {
+	u32 size;
+	u32 fill;
+	bool pack;
+};
+
+void kiwi_mpa_seg_init(struct kiwi_mpa_seg *s, u32 size, bool pack);
+bool kiwi_mpa_seg_fits(const struct kiwi_mpa_seg *s, u32 wire_len);
+void kiwi_mpa_seg_add(struct kiwi_mpa_seg *s, u32 wire_len);
 
 /*
  * Largest caller header the decoder hands out in one KIWI_MPA_EV_HEADER:

@@ -92,6 +92,47 @@ TEST(DdpSeg, MulpduTooSmall)
 	EXPECT_EQ(10u, kiwi_ddp_seg_count(true, 10, 15));
 }
 
+// DDP-002/003: MULPDU changes while a message is segmented (a path MTU
+// change): segments handed out keep their size, the next ones follow the new
+// MULPDU, offsets stay contiguous and only the final segment has L = 1.
+TEST(DdpSeg, ResizeMidMessage)
+{
+	kiwi_ddp_seg_iter it;
+	kiwi_ddp_seg s;
+
+	ASSERT_EQ(0, kiwi_ddp_seg_init(&it, true, 5000, 4096, 1442));
+	ASSERT_TRUE(kiwi_ddp_seg_next(&it, &s));
+	EXPECT_EQ(1428u, s.len);
+	ASSERT_EQ(0, kiwi_ddp_seg_resize(&it, 1202));
+	ASSERT_TRUE(kiwi_ddp_seg_next(&it, &s));
+	EXPECT_EQ(1428u, s.off);
+	EXPECT_EQ(4096u + 1428u, s.to);
+	EXPECT_EQ(1188u, s.len);
+	EXPECT_FALSE(s.last);
+	ASSERT_EQ(0, kiwi_ddp_seg_resize(&it, 8942));
+	ASSERT_TRUE(kiwi_ddp_seg_next(&it, &s));
+	EXPECT_EQ(2616u, s.off);
+	EXPECT_EQ(2384u, s.len);
+	EXPECT_TRUE(s.last);
+	EXPECT_FALSE(kiwi_ddp_seg_next(&it, &s));
+}
+
+// A MULPDU that cannot carry the header is refused and changes nothing; an
+// iterator whose init failed stays without segments.
+TEST(DdpSeg, ResizeRefused)
+{
+	kiwi_ddp_seg_iter it;
+	kiwi_ddp_seg s;
+
+	ASSERT_EQ(0, kiwi_ddp_seg_init(&it, false, 100, 0, 128));
+	EXPECT_EQ(-EINVAL, kiwi_ddp_seg_resize(&it, 18));
+	ASSERT_TRUE(kiwi_ddp_seg_next(&it, &s));
+	EXPECT_EQ(100u, s.len);
+	EXPECT_EQ(-EOVERFLOW, kiwi_ddp_seg_init(&it, true, 9, ~0ull - 7, 1500));
+	EXPECT_EQ(-EINVAL, kiwi_ddp_seg_resize(&it, 1500));
+	EXPECT_FALSE(kiwi_ddp_seg_next(&it, &s));
+}
+
 // The tagged range must fit the 64-bit TO space (the peer reports TO wrap).
 TEST(DdpSeg, TaggedToOverflow)
 {

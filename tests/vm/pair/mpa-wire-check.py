@@ -27,6 +27,11 @@ its SYN and walked FPDU by FPDU as RFC 5044 (seeds-digest 2.3) lays it out:
     Request) of a type both frames name or, when they name none in common,
     a Terminate 2/0/07 (no matching RTR option).
 
+It also counts, per direction and in the summary, the captured TCP payloads
+after the startup frame that begin with an FPDU (or the marker leading it):
+RFC 5044 Appendix A.1's aligned segments, counted, never judged. A guest
+capturing with GRO on sees the segments it receives merged.
+
 A connection whose Request and Reply both carry kiwi's ULP framing draft-00
 startup field (kernel/proto/ulpf.h: "KIWIULPF", mode, flags, 48-bit key
 after the RFC 6581 field) is walked as draft-00 PDU alignment mode instead:
@@ -124,6 +129,10 @@ class Flow:
         if payload:
             self.segs.setdefault(seq, payload)
 
+    def offsets(self):
+        """Where each captured payload starts, relative to the SYN."""
+        return sorted((s - self.isn) & 0xFFFFFFFF for s in self.segs)
+
     def stream(self):
         """The payload octets in order, or None when there is a hole."""
         if self.isn is None:
@@ -152,6 +161,7 @@ class Walk:
         self.n_fpdus = 0
         self.first = None
         self.terms = []
+        self.starts = set()
 
     def off(self):
         return self.pos - self.start
@@ -199,6 +209,7 @@ class Walk:
         """One FPDU; False at a clean end of the data."""
         if self.pos == len(self.data):
             return False
+        self.starts.add(self.pos)
         state = [0xFFFFFFFF]
         if self.markers and self.off() % MARKER_INTERVAL == 0:
             if self.marker(None, state) is None:
@@ -238,6 +249,7 @@ class UlpfWalk(Walk):
     def fpdu(self):
         if self.pos == len(self.data):
             return False
+        self.starts.add(self.pos)
         at = self.off()
         hdr = self.data[self.pos:self.pos + 8]
         if len(hdr) < 8:
@@ -340,6 +352,7 @@ class Checker:
         self.conns = self.markers = self.fpdus = self.asked = 0
         self.terms = 0
         self.rtrs = {}
+        self.payloads = self.aligned = 0
 
     def fail(self, msg):
         print("FAIL " + msg)
@@ -367,9 +380,20 @@ class Checker:
                       (conn, ini, ",".join(sorted(req.rtr)),
                        ",".join(sorted(offer))))
 
-    def direction(self, name, data, start, markers, crc, key=None):
-        """Walks one direction (draft-00 framing PDUs with @key); its first
-        ULPDU, or False on an error."""
+    def alignment(self, w, data, start, offs):
+        """Of the captured TCP payloads after the startup frame (@offs, from
+        the SYN), how many begin with an FPDU (its leading marker, if any):
+        RFC 5044 Appendix A.1. Counted, not judged."""
+        after = [o for o in offs if start <= o < len(data)]
+        n = sum(o in w.starts for o in after)
+        self.payloads += len(after)
+        self.aligned += n
+        return ", %d of %d TCP payloads begin with an FPDU" % (n, len(after))
+
+    def direction(self, name, data, start, markers, crc, key=None, offs=()):
+        """Walks one direction (draft-00 framing PDUs with @key; @offs: where
+        its captured TCP payloads start); its first ULPDU, or False on an
+        error."""
         w = UlpfWalk(data, start, key) if key else Walk(data, start, markers,
                                                          crc)
         try:
@@ -392,15 +416,16 @@ class Checker:
         self.asked += markers
         self.markers += w.n_markers
         self.fpdus += w.n_fpdus
+        aligned = self.alignment(w, data, start, offs)
         if key:
             self.ulpf_frames += w.n_fpdus
-            print("ok   %s: draft-00, %d framing PDUs, key %s on each" %
-                  (name, w.n_fpdus, key.hex()))
+            print("ok   %s: draft-00, %d framing PDUs, key %s on each%s" %
+                  (name, w.n_fpdus, key.hex(), aligned))
             return w.first
         print("ok   %s: markers %s, %d FPDUs, %d markers (%d between FPDUs)"
-              "%s" % (name, "on" if markers else "off", w.n_fpdus,
-                      w.n_markers, w.n_between, ", CRC checked" if crc
-                      else ""))
+              "%s%s" % (name, "on" if markers else "off", w.n_fpdus,
+                        w.n_markers, w.n_between, ", CRC checked" if crc
+                        else "", aligned))
         return w.first
 
     def rtr(self, conn, ini, req, rep, first, resp_first):
@@ -428,7 +453,7 @@ class Checker:
               (conn, kind, ",".join(sorted(req.rtr)),
                ",".join(sorted(rep.rtr))))
 
-    def connection(self, key, a, b):
+    def connection(self, key, a, b, offs=((), ())):
         src, sport, dst, dport = key
         conn = "%s:%d<->%s:%d" % key
         self.conns += 1
@@ -453,10 +478,10 @@ class Checker:
         crc = (req.crc or rep.crc) and self.do_crc
         # Initiator->Responder carries markers iff the Reply asked for them.
         first = self.direction("%s:%d->%s:%d" % key, a, req.length,
-                               rep.markers, crc, req.ulpf_key)
+                               rep.markers, crc, req.ulpf_key, offs[0])
         resp_first = self.direction("%s:%d->%s:%d" % (dst, dport, src, sport),
                                     b, rep.length, req.markers, crc,
-                                    rep.ulpf_key)
+                                    rep.ulpf_key, offs[1])
         if first is not False:
             self.rtr(conn, src, req, rep, first, resp_first or None)
 
@@ -479,7 +504,7 @@ def check(path, expect, rtr_offer, want_rtr, do_crc, allow_term, ulpf=None):
         if b is None or len(b) < 20 or not b.startswith(REP_KEY):
             c.fail("%s:%d->%s:%d: no whole MPA Reply in the capture" % key)
             continue
-        c.connection(key, a, b)
+        c.connection(key, a, b, (fl.offsets(), back.offsets()))
     if c.asked and not c.markers:
         c.fail("markers were asked for but none was on the wire")
     if not c.conns:
@@ -494,10 +519,10 @@ def check(path, expect, rtr_offer, want_rtr, do_crc, allow_term, ulpf=None):
                      for (h, k), n in sorted(c.rtrs.items()))
     print("%s: %d MPA connections, %d FPDUs (%d draft-00 framing PDUs, %d "
           "keys), %d markers checked, %d directions with markers, %d "
-          "Terminates, RTRs: %s" %
+          "Terminates, RTRs: %s; %d of %d TCP payloads begin with an FPDU" %
           ("clean" if not c.bad else "NOT clean", c.conns, c.fpdus,
            c.ulpf_frames, len(c.keys), c.markers, c.asked, c.terms,
-           rtrs or "none"))
+           rtrs or "none", c.aligned, c.payloads))
     return c.bad
 
 
