@@ -220,13 +220,9 @@ struct ib_mr *kiwi_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	struct kiwi_mr *mr;
 	int rv;
 
-	rv = kiwi_mr_access_ok(access & ~IB_ACCESS_MW_BIND);
-	if (!rv)
-		rv = kiwi_udata_in_ok(udata);
+	rv = kiwi_mr_user_args_ok(access, length, udata);
 	if (rv)
 		return ERR_PTR(rv);
-	if (!length || length > KIWI_MAX_MR_SIZE)
-		return ERR_PTR(-EINVAL);
 	mr = kiwi_mr_new(ibpd, KIWI_MR_USER, access);
 	if (IS_ERR(mr))
 		return ERR_CAST(mr);

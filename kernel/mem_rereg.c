@@ -89,13 +89,9 @@ struct ib_mr *kiwi_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 	if (old->kind != KIWI_MR_USER)
 		return ERR_PTR(-EINVAL);
 	kiwi_rereg_keep(old, flags, &start, &length, &iova, &access);
-	rv = kiwi_mr_access_ok(access & ~IB_ACCESS_MW_BIND);
-	if (!rv)
-		rv = kiwi_udata_in_ok(udata);
+	rv = kiwi_mr_user_args_ok(access, length, udata);
 	if (rv)
 		return ERR_PTR(rv);
-	if (!length || length > KIWI_MAX_MR_SIZE)
-		return ERR_PTR(-EINVAL);
 	take = !(flags & IB_MR_REREG_TRANS) &&
 	       (old->umem->writable || !ib_access_writable(access));
 	mr = kiwi_mr_new(ibpd, KIWI_MR_USER, access);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Shared helpers of the kiwi VM test programs; see vt.h. */
+#include <inttypes.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -145,4 +146,43 @@ bool vt_poll_one(struct ibv_cq *cq, struct ibv_wc *wc, int ms)
 		usleep(100);
 	} while (vt_now_ms() < end);
 	return false;
+}
+
+bool vt_term_sent(struct ibv_context *ctx, uint32_t qpn, const char *term)
+{
+	long long end = vt_now_ms() + 5000;
+	char cmd[160], want[64], line[4096];
+	bool found = false;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "rdma res show qp link %s/1 lqpn %" PRIu32
+		 " -dd 2>&1", ibv_get_device_name(ctx->device), qpn);
+	snprintf(want, sizeof(want), "drv_term_sent %s ", term);
+	while (!found && vt_now_ms() < end) {
+		f = popen(cmd, "r");
+		if (!f)
+			vt_fatal("popen: %s", strerror(errno));
+		while (fgets(line, sizeof(line), f))
+			if (strstr(line, want))
+				found = true;
+		pclose(f);
+		if (!found)
+			usleep(100000);
+	}
+	return found;
+}
+
+long long vt_syscw(void)
+{
+	FILE *f = fopen("/proc/self/io", "r");
+	char line[128];
+	long long v = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "syscw: %lld", &v) == 1)
+			break;
+	fclose(f);
+	return v;
 }

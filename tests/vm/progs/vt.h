@@ -53,4 +53,17 @@ long long vt_now_ms(void);
 /* One completion of @cq into @wc within @ms milliseconds, or false. */
 bool vt_poll_one(struct ibv_cq *cq, struct ibv_wc *wc, int ms);
 
+/*
+ * Does `rdma res show qp -dd` show that QP @qpn of @ctx's device sent
+ * Terminate @term ("L/E/0xEC")? Waits up to 5 s for it.
+ */
+bool vt_term_sent(struct ibv_context *ctx, uint32_t qpn, const char *term);
+
+/*
+ * write(2)-family system calls of this process so far (syscw of
+ * /proc/self/io), or -1 without task I/O accounting. Reading it makes
+ * none; nothing may be printed between two readings.
+ */
+long long vt_syscw(void);
+
 #endif

@@ -28,25 +28,6 @@
 
 static struct vt_cm cm;
 
-/*
- * write(2)-family system calls of this process so far, or -1 without
- * task I/O accounting. Reading it makes none.
- */
-static long long syscw(void)
-{
-	FILE *f = fopen("/proc/self/io", "r");
-	char line[128];
-	long long v = -1;
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "syscw: %lld", &v) == 1)
-			break;
-	fclose(f);
-	return v;
-}
-
 static struct ibv_mr *reg(struct ibv_pd *pd, void *buf, size_t len)
 {
 	struct ibv_mr *mr = ibv_reg_mr(pd, buf, len, IBV_ACCESS_LOCAL_WRITE |
@@ -72,7 +53,7 @@ static long long post_writes(struct vt_cm_conn *c, uint8_t *src,
 
 	wr.sg_list = &sge;
 	wr.wr.rdma.rkey = dmr->rkey;
-	w0 = syscw();
+	w0 = vt_syscw();
 	for (i = 0; i < VT_N && !rv; i++) {
 		wr.wr_id = (uint64_t)i;
 		sge.addr = (uintptr_t)(src + (size_t)i * VT_LEN);
@@ -80,7 +61,7 @@ static long long post_writes(struct vt_cm_conn *c, uint8_t *src,
 					 (uint64_t)i * VT_LEN;
 		rv = ibv_post_send(vt_cm_conn_qp(c, 0), &wr, &bad);
 	}
-	w1 = syscw();
+	w1 = vt_syscw();
 	if (rv)
 		vt_fatal("ibv_post_send %d: %s", i - 1, strerror(rv));
 	return w0 < 0 || w1 < 0 ? -1 : w1 - w0;

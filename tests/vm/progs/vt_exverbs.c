@@ -258,26 +258,6 @@ static void expect_quiet(const char *what)
 		vt_pass("%s: no completion at either end", what);
 }
 
-/*
- * write(2)-family system calls of this process so far (syscw of
- * /proc/self/io), or -1 without task I/O accounting. Reading it makes
- * none; nothing may be printed between two readings.
- */
-static long long syscw(void)
-{
-	FILE *f = fopen("/proc/self/io", "r");
-	char line[128];
-	long long v = -1;
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "syscw: %lld", &v) == 1)
-			break;
-	fclose(f);
-	return v;
-}
-
 /* The doorbell write(2)s between readings w0 and w1 were want. */
 static void expect_doorbells(const char *what, long long w0, long long w1,
 			     long long want)
@@ -582,9 +562,9 @@ static void check_batch(void)
 	ibv_wr_send_imm(x, htonl(0x55667788));
 	ibv_wr_set_sge_list(x, 0, NULL);
 	expect_quiet("a batch of 7 WRs before ibv_wr_complete");
-	w0 = syscw();
+	w0 = vt_syscw();
 	complete_ok(&A, "batch");
-	w1 = syscw();
+	w1 = vt_syscw();
 	expect_doorbells("ibv_wr_complete of 7 WRs rings the doorbell once",
 			 w0, w1, 1);
 
@@ -688,9 +668,9 @@ static void failing_batch(const char *what, int err, void (*bad)(void))
 	ibv_wr_send(x);
 	ibv_wr_set_sge(x, A.mr->lkey, (uintptr_t)A.buf, 8);
 	bad();
-	w0 = syscw();
+	w0 = vt_syscw();
 	rc = ibv_wr_complete(x);
-	w1 = syscw();
+	w1 = vt_syscw();
 	snprintf(name, sizeof(name), "ibv_wr_complete after %s", what);
 	vt_expect_errno(name, rc != 0, rc, err);
 	expect_doorbells(name, w0, w1, 0);
@@ -758,9 +738,9 @@ static void check_nothing_posted(void)
 	set_wr(x, 101, IBV_SEND_SIGNALED);
 	ibv_wr_rdma_write(x, B.mr->rkey, (uintptr_t)(B.buf + WR_OFF));
 	ibv_wr_set_sge(x, A.mr->lkey, (uintptr_t)A.buf, 50);
-	w0 = syscw();
+	w0 = vt_syscw();
 	ibv_wr_abort(x);
-	w1 = syscw();
+	w1 = vt_syscw();
 	expect_doorbells("ibv_wr_abort", w0, w1, 0);
 	expect_quiet("failed batches and ibv_wr_abort");
 

@@ -511,34 +511,6 @@ static int refusal_setup(enum refusal k, struct vt_cm_conn *c, struct mem *own,
 }
 
 /*
- * Does `rdma res show qp -dd` show that QP @qpn sent Terminate @term?
- * Waits up to 5 s for it.
- */
-static bool term_sent(uint32_t qpn, const char *term)
-{
-	long long end = vt_now_ms() + 5000;
-	char cmd[160], want[64], line[4096];
-	bool found = false;
-	FILE *f;
-
-	snprintf(cmd, sizeof(cmd), "rdma res show qp link %s/1 lqpn %" PRIu32
-		 " -dd 2>&1", ibv_get_device_name(cm.verbs->device), qpn);
-	snprintf(want, sizeof(want), "drv_term_sent %s ", term);
-	while (!found && vt_now_ms() < end) {
-		f = popen(cmd, "r");
-		if (!f)
-			vt_fatal("popen: %s", strerror(errno));
-		while (fgets(line, sizeof(line), f))
-			if (strstr(line, want))
-				found = true;
-		pclose(f);
-		if (!found)
-			usleep(100000);
-	}
-	return found;
-}
-
-/*
  * Refused remote access @k on a fresh connection: the owner's QP sends
  * the Terminate, a Read completes with IBV_WC_REM_ACCESS_ERR, a Write
  * when it was sent, and the owner's memory is unchanged.
@@ -575,7 +547,8 @@ static void check_refused(enum refusal k)
 			 (wc.status != IBV_WC_SUCCESS &&
 			  wc.status != IBV_WC_WR_FLUSH_ERR))
 			vt_fail("%s: the Write did not complete", ref_names[k]);
-		if (!term_sent(vt_cm_conn_qp(user, 0)->qp_num, ref_terms[k]))
+		if (!vt_term_sent(cm.verbs, vt_cm_conn_qp(user, 0)->qp_num,
+				  ref_terms[k]))
 			vt_fail("%s: the owner's QP did not send Terminate %s",
 				ref_names[k], ref_terms[k]);
 	}
@@ -805,7 +778,7 @@ static void check_wr_windows(void)
 	    st != IBV_WC_REM_ACCESS_ERR)
 		vt_fail("a Read after ibv_wr_local_inv: %s, want IBV_WC_REM_ACCESS_ERR",
 			ibv_wc_status_str(st));
-	if (!term_sent(vt_cm_conn_qp(&c, 0)->qp_num, "0/1/0x00"))
+	if (!vt_term_sent(cm.verbs, vt_cm_conn_qp(&c, 0)->qp_num, "0/1/0x00"))
 		vt_fail("a Read after ibv_wr_local_inv: no Terminate 0/1/0x00");
 	if (peer[0].buf[0] != 0xee)
 		vt_fail("a Read after ibv_wr_local_inv placed data");

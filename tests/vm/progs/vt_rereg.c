@@ -141,34 +141,6 @@ static bool peer_ok(const char *what, struct ibv_pd *qpd,
 }
 
 /*
- * Does `rdma res show qp -dd` show that the QP @qpn sent Terminate @term?
- * Waits up to 5 s for it.
- */
-static bool term_sent(uint32_t qpn, const char *term)
-{
-	long long end = vt_now_ms() + 5000;
-	char cmd[160], want[64], line[4096];
-	bool found = false;
-	FILE *f;
-
-	snprintf(cmd, sizeof(cmd), "rdma res show qp link %s/1 lqpn %" PRIu32
-		 " -dd 2>&1", ibv_get_device_name(cm.verbs->device), qpn);
-	snprintf(want, sizeof(want), "drv_term_sent %s ", term);
-	while (!found && vt_now_ms() < end) {
-		f = popen(cmd, "r");
-		if (!f)
-			vt_fatal("popen: %s", strerror(errno));
-		while (fgets(line, sizeof(line), f))
-			if (strstr(line, want))
-				found = true;
-		pclose(f);
-		if (!found)
-			usleep(100000);
-	}
-	return found;
-}
-
-/*
  * A refused access on a fresh connection in @qpd: a Read completes with
  * IBV_WC_REM_ACCESS_ERR, a Write completes; the owner's QP sends @term;
  * the owner's @m is unchanged.
@@ -199,7 +171,7 @@ static void refused(const char *what, struct ibv_pd *qpd,
 			 wc.status != IBV_WC_WR_FLUSH_ERR)
 			vt_fail("%s: status %s", what,
 				ibv_wc_status_str(wc.status));
-		if (!term_sent(vt_cm_conn_qp(&c, 0)->qp_num, term))
+		if (!vt_term_sent(cm.verbs, vt_cm_conn_qp(&c, 0)->qp_num, term))
 			vt_fail("%s: the owner's QP did not send Terminate %s",
 				what, term);
 	}
