@@ -201,6 +201,31 @@ void kiwi_mr_set_range(struct kiwi_mr *mr, u64 iova, u64 length)
 }
 
 /**
+ * kiwi_mr_user_args_ok - validate a user registration's arguments
+ * @access: IB_ACCESS_* flags (IB_ACCESS_MW_BIND allowed)
+ * @length: octets to register
+ * @udata: the request's driver data
+ *
+ * What reg_user_mr and rereg_user_mr both check before pinning anything.
+ *
+ * Return: 0, or the error of kiwi_mr_access_ok() or kiwi_udata_in_ok(),
+ * or -EINVAL for a length of 0 or above KIWI_MAX_MR_SIZE.
+ */
+int kiwi_mr_user_args_ok(int access, u64 length, struct ib_udata *udata)
+{
+	int rv;
+
+	rv = kiwi_mr_access_ok(access & ~IB_ACCESS_MW_BIND);
+	if (!rv)
+		rv = kiwi_udata_in_ok(udata);
+	if (rv)
+		return rv;
+	if (!length || length > KIWI_MAX_MR_SIZE)
+		return -EINVAL;
+	return 0;
+}
+
+/**
  * kiwi_reg_user_mr - ib_device_ops.reg_user_mr
  * @ibpd: protection domain
  * @start: user virtual address of the memory
