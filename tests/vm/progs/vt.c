@@ -148,6 +148,28 @@ bool vt_poll_one(struct ibv_cq *cq, struct ibv_wc *wc, int ms)
 	return false;
 }
 
+int vt_post_rdma(struct ibv_qp *qp, enum ibv_wr_opcode op, uint64_t wr_id,
+		 void *buf, uint32_t len, uint32_t lkey, uint64_t raddr,
+		 uint32_t rkey)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)buf,
+		.length = len,
+		.lkey = lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = wr_id,
+		.sg_list = &sge,
+		.num_sge = 1,
+		.opcode = op,
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+
+	wr.wr.rdma.remote_addr = raddr;
+	wr.wr.rdma.rkey = rkey;
+	return ibv_post_send(qp, &wr, &bad);
+}
+
 bool vt_term_sent(struct ibv_context *ctx, uint32_t qpn, const char *term)
 {
 	long long end = vt_now_ms() + 5000;

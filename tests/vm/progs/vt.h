@@ -54,6 +54,14 @@ long long vt_now_ms(void);
 bool vt_poll_one(struct ibv_cq *cq, struct ibv_wc *wc, int ms);
 
 /*
+ * Post a signaled RDMA Write or Read (@op) of @len octets of @buf (@lkey)
+ * to @raddr under @rkey on @qp. Return: ibv_post_send()'s result.
+ */
+int vt_post_rdma(struct ibv_qp *qp, enum ibv_wr_opcode op, uint64_t wr_id,
+		 void *buf, uint32_t len, uint32_t lkey, uint64_t raddr,
+		 uint32_t rkey);
+
+/*
  * Does `rdma res show qp -dd` show that QP @qpn of @ctx's device sent
  * Terminate @term ("L/E/0xEC")? Waits up to 5 s for it.
  */

@@ -89,22 +89,8 @@ static int peer_rdma(struct vt_cm_conn *c, enum ibv_wr_opcode op,
 		     struct mem *local, size_t len, uint64_t raddr,
 		     uint32_t rkey)
 {
-	struct ibv_sge sge = {
-		.addr = (uintptr_t)local->buf,
-		.length = (uint32_t)len,
-		.lkey = local->mr->lkey,
-	};
-	struct ibv_send_wr wr = {
-		.wr_id = 1,
-		.sg_list = &sge,
-		.num_sge = 1,
-		.opcode = op,
-		.send_flags = IBV_SEND_SIGNALED,
-	}, *bad;
-
-	wr.wr.rdma.remote_addr = raddr;
-	wr.wr.rdma.rkey = rkey;
-	return ibv_post_send(vt_cm_conn_qp(c, 1), &wr, &bad);
+	return vt_post_rdma(vt_cm_conn_qp(c, 1), op, 1, local->buf,
+			    (uint32_t)len, local->mr->lkey, raddr, rkey);
 }
 
 /*
