@@ -12,7 +12,10 @@
 #   3. clang-format (.clang-format) on the C++ of userlib/, tests/unit/ and
 #      tests/bench/, and
 #      clang-tidy (userlib/.clang-tidy, findings are errors) on libkiwi's
-#      sources, from a private CMake configure for compile_commands.json.
+#      sources, from a private CMake configure for compile_commands.json;
+#   4. Documentation/checklist.md matches the checklist items the tests
+#      name (scripts/checklist.sh --check, also a check-unit test): a test
+#      that names a new item without the table regenerated fails CI.
 #
 # Exits non-zero on any finding in kiwi's files or if the build fails.
 # Environment: KDIR (kernel build tree), KIWI_CACHE (default /var/cache/kiwi),
@@ -156,4 +159,5 @@ status=0
 run_checkpatch || status=1
 run_build || status=1
 run_cxx || status=1
+bash "$ROOT/scripts/checklist.sh" --check || status=1
 exit $status
