@@ -7,7 +7,10 @@
  * FPDU with a bad CRC may be placed. With CRC on, a copy of the FPDU
  * decoder therefore runs ahead of the real one over the octets queued on
  * the socket, without consuming them, and the real decoder (rx.c) is fed
- * only octets that belong to whole FPDUs the copy found good. An FPDU not
+ * only octets that belong to whole FPDUs the copy found good. The copy
+ * stops at the end of the first whole FPDU, so each FPDU is checked and
+ * then placed while its octets are still in the cache, instead of the
+ * whole queue being checked before the first octet is placed. An FPDU not
  * yet whole stays on the socket until the rest arrives; the receive buffer
  * is made large enough that TCP's window always admits the largest FPDU a
  * peer may send. Without CRC there is nothing to verify ahead: the decoder
@@ -61,7 +64,11 @@ void kiwi_rx_ahead_init(struct kiwi_qp *qp, struct sock *sk)
 	release_sock(sk);
 }
 
-/* Run the decoder copy over @skb from offset @off on; false on an error. */
+/*
+ * Run the decoder copy over @skb from offset @off on, up to the end of the
+ * first whole FPDU. Return: false once an FPDU was found whole or bad, true
+ * if the copy needs the next skb's octets.
+ */
 static bool kiwi_rx_ahead_skb(struct kiwi_rx_ahead *a, struct sk_buff *skb,
 			      u32 off)
 {
@@ -79,28 +86,34 @@ static bool kiwi_rx_ahead_skb(struct kiwi_rx_ahead *a, struct sk_buff *skb,
 			data += used;
 			n -= used;
 			a->seq += used;
-			if (ev.type == KIWI_MPA_EV_END) {
+			if (ev.type == KIWI_MPA_EV_END)
 				a->good = a->seq;
-			} else if (ev.type == KIWI_MPA_EV_ERROR) {
+			else if (ev.type == KIWI_MPA_EV_ERROR)
 				a->err = ev.err;
-				skb_abort_seq_read(&st);
-				return false;
-			}
+			else
+				continue;
+			skb_abort_seq_read(&st);
+			return false;
 		}
 	}
 	return true;
 }
 
 /*
- * The queued skb holding the copy's next octet, found from the tail: the
- * copy has read everything before it, so only skbs queued since its last
- * run are passed over. NULL if the queue is empty.
+ * The queued skb holding the copy's next octet. A run stops at the end of
+ * an FPDU, which the decoder then consumes up to, or at the end of the
+ * queue. So the copy's next octet is either the first one offered (@skb),
+ * or it lies past everything queued at its last run and is found from the
+ * tail, passing over only the skbs queued since. NULL if the queue is
+ * empty.
  */
 static struct sk_buff *kiwi_rx_ahead_next(struct kiwi_rx_ahead *a,
-					  struct sk_buff_head *q)
+					  struct sk_buff_head *q,
+					  struct sk_buff *skb)
 {
-	struct sk_buff *skb = skb_peek_tail(q);
-
+	if (a->seq - TCP_SKB_CB(skb)->seq < skb->len)
+		return skb;
+	skb = skb_peek_tail(q);
 	while (skb && after(TCP_SKB_CB(skb)->seq, a->seq) &&
 	       !skb_queue_is_first(q, skb))
 		skb = skb_queue_prev(q, skb);
@@ -108,19 +121,21 @@ static struct sk_buff *kiwi_rx_ahead_next(struct kiwi_rx_ahead *a,
 }
 
 /*
- * Check the queued octets the copy has not read yet. Each run starts at the
- * copy's position, not at the skb tcp_read_sock() offers, so a peer that
- * dribbles an FPDU in many small segments costs work linear in what it
- * sends, not quadratic.
+ * Check the queued octets the copy has not read yet, up to the end of the
+ * next whole FPDU. Each run starts at the copy's position, not at the skb
+ * tcp_read_sock() offers, so a peer that dribbles an FPDU in many small
+ * segments costs work linear in what it sends, not quadratic.
  */
-static void kiwi_rx_ahead_run(struct kiwi_rx_ahead *a, struct sock *sk)
+static void kiwi_rx_ahead_run(struct kiwi_rx_ahead *a, struct sock *sk,
+			      struct sk_buff *offered)
 {
-	struct sk_buff *skb = kiwi_rx_ahead_next(a, &sk->sk_receive_queue);
+	struct sk_buff_head *q = &sk->sk_receive_queue;
+	struct sk_buff *skb = kiwi_rx_ahead_next(a, q, offered);
 	u32 start, off;
 
 	if (!skb)
 		return;
-	skb_queue_walk_from(&sk->sk_receive_queue, skb) {
+	skb_queue_walk_from(q, skb) {
 		start = TCP_SKB_CB(skb)->seq;
 		off = a->seq - start;
 		if (before(a->seq, start) || off >= skb->len)
@@ -150,7 +165,7 @@ u32 kiwi_rx_ahead_checked(struct kiwi_qp *qp, struct sock *sk,
 	u32 pos = TCP_SKB_CB(skb)->seq + off;
 
 	if (!after(a->good, pos) && !a->err)
-		kiwi_rx_ahead_run(a, sk);
+		kiwi_rx_ahead_run(a, sk, skb);
 	if (after(a->good, pos))
 		return min(len, a->good - pos);
 	if (a->err)
