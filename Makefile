@@ -173,6 +173,7 @@ bench: all
 	bash tests/bench/pair.sh
 
 bench-sweep: all
+	bash scripts/deps.sh --bench
 	bash tests/bench/pair.sh --sweep
 
 bench-ulp: all

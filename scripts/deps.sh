@@ -6,7 +6,7 @@
 # Makes sure the headers of the newest installed amd64 kernel image exist
 # (the QEMU lab boots that image, kiwi.ko is built against those headers).
 #
-# usage: deps.sh [--debug-kernel | --ulp]
+# usage: deps.sh [--debug-kernel | --ulp | --bench]
 #   --debug-kernel  only what scripts/debug-kernel.sh needs (compiler, kernel
 #                   build tools, linux-source-6.1): .ci/run installs these
 #                   first and starts the debug kernel build in the
@@ -14,6 +14,7 @@
 #   --ulp           also the kernel ULPs' user space (nvme-cli, fio, NFS
 #                   server, LIO, open-iscsi): make check-ulp and bench-ulp
 #                   install them first; make test needs none of them.
+#   --bench         also the plotting tool of make bench-sweep (gnuplot-nox).
 
 set -euo pipefail
 
@@ -39,6 +40,9 @@ PKGS=(
 
 # The kernel ULPs over RDMA (make check-ulp, make bench-ulp; deps.sh --ulp).
 ULP_PKGS=(nvme-cli fio nfs-kernel-server targetcli-fb open-iscsi e2fsprogs)
+
+# The plot of make bench-sweep (tests/bench/plot.py; deps.sh --bench).
+BENCH_PKGS=(gnuplot-nox)
 
 # What scripts/debug-kernel.sh needs: a subset of PKGS.
 DEBUG_KERNEL_PKGS=(gcc make bc flex bison libelf-dev libssl-dev cpio kmod
@@ -90,9 +94,12 @@ case ${1:-} in
 --ulp)
 	PKGS+=("${ULP_PKGS[@]}")
 	;;
+--bench)
+	PKGS+=("${BENCH_PKGS[@]}")
+	;;
 "") ;;
 *)
-	echo "usage: deps.sh [--debug-kernel | --ulp]" >&2
+	echo "usage: deps.sh [--debug-kernel | --ulp | --bench]" >&2
 	exit 2
 	;;
 esac

@@ -21,7 +21,9 @@
 #   kiwi:mpa_crc_off=1-kiwi:mpa_crc_off=1 (CRC off), siw-siw (CRC off: siw
 #   does not ask), kiwi-siw (kiwi asks, siw accepts: CRC on).
 # --sweep (BENCH_SWEEP=1) adds rxe-rxe and, once per combo, bandwidth from 8 B
-# to 1 MiB, 64 KiB with -q 16 and -b, and 4 KiB latency.
+# to 1 MiB, 64 KiB with -q 16 and -b, and 4 KiB latency; and plots bandwidth
+# against message size to build/bench/pair-TIME.png (tests/bench/plot.py,
+# gnuplot: make bench-sweep installs it).
 # BENCH_STEPS picks the steps of a round (tests/bench/pair/perf.sh).
 # BENCH_BW_ITERS (500), BENCH_LAT_ITERS (1000), BENCH_TCP_SECONDS (5) set the
 # lengths. Numbers, not a test: figures compare only within one run (TCG
@@ -60,3 +62,8 @@ bash "$REPO/tests/vm/pair/run.sh" --cases-dir "$REPO/tests/bench/pair" \
 grep -E '^(PASS|FAIL)' "$log" | sed 's/^/  /'
 echo "(took $(($(date +%s) - start)) s)"
 python3 "$REPO/tests/bench/pair-table.py" "$results/lab" "$csv" "${combos[@]}"
+rc=$?
+if [ "$sweep" = 1 ] && [ "$rc" = 0 ]; then
+	python3 "$REPO/tests/bench/plot.py" "$csv" "${csv%.csv}.png" || rc=$?
+fi
+exit "$rc"
