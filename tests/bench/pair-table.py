@@ -103,9 +103,9 @@ def ratio(a, b):
 
 
 def sweep(data, combos, wid):
-    """The BENCH_SWEEP figures (one round), if any: NAME@SIZE, q16, bidir."""
+    """The BENCH_SWEEP figures, if any: NAME@SIZE, q4, q16, bidir."""
     names = sorted({n for c in combos for n in data[c][0]
-                    if ("@" in n or n.endswith((".q16", ".bidir")))
+                    if ("@" in n or n.endswith((".q4", ".q16", ".bidir")))
                     and not n.startswith(("cpu.", "bytes."))},
                    key=lambda n: (n.split("@")[0], int(n.split("@")[1].split(".")[0])
                                   if "@" in n else 0, n))

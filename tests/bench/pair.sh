@@ -20,8 +20,9 @@
 #   kiwi-kiwi (MPA CRC on: kiwi asks for it), siw:crc-siw:crc (CRC on),
 #   kiwi:mpa_crc_off=1-kiwi:mpa_crc_off=1 (CRC off), siw-siw (CRC off: siw
 #   does not ask), kiwi-siw (kiwi asks, siw accepts: CRC on).
-# --sweep (BENCH_SWEEP=1) adds rxe-rxe and, once per combo, bandwidth from 8 B
-# to 1 MiB, 64 KiB with -q 16 and -b, and 4 KiB latency; and plots bandwidth
+# --sweep (BENCH_SWEEP=1) adds rxe-rxe and, in every round, bandwidth from 8 B
+# to 1 MiB, 64 KiB with -q 4, -q 16 and -b, and 4 KiB latency (about 25 min
+# per combo with three rounds; BENCH_REPS=1 for a quick look); and plots bandwidth
 # against message size to build/bench/pair-TIME.png (tests/bench/plot.py,
 # gnuplot: make bench-sweep installs it).
 # BENCH_STEPS picks the steps of a round (tests/bench/pair/perf.sh).

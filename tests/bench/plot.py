@@ -7,8 +7,8 @@ that tests/bench/pair-table.py writes, one panel per operation (RDMA Write,
 Send, Read), one line per combo (provider pair and CRC setting: solid with
 CRC on, dashed with CRC off), and the run's TCP figure (iperf3, the median
 of its rounds) as a horizontal line for reference. A message size's point
-is the median of the rounds that measured it (the sweep sizes run once,
-64 KiB in every round). Drawn by gnuplot (Debian's gnuplot-nox, pngcairo).
+is the median of the rounds, its bar the smallest and largest round.
+Drawn by gnuplot (Debian's gnuplot-nox, pngcairo).
 Exit status 2 if the CSV has no size to plot or gnuplot fails.
 """
 import csv
@@ -62,7 +62,8 @@ def write_data(tmp, combos):
             path = os.path.join(tmp, "%d.%s.dat" % (i, op))
             with open(path, "w") as f:
                 for size, vals in points:
-                    f.write("%d %.3f\n" % (size, statistics.median(vals)))
+                    f.write("%d %.3f %.3f %.3f\n" % (
+                        size, statistics.median(vals), min(vals), max(vals)))
             files[(combo, op)] = path
     return files
 
@@ -74,7 +75,7 @@ def script(png, combos, files, tcp):
         "set multiplot layout 1,%d title 'kiwi, siw, rxe and TCP between two"
         " QEMU guests (MiB/s, log scale; solid: CRC on, dashed: CRC off)'" % len(OPS),
         "set logscale xy",
-        "set xrange [5:1700000]",
+        "set xrange [5:2600000]",
         "set xtics ('8 B' 8, '64 B' 64, '512 B' 512, '4 KiB' 4096,"
         " '32 KiB' 32768, '256 KiB' 262144, '1 MiB' 1048576)",
         "set format y '%g'",
@@ -90,7 +91,7 @@ def script(png, combos, files, tcp):
             if not path:
                 continue
             dash = "dt 1" if crc != "off" else "dt 2"
-            plots.append("'%s' using 1:2 with linespoints lc %d %s title '%s'"
+            plots.append("'%s' using 1:2:3:4 with yerrorlines lc %d %s title '%s'"
                          % (path, i + 1, dash, "%s (CRC %s)" % (combo, crc)))
         if tcp is not None:
             plots.append("%.3f with lines lc rgb 'black' dt 3 title 'TCP"

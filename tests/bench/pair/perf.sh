@@ -12,8 +12,9 @@
 # "ib_write_bw ib_send_bw" for a short before/after of two kiwi.ko builds.
 # A step NAME@SIZE there (e.g. "ib_write_bw@64 ib_send_lat@8") runs perftest
 # NAME with SIZE-octet messages in each round.
-# BENCH_SWEEP=1 adds, once, bandwidth at 8 B to 1 MiB (x4 steps), 64 KiB with
-# 16 QPs (-q 16) and bidirectional (-b), and latency at 4 KiB.
+# BENCH_SWEEP=1 adds to each round bandwidth at 8 B, 64 B, 512 B, 4 KiB,
+# 16 KiB, 256 KiB and 1 MiB,
+# 64 KiB with 4 and 16 QPs (-q) and bidirectional (-b), and latency at 4 KiB.
 #
 # Each guest writes "NAME ROUND VALUE" lines to KIWI_RESULTS/PAIR_ID.bench:
 # the client the figures (MiB/s: perftest's "MB/sec" is 2^20 octets per
@@ -191,6 +192,21 @@ crc32c_driver() {
 		END { print pick ? pick : "none" }' /proc/crypto
 }
 
+# sweep: the BENCH_SWEEP steps of one round.
+sweep() {
+	local s t
+	for s in 8 64 512 4096 16384 262144 1048576; do
+		for t in ib_write_bw ib_send_bw ib_read_bw; do
+			measure "$t@$s" "$s" "$t"
+		done
+	done
+	measure "ib_write_bw.q4" 65536 ib_write_bw -q 4
+	measure "ib_write_bw.q16" 65536 ib_write_bw -q 16
+	measure "ib_write_bw.bidir" 65536 ib_write_bw -b
+	measure "ib_send_lat@4096" 4096 ib_send_lat
+	measure "ib_write_lat@4096" 4096 ib_write_lat
+}
+
 [ "$PAIR_SIDE" = client ] && : > "$res"
 [ "$PAIR_SIDE" = server ] && : > "$res"
 pair_up
@@ -208,18 +224,7 @@ for ((round = 1; round <= reps; round++)); do
 	done
 	[[ $steps != *" tcp_bw "* ]] || tcp_bw
 	[[ $steps != *" tcp_lat "* ]] || tcp_lat
+	[ "${BENCH_SWEEP:-0}" = 1 ] && sweep
 done
-if [ "${BENCH_SWEEP:-0}" = 1 ]; then
-	round=1
-	for s in 8 64 512 4096 16384 262144 1048576; do
-		for t in ib_write_bw ib_send_bw ib_read_bw; do
-			measure "$t@$s" "$s" "$t"
-		done
-	done
-	measure "ib_write_bw.q16" 65536 ib_write_bw -q 16
-	measure "ib_write_bw.bidir" 65536 ib_write_bw -b
-	measure "ib_send_lat@4096" 4096 ib_send_lat
-	measure "ib_write_lat@4096" 4096 ib_write_lat
-fi
 pair_down
 vt_finish
