@@ -49,28 +49,7 @@ PKG=$REPO/tests/vm/pkg
 DEBS=$REPO/build/deb
 LAB=$REPO/scripts/lab/run-scenario
 
-passed=0 failed=0
-
-# summary: the last line; status 0 only if every step passed.
-summary() {
-	echo "$passed passed, $failed failed"
-	[ "$failed" = 0 ]
-}
-
-# step NAME CMD...: run CMD as the step NAME and print its verdict.
-step() {
-	local name=$1 t0=$SECONDS
-	shift
-	echo "===== check-pkg: $name"
-	if "$@"; then
-		passed=$((passed + 1))
-		echo "PASS $name ($((SECONDS - t0))s)"
-		return 0
-	fi
-	failed=$((failed + 1))
-	echo "FAIL $name ($((SECONDS - t0))s)"
-	return 1
-}
+. "$PKG/steps.bash"
 
 if [ "${1:-}" = --full ]; then
 	shift
