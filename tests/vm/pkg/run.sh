@@ -33,7 +33,9 @@
 # --boot-new-kernel (make check-pkg-full; about 55 s more) also installs the
 # second kernel's image (9 s) and boots a second guest on it (45 s), step
 # guest-new-kernel: the kiwi.ko its headers hook built loads and serves
-# rping and perftest.
+# rping and perftest. Between the two, make check-pkg-full runs
+# tests/vm/pkg/fresh.sh: the same on a fresh minbase Debian 12 root
+# instead of the host's, where apt must resolve the packages' Depends.
 # DKMS compiles on the host: one build of kiwi.ko takes 640 s in a TCG
 # guest. --full (`make check-pkg-full`, about 25 minutes) does it there
 # anyway: build, then tests/vm/pkg/packages.sh in a guest booted without
