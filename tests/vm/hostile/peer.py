@@ -12,7 +12,12 @@ and addresses to attack. See README.md here for the cases and references.
 
   peer.py --list [--group teardown]
   peer.py --selftest
-  peer.py -i INFO -c CASE [--mpa-timeout S] [--layout rfc|auto]
+  peer.py -i INFO -c CASE [--mpa-timeout S] [--layout rfc|auto] [--dd DEV]
+
+With --dd DEV (the target is kiwi's device DEV in this host) the cases
+that say so also read the target's QP from `rdma -j resource show qp -dd`
+(kiwi's driver details, kiwi(7)) and check what it shows; without it they
+note that the check was left out.
 
 The "teardown" group (tests/vm/scenarios/75-teardown.sh) drives vt_target
 through its "cmd:" Sends and checks that the target's side of a
@@ -23,9 +28,11 @@ setup error. Python 3 standard library only.
 """
 
 import argparse
+import json
 import os
 import socket
 import struct
+import subprocess
 import sys
 import time
 
@@ -612,6 +619,44 @@ def expect_mpa_close(c, res, seconds, no_reply=True):
     return took
 
 
+# --- kiwi's driver details (rdma resource show qp -dd) ------------------------
+
+def dd_qp(a, c):
+    """The target's QP of connection @c in `rdma -j resource show qp -dd`
+    on device a.dd (the one whose drv_raddr is our end), or None."""
+    me = "%s:%d" % c.sock.getsockname()[:2]
+    out = subprocess.run(["rdma", "-j", "resource", "show", "qp", "-dd"],
+                         capture_output=True, text=True, check=False).stdout
+    for q in json.loads(out or "[]"):
+        if q.get("ifname") == a.dd and q.get("drv_raddr") == me:
+            return q
+    return None
+
+
+def dd_wait(a, c, res, want, seconds=10):
+    """Poll the target's QP (dd_qp) until each key of dict @want has its
+    value (a missing key: None); fail otherwise. Returns the last entry
+    seen, or None without --dd."""
+    if not a.dd:
+        res.note("driver details not checked (no --dd)")
+        return None
+    deadline = time.monotonic() + seconds
+    while True:
+        q = dd_qp(a, c)
+        bad = {k: (q or {}).get(k) for k, v in want.items()
+               if (q or {}).get(k) != v}
+        if q and not bad:
+            res.seen("-dd: " + ", ".join("%s=%s" % (k[4:], v)
+                                         for k, v in sorted(want.items())))
+            return q
+        if time.monotonic() >= deadline:
+            res.fail("-dd of the target's QP on %s: %s, want %s" %
+                     (a.dd, bad if q else "no QP with our address",
+                      {k: want[k] for k in bad} if q else want))
+            return q
+        time.sleep(0.1)
+
+
 # --- the cases ------------------------------------------------------------------
 
 CASES = {}
@@ -635,10 +680,16 @@ def c_good_rev1(info, res, a):
 
 
 # RDMAP-08/14: the Read Response carries the Request's sink STag/TO and data.
+# What handshake() agrees with kiwi (mpa_markers=N, mpa_crc_off=N).
+DD_REV2 = {"drv_attached": 1, "drv_role": "responder", "drv_mpa_rev": 2,
+           "drv_crc": 1, "drv_markers_tx": 0, "drv_markers_rx": 0,
+           "drv_p2p": 0, "drv_framing": None, "drv_rx_failed": 0}
+
+
 @case("mpa-good-rev2", "control: rev 2 handshake, Write, Send, Read, "
-      "graceful close")
+      "graceful close; -dd: rev 2, CRC, no markers, MPA framing, MSN 2")
 def c_good_rev2(info, res, a):
-    return good(info, res, a, rev=2, read=True)
+    return good(info, res, a, rev=2, read=True, dd=DD_REV2)
 
 
 # MPA-043/046/087: the target waits for whole FPDUs, however split.
@@ -752,7 +803,9 @@ def send_dribble(c, data):
 
 
 def good(info, res, a, rev, read, split=False, pd=b"", rresp=False,
-         dribble=False, marker=None, ulpf=False):
+         dribble=False, marker=None, ulpf=False, dd=None):
+    """The control exchange; with @dd (a dict for dd_wait) the target's
+    QP must show those driver details once the Send arrived."""
     if ulpf:
         c = ulpf_handshake(info, res)
     else:
@@ -765,6 +818,8 @@ def good(info, res, a, rev, read, split=False, pd=b"", rresp=False,
     stag, addr = ival(info, "target_stag"), ival(info, "target_addr")
     send(c.frame(tagged(OP_WRITE, stag, addr, pat)))
     send(c.frame(untagged(OP_SEND, QN_SEND, 1, b"hostile-peer control")))
+    if dd:
+        dd_wait(a, c, res, dict(dd, drv_msn_rx_send=2, drv_rx_mo=0))
     if read:
         send(c.frame(untagged(OP_RREQ, QN_RREQ, 1,
                               rreq_hdr(0x11223344, 0x1000, n, stag, addr))))
@@ -805,9 +860,10 @@ def good(info, res, a, rev, read, split=False, pd=b"", rresp=False,
 # Response out.
 @case("mpa-good-ulpf", "draft-00 framing (target: ulpf00=Y): rev 2 Request "
       "with our key, control Write, Send, Read Request; the Read Response "
-      "comes framed with the target's key")
+      "comes framed with the target's key; -dd: framing ulpf00, no CRC")
 def c_good_ulpf(info, res, a):
-    good(info, res, a, 2, True, ulpf=True)
+    good(info, res, a, 2, True, ulpf=True,
+         dd=dict(DD_REV2, drv_crc=0, drv_framing="ulpf00"))
 
 
 # A framing PDU with another key is not taken as one.
@@ -1364,6 +1420,31 @@ def c_imm_mid_send(info, res, a):
     imm = untagged(OP_IMM, QN_SEND, 1, IMM_OK)
     c.send(fpdu(first) + fpdu(imm))
     expect_terminate(c, res, {(1, 2, 4)}, a.layout, bad_hdr=imm[:18])
+
+
+# A Send in the middle of its segments: the target's QP shows the MO its
+# next segment must continue at (kiwi's rx_mo), 0 again once the last one
+# arrived and the MSN moved on (DDP-017: one message, one MSN).
+@case("dd-mid-send", "a Send in three 16-octet segments: after two (L=0) "
+      "-dd shows MO 32 and MSN 1, after the last MO 0 and MSN 2 (with "
+      "--dd), graceful close")
+def c_dd_mid_send(info, res, a):
+    c = handshake(info, res)
+    part = [untagged(OP_SEND, QN_SEND, 1, bytes([0x41 + i]) * 16, mo=16 * i,
+                     last=int(i == 2)) for i in range(3)]
+    c.send(fpdu(part[0]) + fpdu(part[1]))
+    q = dd_wait(a, c, res, dict(DD_REV2, drv_rx_mo=32, drv_msn_rx_send=1))
+    if q and not (q.get("drv_ird") == c.ird and
+                  1 <= q.get("drv_ord", 0) <= 8 and
+                  q.get("drv_laddr") == "%s:%s" % (info["addr"], info["port"])
+                  and 0 < q.get("drv_mulpdu", 0) <= 65535):
+        res.fail("-dd: ird %s (Reply: %s) ord %s (our IRD 8) laddr %s "
+                 "mulpdu %s" % (q.get("drv_ird"), c.ird, q.get("drv_ord"),
+                                q.get("drv_laddr"), q.get("drv_mulpdu")))
+    c.send(fpdu(part[2]))
+    dd_wait(a, c, res, dict(DD_REV2, drv_rx_mo=0, drv_msn_rx_send=2))
+    c.sock.shutdown(socket.SHUT_WR)
+    expect_quiet_close(c, res, a, "our FIN")
 
 
 def one_rreq(info, res, a, src_stag, src_to, size, expect):
@@ -1927,6 +2008,9 @@ def main():
     ap.add_argument("--group", default="hostile",
                     help="the cases --list prints: hostile or teardown")
     ap.add_argument("--selftest", action="store_true")
+    ap.add_argument("--dd", metavar="DEV",
+                    help="the target is kiwi device DEV here: check its "
+                    "driver details where a case says so")
     a = ap.parse_args()
     if a.selftest:
         return selftest()

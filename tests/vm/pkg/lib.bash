@@ -54,11 +54,12 @@ pkg_apt() {
 	return 1
 }
 
-# pkg_install: `apt install ./kiwi-dkms_*.deb ./libkiwi_*.deb`, whose
-# postinst builds and installs kiwi.ko with DKMS.
+# pkg_install [PACKAGE...]: `apt install ./kiwi-dkms_*.deb
+# ./libkiwi_*.deb PACKAGE...` (PACKAGEs from the mirror, in the same
+# transaction), whose postinst builds and installs kiwi.ko with DKMS.
 pkg_install() {
-	pkg_apt die install "apt install ./kiwi-dkms ./libkiwi" \
-		install "$PKG_DEBS"/kiwi-dkms_*_all.deb "$PKG_DEBS"/libkiwi_*_amd64.deb
+	pkg_apt die install "apt install ./kiwi-dkms ./libkiwi${*:+ $*}" \
+		install "$PKG_DEBS"/kiwi-dkms_*_all.deb "$PKG_DEBS"/libkiwi_*_amd64.deb "$@"
 	grep -iE 'dkms|kiwi|sign|building' "$VT_TMP/install.log" | sed 's/^/    /' | head -n 30
 	pkg_check_installed "installed by apt"
 }

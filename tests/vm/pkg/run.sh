@@ -33,7 +33,9 @@
 # --boot-new-kernel (make check-pkg-full; about 55 s more) also installs the
 # second kernel's image (9 s) and boots a second guest on it (45 s), step
 # guest-new-kernel: the kiwi.ko its headers hook built loads and serves
-# rping and perftest.
+# rping and perftest. Between the two, make check-pkg-full runs
+# tests/vm/pkg/fresh.sh: the same on a fresh minbase Debian 12 root
+# instead of the host's, where apt must resolve the packages' Depends.
 # DKMS compiles on the host: one build of kiwi.ko takes 640 s in a TCG
 # guest. --full (`make check-pkg-full`, about 25 minutes) does it there
 # anyway: build, then tests/vm/pkg/packages.sh in a guest booted without
@@ -49,28 +51,7 @@ PKG=$REPO/tests/vm/pkg
 DEBS=$REPO/build/deb
 LAB=$REPO/scripts/lab/run-scenario
 
-passed=0 failed=0
-
-# summary: the last line; status 0 only if every step passed.
-summary() {
-	echo "$passed passed, $failed failed"
-	[ "$failed" = 0 ]
-}
-
-# step NAME CMD...: run CMD as the step NAME and print its verdict.
-step() {
-	local name=$1 t0=$SECONDS
-	shift
-	echo "===== check-pkg: $name"
-	if "$@"; then
-		passed=$((passed + 1))
-		echo "PASS $name ($((SECONDS - t0))s)"
-		return 0
-	fi
-	failed=$((failed + 1))
-	echo "FAIL $name ($((SECONDS - t0))s)"
-	return 1
-}
+. "$PKG/steps.bash"
 
 if [ "${1:-}" = --full ]; then
 	shift

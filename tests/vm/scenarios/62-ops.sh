@@ -241,7 +241,9 @@ for q in qps:
     if q["drv_msn_rx_send"] < 2 or q["drv_msn_tx_send"] < 2 or q["drv_rx_failed"]:
         bad.append("%s %s: MSNs %s/%s, rx_failed %s" % (dev, role, q["drv_msn_tx_send"], q["drv_msn_rx_send"], q["drv_rx_failed"]))
     # rping's Sends fit one FPDU: no Send is ever half received, so the
-    # MO state is 0; a QP that stopped receiving has no Terminate either.
+    # MO state is 0 (70-hostile-peer's dd-mid-send sees it in the middle
+    # of a Send, and framing ulpf00 in mpa-good-ulpf); a QP that stopped
+    # receiving has no Terminate either.
     if q.get("drv_rx_mo") != 0 or "drv_framing" in q or "drv_term_sent" in q:
         bad.append("%s %s: rx_mo %s framing %s term_sent %s" % (dev, role, q.get("drv_rx_mo"), q.get("drv_framing"), q.get("drv_term_sent")))
     if dev == "kiwi0" and q.get("drv_rtr") != ("write" if role == "initiator" else "send,write,read"):
