@@ -4,7 +4,7 @@
  * change of the memory it targets, kiwi <-> kiwi in one process over
  * rdma_cm (one QP pair per round on ADDR, vt_cm.c).
  *
- *   vt_rerace -a ADDR [-p PORT] [-n ROUNDS]
+ *   vt_rerace -a ADDR [-p PORT] [-n ROUNDS] [-D DIR]
  *
  * The passive end owns 64 KiB of memory, all 0xa5, registered (and in
  * window rounds covered by a type 2 window bound on its QP); the active
@@ -23,6 +23,11 @@
  * every Read that succeeded brought 0xa5 only; the guard is intact after
  * the stream ended; the new translation (first kind) is untouched. The
  * scenario checks the kernel log for warnings.
+ * -D DIR: kiwi_vmtest.ko's parameters (tests/vm/kmod/README.md). Before
+ * each change the next call of kiwi_mr_page spins DELAY_MS at its return
+ * (after its state check, before the copy it resolves the page for), and
+ * the change comes CHANGE_MS later: a copy that passed its check is held
+ * open across the change, which must wait for it.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -38,6 +43,8 @@
 #define OLD 0xa5
 #define GUARD 0x3c
 #define END_MS 15000
+#define DELAY_MS 60
+#define CHANGE_MS 5
 
 #define RW (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |		\
 	    IBV_ACCESS_REMOTE_READ)
@@ -64,6 +71,34 @@ struct stream {
 
 static struct vt_cm cm;
 static struct ibv_pd *pd;
+static const char *vmtest;	/* -D: kiwi_vmtest.ko's parameters */
+
+/* Write @val to kiwi_vmtest's parameter @name. */
+static void vmtest_set(const char *name, const char *val)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", vmtest, name);
+	f = fopen(path, "w");
+	if (!f || fputs(val, f) == EOF || fclose(f))
+		vt_fatal("cannot write %s: %s", path, strerror(errno));
+}
+
+/* kiwi_vmtest's count of delays that ran. */
+static long vmtest_delays(void)
+{
+	char path[256];
+	long n = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/delays", vmtest);
+	f = fopen(path, "r");
+	if (!f || fscanf(f, "%ld", &n) != 1)
+		vt_fatal("cannot read %s", path);
+	fclose(f);
+	return n;
+}
 
 static size_t count_not(const uint8_t *p, size_t len, uint8_t val)
 {
@@ -249,9 +284,19 @@ static void run_round(unsigned int round, uint8_t *sbuf, struct ibv_mr *smr)
 	if (pthread_create(&t, NULL, run_stream, &s))
 		vt_fatal("pthread_create failed");
 	usleep(2000 + (round * 7919 % 20) * 1000);
+	if (vmtest) {
+		char rule[64];
+
+		snprintf(rule, sizeof(rule), "kiwi_mr_page@ret,%d,1",
+			 DELAY_MS);
+		vmtest_set("delay", rule);
+		usleep(CHANGE_MS * 1000);
+	}
 	change(kind, mr, s.rkey, other, &c);
 	memset(old, GUARD, LEN);
 	pthread_join(t, NULL);
+	if (vmtest)
+		vmtest_set("delay", "off");
 	judge(round, kind, &s, old, other);
 	vt_cm_conn_close(&cm, &c);
 	if (mw && ibv_dealloc_mw(mw))
@@ -264,22 +309,26 @@ static void run_round(unsigned int round, uint8_t *sbuf, struct ibv_mr *smr)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: vt_rerace -a ADDR [-p PORT] [-n ROUNDS]\n");
+	fprintf(stderr,
+		"usage: vt_rerace -a ADDR [-p PORT] [-n ROUNDS] [-D DIR]\n");
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
 	unsigned int rounds = 24, i;
+	long d0 = 0;
 	struct ibv_mr *smr;
 	uint8_t *sbuf;
 	int o, j = 1;
 
 	vt_init("vt_rerace");
-	/* -n first; vt_cm_listen_args takes -a and -p from the rest. */
+	/* -n and -D first; vt_cm_listen_args takes -a and -p from the rest. */
 	for (o = 1; o < argc; o++) {
 		if (!strcmp(argv[o], "-n") && o + 1 < argc)
 			rounds = (unsigned int)vt_ulong("-n", argv[++o]);
+		else if (!strcmp(argv[o], "-D") && o + 1 < argc)
+			vmtest = argv[++o];
 		else
 			argv[j++] = argv[o];
 	}
@@ -294,8 +343,13 @@ int main(int argc, char **argv)
 			 IBV_ACCESS_LOCAL_WRITE);
 	if (!smr)
 		vt_fatal("ibv_reg_mr: %s", strerror(errno));
+	if (vmtest)
+		d0 = vmtest_delays();
 	for (i = 0; i < rounds; i++)
 		run_round(i, sbuf, smr);
+	if (vmtest)
+		printf("vt_rerace: %ld copies held open %d ms across the change\n",
+		       vmtest_delays() - d0, DELAY_MS);
 	ibv_dereg_mr(smr);
 	ibv_dealloc_pd(pd);
 	vt_cm_close(&cm);

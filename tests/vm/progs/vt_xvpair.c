@@ -14,8 +14,9 @@
  * The client speaks first (an MPA responder sends nothing before the
  * initiator's first FPDU, RFC 5044 section 7.1.2). Then:
  *  - each end in turn requests, the other responds: one batch of
- *    wr_send, wr_send_imm, wr_rdma_write and wr_rdma_write_imm (the
- *    responder's receives: IBV_WC_RECV with the data, IBV_WC_WITH_IMM,
+ *    wr_send, wr_send_imm (no payload: kiwi's Send with Immediate carries
+ *    none), wr_rdma_write and wr_rdma_write_imm (the responder's
+ *    receives: IBV_WC_RECV with the data, IBV_WC_WITH_IMM,
  *    IBV_WC_RECV_RDMA_WITH_IMM with the Write's length; the Written page
  *    compared), wr_rdma_read of it back, a fenced batch of
  *    wr_atomic_fetch_add and wr_atomic_cmp_swp (results and the
@@ -61,7 +62,6 @@
 #define SRC_PAGE (4 * PAGE)	/* what this end sends and Writes */
 #define BUF_LEN (5 * PAGE)
 #define SEND_LEN 100
-#define SIMM_LEN 60
 #define WRITE_LEN 1024
 #define WIMM_LEN 512
 
@@ -318,7 +318,6 @@ static void request(unsigned int r)
 	int i;
 
 	fill(src, SEND_LEN, r + 1);
-	fill(src + 256, SIMM_LEN, r + 2);
 	fill(src + 1024, WRITE_LEN, r + 3);
 	fill(src + 2048, WIMM_LEN, r + 4);
 	ibv_wr_start(me.qpx);
@@ -327,7 +326,7 @@ static void request(unsigned int r)
 	ibv_wr_set_sge(me.qpx, lkey, (uintptr_t)src, SEND_LEN);
 	wr(12, IBV_SEND_SIGNALED);
 	ibv_wr_send_imm(me.qpx, htonl(0x5e00 + r));
-	ibv_wr_set_sge(me.qpx, lkey, (uintptr_t)(src + 256), SIMM_LEN);
+	ibv_wr_set_sge_list(me.qpx, 0, NULL);
 	wr(13, IBV_SEND_SIGNALED);
 	ibv_wr_rdma_write(me.qpx, rkey, raddr);
 	ibv_wr_set_sge(me.qpx, lkey, (uintptr_t)(src + 1024), WRITE_LEN);
@@ -398,7 +397,7 @@ static void respond(unsigned int r)
 	expect_recv("wr_send: responder's receive", &g[0], IBV_WC_RECV,
 		    SEND_LEN, 0, 0, r + 1);
 	expect_recv("wr_send_imm: responder's receive", &g[1], IBV_WC_RECV,
-		    SIMM_LEN, IBV_WC_WITH_IMM, 0x5e00 + r, r + 2);
+		    0, IBV_WC_WITH_IMM, 0x5e00 + r, 0);
 	expect_recv("wr_rdma_write_imm: responder's receive", &g[2],
 		    IBV_WC_RECV_RDMA_WITH_IMM, WIMM_LEN, IBV_WC_WITH_IMM,
 		    0x3e00 + r, 0);

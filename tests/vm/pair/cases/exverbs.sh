@@ -5,7 +5,7 @@
 # extended verbs): vt_xvpair (tests/vm/progs/vt_xvpair.c). kiwi-kiwi:
 # both ends use ibv_create_cq_ex CQs polled with ibv_start_poll/next_poll
 # and ibv_create_qp_ex QPs posting through the ibv_wr_* builders only;
-# each end in turn is the requester of wr_send, wr_send_imm,
+# each end in turn is the requester of wr_send, wr_send_imm (no payload),
 # wr_rdma_write, wr_rdma_write_imm, wr_rdma_read, wr_atomic_fetch_add and
 # wr_atomic_cmp_swp (every completion's status, opcode, byte_len and
 # immediate data checked on both ends, every octet compared) and the owner
@@ -15,7 +15,7 @@
 # IBV_REREG_MR_CHANGE_ACCESS): the client's Write and Read under the new
 # rkey work, its Read under the old rkey completes with
 # IBV_WC_REM_ACCESS_ERR and the server's QP fails with its memory
-# unchanged. About 10 s in the lab.
+# unchanged.
 # With siw on one side (--full): siw has neither ibv_create_cq_ex nor
 # ibv_create_qp_ex with send ops; vt_xvpair -P on the siw guest requires
 # that both are refused with EOPNOTSUPP (not a crash, not another error);
@@ -31,7 +31,6 @@ kiwi-kiwi)
 	pair_step exverbs server 120 \
 		"$VT_PROGS/vt_xvpair" -s -a "{me}" -p "{port}" -- \
 		"$VT_PROGS/vt_xvpair" -c "{peer}" -p "{port}"
-	grep -h 'vt_xvpair: FAIL' "$VT_TMP/exverbs.out" | sed "s/^/[$VT_NAME] /"
 	vt_log "exverbs: $(grep -c '^vt_xvpair: ok' "$VT_TMP/exverbs.out") checks passed on this side"
 	;;
 kiwi-siw | siw-kiwi)
