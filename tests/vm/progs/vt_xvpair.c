@@ -53,7 +53,6 @@
 #define POLL_MS 30000
 #define NRECV 8
 #define RECV_LEN 256
-#define CTL_OFF (NRECV * RECV_LEN)	/* the control message sent */
 #define WR_PAGE PAGE		/* the peer Writes and Reads here */
 #define AT_OFF (2 * PAGE)	/* the atomic word the peer targets */
 #define RES_OFF (2 * PAGE + 64)	/* atomic results */
@@ -96,6 +95,8 @@ static struct {
 	struct ibv_qp_ex *qpx;
 	uint8_t *buf;
 	struct ibv_mr *mr;
+	uint8_t *rbuf;		/* receive slots, in their own MR: the server */
+	struct ibv_mr *rmr;	/* reregisters mr with receives posted */
 	struct msg peer;	/* the peer's buffer: address and rkey */
 } me;
 
@@ -223,8 +224,8 @@ static void expect_bytes(const char *what, const uint8_t *got,
 
 static void post_recv(unsigned int slot)
 {
-	struct ibv_sge sge = { (uintptr_t)(me.buf + slot * RECV_LEN),
-			       RECV_LEN, me.mr->lkey };
+	struct ibv_sge sge = { (uintptr_t)(me.rbuf + slot * RECV_LEN),
+			       RECV_LEN, me.rmr->lkey };
 	struct ibv_recv_wr wr = { .wr_id = 100 + slot, .sg_list = &sge,
 				  .num_sge = 1 }, *bad;
 
@@ -274,7 +275,7 @@ static struct msg got_msg(const struct got *g, uint32_t type)
 		vt_fatal("control receive: status %s opcode %d wr_id %" PRIu64
 			 " byte_len %u", ibv_wc_status_str(g->status),
 			 g->opcode, g->wr_id, g->byte_len);
-	memcpy(&m, me.buf + (g->wr_id - 100) * RECV_LEN, sizeof(m));
+	memcpy(&m, me.rbuf + (g->wr_id - 100) * RECV_LEN, sizeof(m));
 	if (m.type != type)
 		vt_fatal("control message %u, expected %u", m.type, type);
 	post_recv((unsigned int)(g->wr_id - 100));
@@ -303,7 +304,7 @@ static void expect_recv(const char *what, const struct got *g,
 			 g->wr_id);
 	if (seed) {
 		snprintf(name, sizeof(name), "%s: data", what);
-		expect_bytes(name, me.buf + slot * RECV_LEN, seed, len);
+		expect_bytes(name, me.rbuf + slot * RECV_LEN, seed, len);
 	}
 	post_recv(slot);
 }
@@ -642,7 +643,10 @@ static void setup(struct rdma_cm_id *id)
 	memset(me.buf, 0, BUF_LEN);
 	*(uint64_t *)(me.buf + AT_OFF) = 100;
 	me.mr = ibv_reg_mr(me.pd, me.buf, BUF_LEN, ACCESS);
-	if (!me.mr)
+	me.rbuf = calloc(NRECV, RECV_LEN);
+	me.rmr = me.rbuf ? ibv_reg_mr(me.pd, me.rbuf, NRECV * RECV_LEN,
+				      IBV_ACCESS_LOCAL_WRITE) : NULL;
+	if (!me.mr || !me.rmr)
 		vt_fatal("ibv_reg_mr: %s", strerror(errno));
 	for (i = 0; i < NRECV; i++)
 		post_recv(i);
