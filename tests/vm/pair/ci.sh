@@ -6,8 +6,8 @@
 # `make check-pair` (part of make test): the two-guest tests CI can afford,
 # short runs (--quick) in two two-guest boots, about 16 minutes:
 #  - every case (rping, rdma_cm tools, perftest, integrity, tshark, RFC 7306
-#    atomics, memory windows) for kiwi<->kiwi (the extended verbs,
-#    case exverbs, join once they passed there);
+#    atomics, memory windows, the extended verbs with ibv_rereg_mr) for
+#    kiwi<->kiwi;
 #  - the tshark case with MPA markers kiwi<->kiwi, asked for by both
 #    guests; tests/vm/pair/mpa-wire-check.py checks every marker captured
 #    (markers asked for by the server only, in one direction per
@@ -59,7 +59,7 @@ mode=--quick
 [ "${1:-}" = --full ] && mode=--full
 
 runs=(
-	"kiwi-kiwi/rdmacm+perftest+integrity+tshark+rping+rtr+atomics+mw kiwi:llp=sctp-kiwi:llp=sctp/rping+sctp kiwi:mpa_markers=Y-kiwi:mpa_markers=Y/tshark siw:p2p-kiwi/integrity kiwi-siw:p2p/perftest+rtr kiwi-siw/integrity siw-kiwi/rping kiwi:mpa_crc_off=Y-siw/rping siw:rev1-kiwi/rping kiwi:ulpf00=Y-kiwi:ulpf00=Y/rping"
+	"kiwi-kiwi/rdmacm+perftest+integrity+tshark+rping+rtr+atomics+mw+exverbs kiwi:llp=sctp-kiwi:llp=sctp/rping+sctp kiwi:mpa_markers=Y-kiwi:mpa_markers=Y/tshark siw:p2p-kiwi/integrity kiwi-siw:p2p/perftest+rtr kiwi-siw/integrity siw-kiwi/rping kiwi:mpa_crc_off=Y-siw/rping siw:rev1-kiwi/rping kiwi:ulpf00=Y-kiwi:ulpf00=Y/rping"
 	"--cases-dir $PAIR/../soak/cases kiwi-kiwi"
 )
 if [ "$mode" = --full ]; then

@@ -15,7 +15,7 @@
 # IBV_REREG_MR_CHANGE_ACCESS): the client's Write and Read under the new
 # rkey work, its Read under the old rkey completes with
 # IBV_WC_REM_ACCESS_ERR and the server's QP fails with its memory
-# unchanged.
+# unchanged. About 11 s in the lab (--quick).
 # With siw on one side (--full): siw has neither ibv_create_cq_ex nor
 # ibv_create_qp_ex with send ops; vt_xvpair -P on the siw guest requires
 # that both are refused with EOPNOTSUPP (not a crash, not another error);
