@@ -6,7 +6,8 @@
 # `make check-pair` (part of make test): the two-guest tests CI can afford,
 # short runs (--quick) in two two-guest boots, about 16 minutes:
 #  - every case (rping, rdma_cm tools, perftest, integrity, tshark, RFC 7306
-#    atomics, memory windows) for kiwi<->kiwi;
+#    atomics, memory windows, the extended verbs with ibv_rereg_mr) for
+#    kiwi<->kiwi;
 #  - the tshark case with MPA markers kiwi<->kiwi, asked for by both
 #    guests; tests/vm/pair/mpa-wire-check.py checks every marker captured
 #    (markers asked for by the server only, in one direction per
@@ -31,8 +32,9 @@
 #    connection churn, faults mid-transfer; make soak runs the long one).
 # perftest with a siw server and a kiwi client (atomics refused by siw
 # included: perftest -R's reconnect race is judged only where traffic must
-# work), markers against siw (refused cleanly) and a kiwi guest's memory
-# window used by a siw peer (case mw), run in --full only.
+# work), markers against siw (refused cleanly), a kiwi guest's memory
+# window used by a siw peer (case mw) and siw's refusal of the extended
+# verbs (case exverbs: EOPNOTSUPP), run in --full only.
 # `--full` (make check-pair-full): the long sweeps of every combination:
 # siw<->siw and rxe<->rxe as references, every case for kiwi<->siw:p2p,
 # the MPA flavours against siw with integrity and perftest, markers refused
@@ -57,7 +59,7 @@ mode=--quick
 [ "${1:-}" = --full ] && mode=--full
 
 runs=(
-	"kiwi-kiwi/rdmacm+perftest+integrity+tshark+rping+rtr+atomics+mw kiwi:llp=sctp-kiwi:llp=sctp/rping+sctp kiwi:mpa_markers=Y-kiwi:mpa_markers=Y/tshark siw:p2p-kiwi/integrity kiwi-siw:p2p/perftest+rtr kiwi-siw/integrity siw-kiwi/rping kiwi:mpa_crc_off=Y-siw/rping siw:rev1-kiwi/rping kiwi:ulpf00=Y-kiwi:ulpf00=Y/rping"
+	"kiwi-kiwi/rdmacm+perftest+integrity+tshark+rping+rtr+atomics+mw+exverbs kiwi:llp=sctp-kiwi:llp=sctp/rping+sctp kiwi:mpa_markers=Y-kiwi:mpa_markers=Y/tshark siw:p2p-kiwi/integrity kiwi-siw:p2p/perftest+rtr kiwi-siw/integrity siw-kiwi/rping kiwi:mpa_crc_off=Y-siw/rping siw:rev1-kiwi/rping kiwi:ulpf00=Y-kiwi:ulpf00=Y/rping"
 	"--cases-dir $PAIR/../soak/cases kiwi-kiwi"
 )
 if [ "$mode" = --full ]; then
@@ -70,7 +72,7 @@ if [ "$mode" = --full ]; then
 		"--cases rping+rdmacm+perftest+integrity+sctp kiwi:llp=sctp-kiwi:llp=sctp"
 		"--cases rping+perftest+integrity+tshark kiwi:ulpf00=Y-kiwi:ulpf00=Y"
 		"--cases rping kiwi:ulpf00=Y-kiwi!refused"
-		"--cases mw siw-kiwi kiwi-siw"
+		"--cases mw+exverbs siw-kiwi kiwi-siw"
 	)
 fi
 
