@@ -113,6 +113,10 @@ rm_target() {
 	for s in $steps; do
 		rm_target_step "$s"
 	done
+	# The export stays until the host disconnected: unlinking the port
+	# deletes the controller, and a shutdown Property Set the host sent
+	# meanwhile is never answered (nvme-rdma waits its admin timeout).
+	ulp_step_barrier host-done 300
 	ulp_cleanup
 }
 
@@ -211,6 +215,7 @@ rm_host() {
 		off=$((off + 32))
 	done
 	ulp_run_diag "nvme disconnect" 10 60 nvme disconnect -n "$ULP_NQN"
+	ulp_step_barrier host-done
 	ulp_cleanup
 }
 
