@@ -678,7 +678,7 @@ ulp_diag_serve() {
 	(
 		while :; do
 			for req in "$KIWI_SHARED/pair.$PAIR_ID.diag.$PAIR_SIDE".*; do
-				[ -e "$req" ] || continue
+				[ -e "$req" ] && [ "${req%.done}" = "$req" ] || continue
 				ulp_diag "asked by the $PAIR_OTHER: $(cat "$req")"
 				mv "$req" "$req.done"
 			done
