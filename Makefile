@@ -45,7 +45,7 @@ help:
 	@echo "make check-ulp  NVMe-oF, NFS/RDMA, iSER over kiwi and siw, device removal (not in make test)"
 	@echo "make check-ulp-full  the same with normal sizes and every removal step (not in CI)"
 	@echo "make check-ulp-debug  check-ulp on the debug kernel's ULP flavour (not in CI)"
-	@echo "make check-ulp-removal  kiwi removed under NVMe-oF, NFS over RDMA and iSER I/O (kiwi-kiwi, ~10 min, not in make test)"
+	@echo "make check-ulp-removal  kiwi removed under NVMe-oF, NFS over RDMA and iSER I/O; NVMe-oF error recovery and teardown races (kiwi-kiwi, ~14 min, not in make test)"
 	@echo "make bench      benchmarks: wire library, then kiwi/siw/TCP in two guests (~20 min)"
 	@echo "make bench-sweep  two-guest bench plus rxe, 8 B-1 MiB, -q 16, -b (~1 h)"
 	@echo "make bench-ulp  fio over NVMe-oF and NFS: kiwi, siw and the TCP transports"

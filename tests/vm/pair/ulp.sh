@@ -21,8 +21,11 @@
 # (`rdma link delete`, `modprobe -r kiwi` and the link down under I/O;
 # with --full also the net_device unregistered, Documentation/ulps.md);
 # `--removal`
-# (make check-ulp-removal, about 10 min) runs nvme-removal, nfs-removal
-# and iser-removal (the last two not part of check-ulp).
+# (make check-ulp-removal, about 14 min) runs nvme-removal, nfs-removal,
+# iser-removal, nvme-reconnect (admin commands on the queues error
+# recovery made after the link went down) and nvme-race (the target
+# deletes the controller while the host disconnects); the last four are
+# not part of check-ulp.
 # ULP_COMBOS replaces the combos (e.g. ULP_COMBOS=kiwi-kiwi/nvme); other
 # arguments go to run.sh.
 # Ends with 'N passed, N failed'.
@@ -36,7 +39,7 @@ mode=--quick
 debug=()
 default_combos="siw-kiwi/nvme+nfs+iser kiwi-siw/nvme+nfs+iser kiwi-kiwi/nvme+nfs+iser+nvme-removal"
 if [ "${1:-}" = --removal ]; then
-	default_combos=kiwi-kiwi/nvme-removal+nfs-removal+iser-removal
+	default_combos=kiwi-kiwi/nvme-removal+nfs-removal+iser-removal+nvme-reconnect+nvme-race
 	shift
 fi
 case ${1:-} in

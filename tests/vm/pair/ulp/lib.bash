@@ -426,6 +426,7 @@ ulp_rm_unload() {
 ulp_rm_dev_add() {
 	local out
 	[ -d /sys/module/kiwi ] || pair_load_kiwi
+	ulp_trace_again
 	if ! out=$(timeout 60 rdma link add "$PAIR_DEV" type kiwi netdev eth0 2>&1); then
 		vt_fail "$1: rdma link add $PAIR_DEV again: $out"
 		return 1
@@ -618,4 +619,109 @@ ulp_rm_stuck_tasks() {
 		vt_log "stuck: $(cat "$t/comm") (${t#/proc/}):"
 		sed 's/^/    | /' "$t/stack"
 	done
+}
+
+# --- diagnostics (what a hung ULP command waits for) ---
+
+ULP_TRACEFS=/sys/kernel/tracing
+
+# ulp_trace_on: record every kiwi tracepoint (QP and CM states, MPA
+# negotiation, Terminates, posts, WR starts, completions) in a 4 MiB ring,
+# so that ulp_diag shows what happened to the last work requests.
+ulp_trace_on() {
+	[ -d "$ULP_TRACEFS/events" ] || mount -t tracefs tracefs "$ULP_TRACEFS" 2> /dev/null
+	[ -d "$ULP_TRACEFS/events/kiwi" ] || return 0
+	echo 4096 > "$ULP_TRACEFS/buffer_size_kb"
+	echo > "$ULP_TRACEFS/trace"
+	ULP_TRACING=1
+	ulp_trace_again
+	ulp_on_exit "echo 0 > $ULP_TRACEFS/events/kiwi/enable"
+}
+
+# ulp_trace_again: after kiwi was loaded again, its tracepoints too.
+ulp_trace_again() {
+	[ -n "${ULP_TRACING:-}" ] && echo 1 > "$ULP_TRACEFS/events/kiwi/enable"
+}
+
+# ulp_diag WHY: this guest's RDMA and TCP state, for a command that hangs:
+# the device's counters, every QP with kiwi's driver attributes (MSNs,
+# Terminates, attached), the CM ids, the TCP sockets with their queues
+# (Send-Q holds what TCP was not acknowledged, Recv-Q what kiwi did not
+# read), the kiwi tracepoints of the last work requests and the kernel
+# log's tail.
+ulp_diag() {
+	local dev
+	vt_log "diag ($PAIR_SIDE, $1) at $(cut -d' ' -f1 /proc/uptime) s:"
+	{
+		for dev in /sys/class/infiniband/*; do
+			[ -e "$dev" ] || continue
+			rdma statistic show link "${dev##*/}/1"
+		done
+		rdma resource show qp -dd
+		rdma resource show cm_id
+		ss -tnio
+		if [ -r "$ULP_TRACEFS/trace" ]; then
+			echo "kiwi states and Terminates:"
+			grep -E 'kiwi_(qp_state|cm_state|cm_event|mpa_nego|terminate)' \
+				"$ULP_TRACEFS/trace" | tail -n 60
+			echo "last kiwi events:"
+			grep -v '^#' "$ULP_TRACEFS/trace" | tail -n 60
+		fi
+		dmesg | tail -n 20
+	} 2>&1 | sed 's/^/    | /'
+}
+
+# ulp_diag_serve: in the background, dump this guest's state (ulp_diag)
+# whenever the peer asks (ulp_diag_both). Stopped when the case ends.
+ulp_diag_serve() {
+	local req
+	(
+		while :; do
+			for req in "$KIWI_SHARED/pair.$PAIR_ID.diag.$PAIR_SIDE".*; do
+				[ -e "$req" ] && [ "${req%.done}" = "$req" ] || continue
+				ulp_diag "asked by the $PAIR_OTHER: $(cat "$req")"
+				mv "$req" "$req.done"
+			done
+			sleep 0.5
+		done
+	) &
+	ulp_on_exit "kill $!"
+}
+
+# ulp_diag_both WHY: dump this guest's state and have the peer dump its own
+# at the same moment (its ulp_diag_serve), waiting at most 20 s for it.
+ulp_diag_both() {
+	local req
+	req=$KIWI_SHARED/pair.$PAIR_ID.diag.$PAIR_OTHER.$(date +%s%N)
+	echo "$1" > "$req"
+	ulp_diag "$1"
+	ulp_wait 20 test -e "$req.done" || vt_log "diag: the $PAIR_OTHER did not answer"
+}
+
+# ulp_run_diag NAME SOON LIMIT CMD...: as ulp_run, but a CMD still running
+# after SOON s has both guests dump their state (ulp_diag_both) while it
+# hangs; it is then given up to LIMIT s in all. (The clock, not a count of
+# polls: under TCG a poll that forks takes longer than its sleep.)
+ulp_run_diag() {
+	local name=$1 soon=$2 limit=$3 t0 pid rc
+	shift 3
+	t0=$SECONDS
+	timeout -k 10 "$limit" "$@" > "$VT_TMP/$name.out" 2>&1 &
+	pid=$!
+	while kill -0 "$pid" 2> /dev/null && [ $((SECONDS - t0)) -lt "$soon" ]; do
+		sleep 0.2
+	done
+	if kill -0 "$pid" 2> /dev/null; then
+		ulp_diag_both "$name still running after $soon s: $*"
+		ulp_rm_stuck_tasks
+	fi
+	wait "$pid"
+	rc=$?
+	if [ "$rc" = 0 ]; then
+		vt_pass "$name ($((SECONDS - t0)) s)"
+	else
+		vt_fail "$name: exit $rc$([ "$rc" = 124 ] && echo ", timed out after $limit s"): $*"
+		sed 's/^/    | /' "$VT_TMP/$name.out" | tail -n 30
+	fi
+	return "$rc"
 }

@@ -45,7 +45,9 @@
 #  target-down  (--full) the target's net_device down for 5 s, as
 #               host-down.
 # Every removal and every wait is bounded; the lab fails the case on any
-# kernel Oops, BUG, WARNING or KASAN/lockdep/kmemleak report.
+# kernel Oops, BUG, WARNING or KASAN/lockdep/kmemleak report. A `nvme
+# disconnect` still running after 10 s has both guests dump their RDMA and
+# TCP state and kiwi's trace (ulp_diag_both).
 
 . "$KIWI_SRC/tests/vm/pair/lib.bash"
 . "$KIWI_SRC/tests/vm/pair/ulp/lib.bash"
@@ -111,6 +113,10 @@ rm_target() {
 	for s in $steps; do
 		rm_target_step "$s"
 	done
+	# The export stays until the host disconnected: unlinking the port
+	# deletes the controller, and a shutdown Property Set the host sent
+	# meanwhile is never answered (nvme-rdma waits its admin timeout).
+	ulp_step_barrier host-done 300
 	ulp_cleanup
 }
 
@@ -133,7 +139,7 @@ rm_host_step() {
 	local step=$1 off=$2 ctrls dev=$PAIR_DEV
 	ulp_rm_mark
 	if [ "$step" = host-unregister ]; then
-		ulp_run "$step.disconnect" 60 nvme disconnect -n "$ULP_NQN"
+		ulp_run_diag "$step.disconnect" 10 60 nvme disconnect -n "$ULP_NQN"
 		ulp_step_barrier "vlan-$step"
 		rm_vlan_connect "$step"
 		dev=$ULP_VLAN_DEV
@@ -192,7 +198,7 @@ rm_host_step() {
 	esac
 	# The VLAN's controller goes before the target removes its port.
 	if [ "$step" = host-unregister ]; then
-		ulp_run "$step.disconnect-vlan" 60 nvme disconnect -n "$ULP_NQN"
+		ulp_run_diag "$step.disconnect-vlan" 10 60 nvme disconnect -n "$ULP_NQN"
 		ip link del "$ULP_VLAN"
 		rm_connect "$step"
 	fi
@@ -208,11 +214,14 @@ rm_host() {
 		rm_host_step "$s" "$off"
 		off=$((off + 32))
 	done
-	ulp_run "nvme disconnect" 60 nvme disconnect -n "$ULP_NQN"
+	ulp_run_diag "nvme disconnect" 10 60 nvme disconnect -n "$ULP_NQN"
+	ulp_step_barrier host-done
 	ulp_cleanup
 }
 
 pair_up
+ulp_trace_on
+ulp_diag_serve
 if [ "$PAIR_SIDE" = server ]; then
 	rm_target
 else
