@@ -120,28 +120,6 @@ make_root() {
 		running_kernel
 }
 
-# running_kernel: `uname -r` in the chroot says $kver, the kernel the
-# guest boots (see run.sh); apt's dpkg finds the wrapper by APT_CONFIG.
-running_kernel() {
-	local bin=$root/tmp/kiwi-pkg-bin
-
-	mkdir -p "$bin" &&
-		printf '#!/bin/sh\n[ "$*" = -r ] && echo %s && exit 0\nexec /usr/bin/uname "$@"\n' \
-			"$kver" > "$bin/uname" &&
-		chmod 0755 "$bin/uname" &&
-		echo 'DPkg::Path "/tmp/kiwi-pkg-bin:/usr/sbin:/usr/bin:/sbin:/bin";' > "$bin/apt.conf"
-}
-
-# in_root SCRIPT: run SCRIPT in the chroot at nice 10 (DKMS builds there),
-# in the lab's clean environment.
-in_root() {
-	nice -n 10 chroot "$root" env -i \
-		PATH=/tmp/kiwi-pkg-bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-		HOME=/root TERM=dumb LANG=C.UTF-8 APT_CONFIG=/tmp/kiwi-pkg-bin/apt.conf \
-		KIWI_SRC="$REPO" KIWI_BUILD="$REPO/build" \
-		PKG_DEBS="$DEBS" PKG_KVER="$kver" bash "$1" < /dev/null
-}
-
 step build bash "$REPO/scripts/build-deb.sh" "$DEBS" || { summary; exit; }
 step root make_root || { summary; exit; }
 echo "check-pkg: fresh Debian 12 root $root (base $BASE) for kernel $kver"

@@ -135,32 +135,6 @@ make_root() {
 		running_kernel
 }
 
-# running_kernel: in the chroot `uname -r` says $kver, the kernel the guest
-# boots, as on a machine running it: Debian's DKMS postinst builds for the
-# running and the newest kernel then (the host's own release, which has no
-# modules in the root, would make it build for all of them), and
-# kiwi-dkms's for the rest. apt runs dpkg with its own PATH (DPkg::Path),
-# so the wrapper's folder goes there too, by APT_CONFIG. Both live in /tmp,
-# which upper_clean ignores.
-running_kernel() {
-	local bin=$root/tmp/kiwi-pkg-bin
-
-	mkdir -p "$bin" &&
-		printf '#!/bin/sh\n[ "$*" = -r ] && echo %s && exit 0\nexec /usr/bin/uname "$@"\n' \
-			"$kver" > "$bin/uname" &&
-		chmod 0755 "$bin/uname" &&
-		echo 'DPkg::Path "/tmp/kiwi-pkg-bin:/usr/sbin:/usr/bin:/sbin:/bin";' > "$bin/apt.conf"
-}
-
-# in_root SCRIPT: run SCRIPT in the chroot, in the lab's clean environment.
-in_root() {
-	chroot "$root" env -i PATH=/tmp/kiwi-pkg-bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-		HOME=/root TERM=dumb LANG=C.UTF-8 APT_CONFIG=/tmp/kiwi-pkg-bin/apt.conf \
-		KIWI_SRC="$REPO" KIWI_BUILD="$REPO/build" \
-		PKG_DEBS="$DEBS" PKG_KVER="$kver" PKG_KVER2="$kver2" \
-		PKG_KVER2_IMAGE="$boot_kver2" bash "$1" < /dev/null
-}
-
 # symlinks_changed: the paths read, but for symlinks rewritten to their old
 # target (/vmlinuz and /initrd.img after a kernel came and went).
 symlinks_changed() {
