@@ -102,22 +102,40 @@ def ratio(a, b):
     return "%.2fx" % (a / b) if a is not None and b else "-"
 
 
+def step_key(n):
+    """Sort key of a NAME[@SIZE][.QUALIFIER][%CPU] figure name."""
+    base = n.split("%")[0]
+    if "@" not in base:
+        return (base, 0, n)
+    op, rest = base.split("@", 1)
+    return (op, int(rest.split(".")[0]), n)
+
+
 def sweep(data, combos, wid):
-    """The BENCH_SWEEP figures, if any: NAME@SIZE, q4, q16, bidir."""
+    """The BENCH_SWEEP and NAME@SIZE / NAME%CPU figures, if any; under each
+    bandwidth figure its guest CPU s/GiB."""
     names = sorted({n for c in combos for n in data[c][0]
-                    if ("@" in n or n.endswith((".q4", ".q16", ".bidir")))
+                    if ("@" in n or "%" in n or
+                        n.split("%")[0].endswith((".q4", ".q16", ".bidir")))
                     and not n.startswith(("cpu.", "bytes."))},
-                   key=lambda n: (n.split("@")[0], int(n.split("@")[1].split(".")[0])
-                                  if "@" in n else 0, n))
+                   key=step_key)
     if not names:
         return
-    print("\nSweep and NAME@SIZE steps (median of the rounds they ran in; MiB/s,"
-          " latency µs median;\n doorbells.*: send doorbells the kiwi client rang)")
-    print("%-24s" % "figure" + "".join("%*s" % (wid, c) for c in combos))
+    print("\nSweep, NAME@SIZE and NAME%CPU steps (median of the rounds they ran in;"
+          " MiB/s, latency µs\n median; doorbells.*: send doorbells the kiwi client"
+          " rang; %CPU: pinned to that vCPU,\n %any: not pinned; CPU s/GiB: both"
+          " guests, per GiB moved, -q and -b counting every QP and direction)")
+    print("%-26s" % "figure" + "".join("%*s" % (wid, c) for c in combos))
     for n in names:
-        print("%-24s" % n + "".join("%*s" % (wid, "%.1f" % med(data[c][0], n)
+        print("%-26s" % n + "".join("%*s" % (wid, "%.1f" % med(data[c][0], n)
                                              if med(data[c][0], n) is not None else "-")
                                     for c in combos))
+        if n.startswith(("doorbells.", "cpu.", "bytes.")) or "_bw" not in n:
+            continue
+        cpus = [cpu_per_gib(data[c][0], n) for c in combos]
+        if any(cpus):
+            print("%-26s" % "  CPU s/GiB" + "".join(
+                "%*s" % (wid, "%.1f" % x if x else "-") for x in cpus))
 
 
 def main():
@@ -140,13 +158,16 @@ def main():
     wid = max(len(c) for c in combos) + 2
     print("\nBandwidth, 64 KiB messages, MiB/s (median of rounds ±half the spread)")
     print("%-*s %4s" % (wid, "combo", "crc") + "".join("%14s" % h for _, h in BW)
-          + "%12s" % "CPU s/GiB")
+          + "%12s%12s" % ("CPU s/GiB", "TCP CPU"))
     for c in combos:
         v = data[c][0]
-        cpu = cpu_per_gib(v, "ib_write_bw")
+        cpus = [cpu_per_gib(v, n) for n in ("ib_write_bw", "tcp_bw")]
         print("%-*s %4s" % (wid, c, describe(c)[1])
               + "".join("%14s" % cell(v, n) for n, _ in BW)
-              + "%12s" % ("%.1f" % cpu if cpu else "-"))
+              + "".join("%12s" % ("%.1f" % x if x else "-") for x in cpus))
+    print("(CPU s/GiB: CPU seconds of both guests per GiB moved, write and TCP;"
+          " every benchmark\n process pinned to vCPU %s, RDMA and TCP alike)"
+          % os.environ.get("BENCH_PIN", "0"))
     print("\nLatency, µs one way (RDMA 8 B, TCP 14 B): median / 99th percentile")
     print("%-*s %4s" % (wid, "combo", "crc") + "".join("%16s" % h for _, h in LAT))
     for c in combos:

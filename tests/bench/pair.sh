@@ -6,29 +6,39 @@
 # The two-guest benchmark of `make bench`. In one two-guest boot, for each
 # COMBO (as in tests/vm/pair/run.sh) the case tests/bench/pair/perf.sh runs
 # BENCH_REPS rounds (default 3) of perftest (64 KiB write/send/read
-# bandwidth, 8 B send/write latency), iperf3 and a TCP ping-pong (14 B,
-# sockperf's smallest) between
-# the same guests. Prints one table: the median of the rounds and their
+# bandwidth, 8 B send/write latency), iperf3 (as many octets as a perftest
+# step) and a TCP ping-pong (14 B, sockperf's smallest: its own header)
+# between the same guests, every benchmark process of RDMA and TCP alike
+# pinned to vCPU BENCH_PIN (default 0; perftest needs a pinned clock under
+# TCG, and TCP gets the same policy: tests/bench/pair/perf.sh).
+# Prints one table: the median of the rounds and their
 # spread ((max - min) / median), MiB/s for bandwidth (perftest's MB/sec is
 # MiB/s), µs for latency (median and 99th percentile of half the round
 # trip), guest CPU seconds per GiB moved (both guests), the ratios kiwi/TCP
 # and kiwi/siw with the same CRC setting; and writes every figure as CSV to
-# build/bench/pair-TIME.csv. The default run (5 combos, 3 rounds) takes
-# about 20 minutes under TCG.
+# build/bench/pair-TIME.csv. The default run (6 combos, 3 rounds) takes
+# about 25 minutes under TCG.
 #
 # Default combos, CRC like with like:
 #   kiwi-kiwi (MPA CRC on: kiwi asks for it), siw:crc-siw:crc (CRC on),
 #   kiwi:mpa_crc_off=1-kiwi:mpa_crc_off=1 (CRC off), siw-siw (CRC off: siw
-#   does not ask), kiwi-siw (kiwi asks, siw accepts: CRC on).
+#   does not ask), kiwi-siw (kiwi asks, siw accepts: CRC on), and
+#   kiwi:mpa_markers=1-kiwi:mpa_markers=1 (MPA markers and CRC on; siw has
+#   no markers).
 # --sweep (BENCH_SWEEP=1) adds rxe-rxe and, in every round, bandwidth from 8 B
 # to 1 MiB, 64 KiB with -q 4, -q 16 and -b, and 4 KiB latency (about 25 min
 # per combo with three rounds; BENCH_REPS=1 for a quick look); and plots bandwidth
 # against message size to build/bench/pair-TIME.png (tests/bench/plot.py,
 # gnuplot: make bench-sweep installs it).
-# BENCH_STEPS picks the steps of a round (tests/bench/pair/perf.sh).
-# BENCH_BW_ITERS (500), BENCH_LAT_ITERS (1000), BENCH_TCP_SECONDS (5) set the
-# lengths. Numbers, not a test: figures compare only within one run (TCG
-# guests, a shared host). Exit status 2 if nothing could be measured.
+# BENCH_STEPS picks the steps of a round, NAME%CPU pins one elsewhere
+# (tests/bench/pair/perf.sh); BENCH_OBSERVE=1 records per step where the
+# time went (per-vCPU time, interrupts, nstat, kiwi counters, ss -tmi) in
+# the results folder's lab/*/COMBO.perf.*.obs (tests/bench/pair/observe.bash).
+# A combo kiwi:ko=NAME-kiwi:ko=NAME loads build/ko/NAME/kiwi.ko (another
+# build, e.g. main's, copied there) for before/after figures in one boot.
+# BENCH_BW_ITERS (500; iperf3 moves as many 64 KiB), BENCH_LAT_ITERS (1000),
+# BENCH_TCP_SECONDS (5, the ping-pong) set the lengths. Numbers, not a
+# test: figures compare only within one run (TCG guests, a shared host). Exit status 2 if nothing could be measured.
 
 set -uo pipefail
 
@@ -45,7 +55,8 @@ for a in "$@"; do
 done
 bench_split_args "${rest[@]}"
 if [ ${#combos[@]} -eq 0 ]; then
-	combos=(kiwi-kiwi siw:crc-siw:crc kiwi:mpa_crc_off=1-kiwi:mpa_crc_off=1 siw-siw kiwi-siw)
+	combos=(kiwi-kiwi siw:crc-siw:crc kiwi:mpa_crc_off=1-kiwi:mpa_crc_off=1 siw-siw kiwi-siw
+		kiwi:mpa_markers=1-kiwi:mpa_markers=1)
 	[ "$sweep" = 0 ] || combos+=(rxe-rxe)
 fi
 export BENCH_SWEEP=$sweep

@@ -5,16 +5,33 @@
 # --cases-dir). Between the two guests, with this combo's provider, BENCH_REPS
 # rounds (default 3) of: ib_write_bw, ib_send_bw, ib_read_bw at 64 KiB;
 # ib_send_lat and ib_write_lat at 8 B (perftest -R); then, in the same boot,
-# plain TCP: iperf3 (one stream) and a TCP ping-pong of 14 B (sockperf pp,
-# its smallest message).
+# plain TCP: iperf3 (one stream) moving as many octets as one 64 KiB
+# perftest step (BENCH_BW_ITERS x 64 KiB), and a TCP ping-pong of 14 B
+# (sockperf pp: 14 octets is its smallest message, its own header; an 8 B
+# TCP ping-pong would need another tool, and 14 or 8 octets are one small
+# segment either way).
+#
+# Pinning, the same for RDMA and TCP: every perftest, iperf3 and sockperf
+# process, client and server, runs on vCPU BENCH_PIN (default 0) with
+# taskset. perftest needs it (it times with the TSC, and TCG's vCPUs do not
+# keep theirs in step: a run that moves between vCPUs measures nonsense);
+# TCP gets the same policy so that the ratios compare like with like (the
+# kernel's own work, softirqs, TX workers, runs where the kernel puts it in
+# both cases). A step NAME%CPU pins that step to vCPU CPU instead, or
+# leaves it unpinned with NAME%any (e.g. "tcp_bw%any" for iperf3 as a user
+# would run it; perftest's figures are then unreliable).
+#
 # BENCH_STEPS (default all: "ib_write_bw ib_send_bw ib_read_bw ib_send_lat
-# ib_write_lat tcp_bw tcp_lat") picks the steps of each round, e.g.
-# "ib_write_bw ib_send_bw" for a short before/after of two kiwi.ko builds.
-# A step NAME@SIZE there (e.g. "ib_write_bw@64 ib_send_lat@8") runs perftest
-# NAME with SIZE-octet messages in each round.
+# ib_write_lat tcp_bw tcp_lat") picks the steps of each round, in the order
+# given, e.g. "ib_write_bw ib_send_bw" for a short before/after of two
+# kiwi.ko builds. A step NAME@SIZE there (e.g. "ib_write_bw@64
+# ib_send_lat@8") runs perftest NAME with SIZE-octet messages in each round;
+# NAME@SIZE%CPU pins it as above.
 # BENCH_SWEEP=1 adds to each round bandwidth at 8 B, 64 B, 512 B, 4 KiB,
 # 16 KiB, 256 KiB and 1 MiB,
 # 64 KiB with 4 and 16 QPs (-q) and bidirectional (-b), and latency at 4 KiB.
+# BENCH_OBSERVE=1 records per step where the time went in each guest
+# (observe.bash: per-vCPU time, interrupts, nstat, kiwi's counters, ss).
 #
 # Each guest writes "NAME ROUND VALUE" lines to KIWI_RESULTS/PAIR_ID.bench:
 # the client the figures (MiB/s: perftest's "MB/sec" is 2^20 octets per
@@ -22,17 +39,22 @@
 # median and the 99th percentile, one way, i.e. half a round trip, as both
 # perftest and sockperf report it), both guests "cpu.NAME" (CPU seconds that
 # guest spent, all CPUs, from /proc/stat, during that step) and "bytes.NAME"
-# (octets the step moved one way), and a kiwi client "doorbells.NAME" (the
+# (octets the step moved, both directions together: perftest's -q QPs each
+# move -n messages, and with -b both sides do), and a kiwi client
+# "doorbells.NAME" (the
 # send doorbells its device counted during the step, tx_doorbells: posts
 # that found the kernel's TX running rang none). "info crc32c DRIVER" names
 # the guest's crc32c implementation. A step that fails records nothing.
 
 . "$KIWI_SRC/tests/vm/pair/lib.bash"
+# shellcheck source=observe.bash
+. "$KIWI_SRC/tests/bench/pair/observe.bash"
 
 reps=${BENCH_REPS:-3}
 bw_n=${BENCH_BW_ITERS:-500}
 lat_n=${BENCH_LAT_ITERS:-1000}
 tcp_secs=${BENCH_TCP_SECONDS:-5}
+pin_default=${BENCH_PIN:-0}
 steps=" ${BENCH_STEPS:-ib_write_bw ib_send_bw ib_read_bw ib_send_lat ib_write_lat tcp_bw tcp_lat} "
 res=$KIWI_RESULTS/$PAIR_ID.bench
 round=0
@@ -69,6 +91,12 @@ record() {
 	return 0
 }
 
+# pin_cmd CPU: the command prefix that pins a benchmark process to vCPU
+# CPU ("any": none).
+pin_cmd() {
+	[ "$1" = any ] || echo "taskset -c $1"
+}
+
 # measure NAME SIZE PERFTEST [OPTION...]: one perftest step, recorded:
 # bandwidth (field 4, "BW average", MiB/s; field 3, "BW peak", is the
 # fastest single iteration, not a throughput; field 5 is the message rate
@@ -78,19 +106,26 @@ record() {
 # that sampling sometimes fails ("Correlation coefficient r^2: ... < 0.9")
 # and perftest then prints 0.00. Such a step runs again, at most five times
 # in all; the client tells the server through the shared folder.
+# MEASURE_PIN (default BENCH_PIN) is the vCPU both perftest processes run on.
 measure() {
-	local name=$1 size=$2 try again t0 n=$bw_n out db0
+	local name=$1 size=$2 try again t0 n=$bw_n out db0 a qps=1 dirs=1 prev=
 	shift 2
 	db0=$(doorbells)
 	case "$1" in *_lat) n=$lat_n ;; esac
-	# perftest times with the TSC, and TCG's vCPUs do not keep theirs in
-	# step: a run that moves between vCPUs measures nonsense. Each perftest
-	# process stays on vCPU 0.
-	local cmd=(taskset -c 0 "$@" -d "$PAIR_DEV" -R -F -s "$size" -n "$n" -p "{port}")
+	for a in "$@"; do
+		[ "$prev" = -q ] && qps=$a
+		[ "$a" = -b ] && dirs=2
+		prev=$a
+	done
+	# shellcheck disable=SC2207 # pin_cmd prints words, or nothing
+	local cmd=($(pin_cmd "${MEASURE_PIN:-$pin_default}") "$@" -d "$PAIR_DEV" -R -F
+		-s "$size" -n "$n" -p "{port}")
 	for try in 1 2 3 4 5; do
 		again=$KIWI_SHARED/pair.$PAIR_ID.$name.$round.$try.again
 		t0=$(cpu_jiffies)
+		observe_begin "$name"
 		pair_step "$name" server 600 "${cmd[@]}" -- "${cmd[@]}" "{peer}"
+		observe_end "$name"
 		out=$VT_TMP/$name.out
 		if [ "$PAIR_SIDE" = client ]; then
 			case "$1" in
@@ -104,7 +139,7 @@ measure() {
 		pair_barrier "$name.$round.$try.judged" 60
 		[ -e "$again" ] || break
 	done
-	case "$1" in *_bw) cpu_note "$name" "$t0" $((size * n)) ;; esac
+	case "$1" in *_bw) cpu_note "$name" "$t0" $((size * n * qps * dirs)) ;; esac
 	if [ "$PAIR_SIDE" = client ] && [ -n "$db0" ]; then
 		echo "doorbells.$name $round $(($(doorbells) - db0))" >> "$res"
 	fi
@@ -145,42 +180,50 @@ tcp_step() {
 	return "$rc"
 }
 
-# tcp_bw: iperf3, one stream, tcp_secs seconds, received MiB/s.
+# tcp_bw NAME CPU: iperf3, one stream, as many octets as a 64 KiB
+# perftest step, both ends on vCPU CPU (pin_cmd); received MiB/s.
 tcp_bw() {
-	local t0 rc=0
+	local t0 rc=0 octets=$((65536 * bw_n)) pin
+	pin=$(pin_cmd "$2")
 	t0=$(cpu_jiffies)
-	tcp_step tcp_bw iperf3 -s -1 -p "{port}" -- \
-		iperf3 -c "{peer}" -p "{port}" -t "$tcp_secs" -J || rc=$?
-	[ "$PAIR_SIDE" = client ] || { cpu_note tcp_bw "$t0" 0; return 0; }
+	observe_begin "$1"
+	# shellcheck disable=SC2086 # pin: words or nothing
+	tcp_step "$1" $pin iperf3 -s -1 -p "{port}" -- \
+		$pin iperf3 -c "{peer}" -p "{port}" -n "$octets" -J || rc=$?
+	observe_end "$1"
+	[ "$PAIR_SIDE" = client ] || { cpu_note "$1" "$t0" 0; return 0; }
 	local v
 	if [ "$rc" = 0 ] && v=$(python3 -c '
 import json, sys
 e = json.load(open(sys.argv[1]))["end"]["sum_received"]
 print("%.1f %d" % (e["bytes"] / e["seconds"] / 2**20, e["bytes"]))' \
-		"$VT_TMP/tcp_bw.out"); then
-		echo "tcp_bw $round ${v% *}" >> "$res"
-		cpu_note tcp_bw "$t0" "${v#* }"
-		vt_pass "iperf3: ${v% *} MiB/s"
+		"$VT_TMP/$1.out"); then
+		echo "$1 $round ${v% *}" >> "$res"
+		cpu_note "$1" "$t0" "${v#* }"
+		vt_pass "iperf3 ($1): ${v% *} MiB/s"
 	else
-		vt_fail "iperf3: $(tail -n 3 "$VT_TMP/tcp_bw.out")"
+		vt_fail "iperf3 ($1): $(tail -n 3 "$VT_TMP/$1.out")"
 	fi
 }
 
-# tcp_lat: sockperf ping-pong over TCP: median and 99th percentile of half
-# the round trip, µs. 14 B messages: sockperf's smallest (its own header).
+# tcp_lat NAME CPU: sockperf ping-pong over TCP, both ends on vCPU CPU:
+# median and 99th percentile of half the round trip, µs. 14 B messages:
+# sockperf's smallest (its own header).
 tcp_lat() {
-	local rc=0 p50 p99
-	tcp_step tcp_lat sockperf sr --tcp -i 0.0.0.0 -p "{port}" -- \
-		sockperf pp --tcp -i "{peer}" -p "{port}" -m 14 -t "$tcp_secs" || rc=$?
+	local rc=0 p50 p99 pin
+	pin=$(pin_cmd "$2")
+	# shellcheck disable=SC2086 # pin: words or nothing
+	tcp_step "$1" $pin sockperf sr --tcp -i 0.0.0.0 -p "{port}" -- \
+		$pin sockperf pp --tcp -i "{peer}" -p "{port}" -m 14 -t "$tcp_secs" || rc=$?
 	[ "$PAIR_SIDE" = client ] || return 0
-	p50=$(awk '/percentile 50.000 =/ { print $NF }' "$VT_TMP/tcp_lat.out")
-	p99=$(awk '/percentile 99.000 =/ { print $NF }' "$VT_TMP/tcp_lat.out")
+	p50=$(awk '/percentile 50.000 =/ { print $NF }' "$VT_TMP/$1.out")
+	p99=$(awk '/percentile 99.000 =/ { print $NF }' "$VT_TMP/$1.out")
 	if [ "$rc" = 0 ] && [ -n "$p50" ] && [ -n "$p99" ]; then
-		echo "tcp_lat.p50 $round $p50" >> "$res"
-		echo "tcp_lat.p99 $round $p99" >> "$res"
-		vt_pass "sockperf pp: median $p50 µs, p99 $p99 µs"
+		echo "$1.p50 $round $p50" >> "$res"
+		echo "$1.p99 $round $p99" >> "$res"
+		vt_pass "sockperf pp ($1): median $p50 µs, p99 $p99 µs"
 	else
-		vt_fail "sockperf pp: $(tail -n 3 "$VT_TMP/tcp_lat.out")"
+		vt_fail "sockperf pp ($1): $(tail -n 3 "$VT_TMP/$1.out")"
 	fi
 }
 
@@ -207,23 +250,32 @@ sweep() {
 	measure "ib_write_lat@4096" 4096 ib_write_lat
 }
 
+# run_step STEP: one step of BENCH_STEPS: NAME[@SIZE][%CPU].
+run_step() {
+	local t=${1%\%*} pin=$pin_default size=
+	[ "$t" = "$1" ] || pin=${1##*%}
+	case "$t" in
+	*@*) size=${t#*@} ;;
+	ib_*_bw) size=65536 ;;
+	ib_*_lat) size=8 ;;
+	esac
+	case "$t" in
+	ib_*) MEASURE_PIN=$pin measure "$1" "$size" "${t%@*}" ;;
+	tcp_bw) tcp_bw "$1" "$pin" ;;
+	tcp_lat) tcp_lat "$1" "$pin" ;;
+	*) vt_fail "BENCH_STEPS: unknown step '$1'" ;;
+	esac
+}
+
 [ "$PAIR_SIDE" = client ] && : > "$res"
 [ "$PAIR_SIDE" = server ] && : > "$res"
 pair_up
 echo "info crc32c $(crc32c_driver)" >> "$res"
 vt_log "crc32c driver: $(crc32c_driver)"
 for ((round = 1; round <= reps; round++)); do
-	for t in ib_write_bw ib_send_bw ib_read_bw; do
-		[[ $steps == *" $t "* ]] && measure "$t" 65536 "$t"
-	done
-	for t in ib_send_lat ib_write_lat; do
-		[[ $steps == *" $t "* ]] && measure "$t" 8 "$t"
-	done
 	for t in $steps; do
-		[[ $t == ib_*@* ]] && measure "$t" "${t#*@}" "${t%@*}"
+		run_step "$t"
 	done
-	[[ $steps != *" tcp_bw "* ]] || tcp_bw
-	[[ $steps != *" tcp_lat "* ]] || tcp_lat
 	[ "${BENCH_SWEEP:-0}" = 1 ] && sweep
 done
 pair_down
