@@ -4,9 +4,10 @@
 # usage: tests/vm/pair/ci.sh [--full]
 #
 # `make check-pair` (part of make test): the two-guest tests CI can afford,
-# short runs (--quick) in two two-guest boots, about 28 minutes (the
-# first boot 20 in CI before the compat, wire, SCTP and draft-00 additions,
-# which added about 6 to 8):
+# short runs (--quick) in two two-guest boots, about 31 minutes: the first
+# boot took 20 in a CI run before the compat, wire, SCTP and draft-00
+# additions, which add about 7 (measured on a loaded host), the soak boot
+# about 4:
 #  - every case (rping, rdma_cm tools, perftest, integrity, tshark, RFC 7306
 #    atomics, memory windows, the extended verbs with ibv_rereg_mr, and
 #    compat: RDMAC revision 0 in both roles, private data of 0, 255 and
