@@ -66,6 +66,7 @@ enum {
 enum {
 	KIWI_EPF_IWCM_REF,	/* responder: iw_cm may still accept/reject */
 	KIWI_EPF_PEER_TERM,	/* SCTP: the peer's Session Terminate arrived */
+	KIWI_EPF_OVER_BACKLOG,	/* SCTP child beyond its listener's backlog */
 };
 
 /**
@@ -111,7 +112,8 @@ enum {
  * @children: listener: children still reading their Request
  * @child_lock: listener: protects @children and @nchildren
  * @nchildren: listener: entries in @children
- * @backlog: listener: most children reading a Request at once
+ * @backlog: listener: most children reading a Request at once; on SCTP
+ *	as many again are read only to be refused (KIWI_EPF_OVER_BACKLOG)
  * @all_entry: entry in the global list (cm_ep.c), for module unload
  * @pol: MPA policy of this connection
  * @rdmac_graceful: the mpa_rdmac setting this connection started with

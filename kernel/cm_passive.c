@@ -67,6 +67,7 @@ void kiwi_cm_unlisten(struct kiwi_ep *ep)
  * kiwi_cm_listen - iw_create_listen
  * @cm_id: the listening id, address in m_local_addr
  * @backlog: TCP backlog; also the most children reading a Request at once
+ *	(on SCTP, as many again read their Initiate only to refuse it)
  *
  * Return: 0 or a negative errno (e.g. -EADDRINUSE).
  */
@@ -110,13 +111,14 @@ int kiwi_cm_listen(struct iw_cm_id *cm_id, int backlog)
 static void kiwi_cm_new_child(struct kiwi_ep *l, struct socket *sock)
 {
 	struct kiwi_ep *child;
-	bool room;
+	bool room, over;
 
 	kiwi_cm_count(l->cm_id->device, KIWI_STAT_CM_REQUESTS);
 	spin_lock_bh(&l->child_lock);
 	room = l->nchildren < l->backlog;
+	over = !room && l->sctp_llp && l->nchildren < 2 * l->backlog;
 	spin_unlock_bh(&l->child_lock);
-	child = room ? kiwi_ep_alloc() : NULL;
+	child = room || over ? kiwi_ep_alloc() : NULL;
 	if (child && l->sctp_llp && kiwi_cm_sctp_ep_init(child)) {
 		kiwi_ep_put(child);
 		child = NULL;
@@ -125,6 +127,9 @@ static void kiwi_cm_new_child(struct kiwi_ep *l, struct socket *sock)
 		kiwi_ep_sock_refuse(l, sock);
 		return;
 	}
+	/* Draft 6.4: its Initiate is answered with a Session Terminate. */
+	if (over)
+		set_bit(KIWI_EPF_OVER_BACKLOG, &child->flags);
 	child->sctp_llp = l->sctp_llp;
 	if (!child->sctp_llp)
 		tcp_sock_set_nodelay(sock->sk);

@@ -14,9 +14,12 @@
  *   CONNECT_REPLY                      <-  Accept or Reject (DDP-SSN 0, pd)
  *
  * An Initiate that cannot reach the ULP (iw_cm's backlog is full, its
- * listener is going, or its private data is longer than an iw_cm event
- * carries) is answered with a Session Terminate, never a Reject, which
- * only the ULP may send (draft 5.2.3, 6.4). The answer is bounded by
+ * listener is going, its association came while the listener's backlog
+ * of associations still waiting for their Initiate was full, or its
+ * private data is longer than an iw_cm event carries) is answered with a
+ * Session Terminate, never a Reject, which only the ULP may send (draft
+ * 5.2.3, 6.4). Beyond twice that backlog an association is shut down
+ * unread, which bounds what a flood of associations can hold. The answer is bounded by
  * mpa_timeout, as for MPA. After it the association belongs to the QP
  * (llp_sctp.c); the side that closes first sends a Session Terminate
  * before the SCTP SHUTDOWN (cm_close.c).
@@ -112,12 +115,15 @@ static int kiwi_cm_sctp_established(struct kiwi_ep *ep)
 	return rv;
 }
 
-/* Under ep->lock: refuse an Initiate or end a session, Terminate. */
-static void kiwi_cm_sctp_terminate(struct kiwi_ep *ep)
+/*
+ * Under ep->lock: refuse an Initiate or end a session, Terminate; @why
+ * (or NULL) is logged with the count.
+ */
+static void kiwi_cm_sctp_terminate(struct kiwi_ep *ep, const char *why)
 {
 	if (!kiwi_sctp_send_ssc(ep->sctp, ep->sctp->tx_ssn++,
 				KIWI_SCTP_SSC_TERMINATE, NULL, 0))
-		kiwi_cm_sctp_note(ep, KIWI_STAT_SCTP_SSC_TERM_SENT, NULL);
+		kiwi_cm_sctp_note(ep, KIWI_STAT_SCTP_SSC_TERM_SENT, why);
 }
 
 /*
@@ -257,7 +263,7 @@ static void kiwi_cm_sctp_answer(struct kiwi_ep *ep,
 	    (ssc.fn == KIWI_SCTP_SSC_ACCEPT || ssc.fn == KIWI_SCTP_SSC_REJECT)) {
 		kiwi_cm_sctp_note(ep, KIWI_STAT_MPA_BAD_FRAMES,
 				  "SCTP Session Accept or Reject with private data over the 255 octets iw_cm delivers refused");
-		kiwi_cm_sctp_terminate(ep);
+		kiwi_cm_sctp_terminate(ep, NULL);
 		kiwi_cm_sctp_connect_end(ep, -EMSGSIZE, NULL, false);
 		return;
 	}
@@ -337,10 +343,16 @@ static void kiwi_cm_sctp_initiate(struct kiwi_ep *ep,
 		return;
 	}
 	ep->sctp->tx_ssn = 0;
+	if (test_bit(KIWI_EPF_OVER_BACKLOG, &ep->flags)) {
+		kiwi_cm_sctp_terminate(ep,
+				       "SCTP Session Initiate beyond the listener's backlog refused with a Session Terminate");
+		kiwi_cm_fail(ep, false);
+		return;
+	}
 	if (ssc.pd_len > KIWI_CM_PD_MAX) {
 		kiwi_cm_sctp_note(ep, KIWI_STAT_MPA_BAD_FRAMES,
 				  "SCTP Session Initiate with private data over the 255 octets iw_cm delivers refused");
-		kiwi_cm_sctp_terminate(ep);
+		kiwi_cm_sctp_terminate(ep, NULL);
 		kiwi_cm_fail(ep, false);
 		return;
 	}
@@ -352,7 +364,7 @@ static void kiwi_cm_sctp_initiate(struct kiwi_ep *ep,
 	kiwi_sctp_consumed(ep->sctp);
 	kiwi_cm_sctp_note(ep, KIWI_STAT_MPA_REQ_RCVD, NULL);
 	if (kiwi_cm_report_request(ep, &f)) {
-		kiwi_cm_sctp_terminate(ep);
+		kiwi_cm_sctp_terminate(ep, NULL);
 		kiwi_cm_fail(ep, false);
 	}
 }
@@ -438,7 +450,7 @@ void kiwi_cm_sctp_end_session(struct kiwi_ep *ep)
 {
 	if (ep->sctp && !ep->sctp->peer_term &&
 	    !test_bit(KIWI_EPF_PEER_TERM, &ep->flags))
-		kiwi_cm_sctp_terminate(ep);
+		kiwi_cm_sctp_terminate(ep, NULL);
 }
 
 /**

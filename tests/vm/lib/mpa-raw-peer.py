@@ -13,13 +13,21 @@ request        connect, send a valid revision 1 Request (CRC), then wait;
 stall          listen, accept, answer the Request with a Reply that agrees
                to it, then never read: the initiator's TX fills TCP's
                buffers and stalls; prints "held N" after SECONDS and closes
+rev0-reply     listen, accept, answer the Request as an RDMAC RNIC does
+               (RFC 5044 C.2.2): a revision 0 Reply, M=1, C=1, no private
+               data; a kiwi initiator must fail its connect and close
+big-pd-accept  listen, accept, answer the Request with a Reply that agrees
+               to it and carries 300 octets of private data (valid MPA,
+               more than an iw_cm event carries)
+big-pd-reject  the same Reply with R=1: a rejection with 300 octets
 
 A listening mode prints "listening" once it listens. Every mode then prints
 how the connection ended and after how many seconds since it was set up:
 "eof", "eof after N octets", "data N" (a client's first answer), "reset"
 or "timeout" (after SECONDS, default 60). big-ord first prints "term L/E/EC" when the first FPDU after
 its Reply is a Terminate (RFC 6581 wants 2/0/06 from the initiator), else
-"first FPDU: no Terminate".
+"first FPDU: no Terminate"; so do rev0-reply and big-pd-*, whose counts
+of octets leave out the Request.
 """
 import os
 import socket
@@ -47,25 +55,57 @@ def answer_big_ord(s):
     return len(hdr) + len(pd)
 
 
-def answer_agreeing(s):
-    """A Reply that agrees to the Request: its revision and CRC flag and,
-    for an enhanced (RFC 6581) Request, IRD 16 / ORD 1 with the Request's
+def agreeing_enh(hdr, pd):
+    """The RFC 6581 field of a Reply that agrees to the Request @hdr, @pd:
+    for an enhanced Request, IRD 16 / ORD 1 with the Request's
     peer-to-peer bit and one RTR type it offers (Write, else Read, else
-    Send)."""
+    Send); nothing for another Request."""
+    if not hdr[16] & 0x10 or len(pd) < 4:
+        return b""
+    ird, ord_ = struct.unpack(">HH", pd[:4])
+    if ord_ & 0x8000:
+        rtr = (0, 0x8000)
+    elif ord_ & 0x4000:
+        rtr = (0, 0x4000)
+    else:
+        rtr = (0x4000, 0)
+    return struct.pack(">HH", (ird & 0x8000) | rtr[0] | 16, rtr[1] | 1)
+
+
+def answer_agreeing(s):
+    """A Reply that agrees to the Request: its revision and CRC flag and
+    agreeing_enh()."""
     hdr = read_exact(s, 20)
     pd = read_exact(s, struct.unpack(">H", hdr[18:20])[0])
-    enh = b""
-    if hdr[16] & 0x10 and len(pd) >= 4:
-        ird, ord_ = struct.unpack(">HH", pd[:4])
-        if ord_ & 0x8000:
-            rtr = (0, 0x8000)
-        elif ord_ & 0x4000:
-            rtr = (0, 0x4000)
-        else:
-            rtr = (0x4000, 0)
-        enh = struct.pack(">HH", (ird & 0x8000) | rtr[0] | 16, rtr[1] | 1)
+    enh = agreeing_enh(hdr, pd)
     s.sendall(b"MPA ID Rep Frame" + bytes([hdr[16] & 0x50, hdr[17]]) +
               struct.pack(">H", len(enh)) + enh)
+
+
+def answer_rev0(s):
+    """An RDMAC responder's Reply (RFC 5044 C.2.2): revision 0, M=1, C=1."""
+    hdr = read_exact(s, 20)
+    read_exact(s, struct.unpack(">H", hdr[18:20])[0])
+    s.sendall(b"MPA ID Rep Frame" + bytes([0xC0, 0]) + struct.pack(">H", 0))
+
+
+def answer_big_pd(s, reject):
+    """answer_agreeing()'s Reply with 300 octets of private data after
+    the RFC 6581 field, R=1 if @reject."""
+    hdr = read_exact(s, 20)
+    pd = read_exact(s, struct.unpack(">H", hdr[18:20])[0])
+    body = agreeing_enh(hdr, pd) + bytes((i * 13 + 5) & 0xFF for i in range(300))
+    flags = (hdr[16] & 0x50) | (0x20 if reject else 0)
+    s.sendall(b"MPA ID Rep Frame" + bytes([flags, hdr[17]]) +
+              struct.pack(">H", len(body)) + body)
+
+
+ANSWERS = {
+    "big-ord": answer_big_ord,
+    "rev0-reply": answer_rev0,
+    "big-pd-accept": lambda s: answer_big_pd(s, False),
+    "big-pd-reject": lambda s: answer_big_pd(s, True),
+}
 
 
 def first_term(data):
@@ -82,7 +122,7 @@ def first_term(data):
 def main():
     mode, port, ip = sys.argv[1], int(sys.argv[2]), sys.argv[3]
     wait = float(sys.argv[4]) if len(sys.argv) > 4 else 60
-    server = mode in ("silent-server", "big-ord", "stall")
+    server = mode in ("silent-server", "stall") or mode in ANSWERS
     if server:
         ls = socket.socket()
         ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -111,8 +151,8 @@ def main():
         s.close()
         return
     try:
-        if mode == "big-ord":
-            got = answer_big_ord(s)
+        if mode in ANSWERS:
+            got = ANSWERS[mode](s) or 0
         # A server reads until the initiator gives up; a client reports
         # the first thing it gets.
         while True:
@@ -129,7 +169,7 @@ def main():
         how = "reset"
     except socket.timeout:
         how = "timeout"
-    if mode == "big-ord":
+    if mode in ANSWERS:
         t = first_term(after)
         print("term " + t if t else "first FPDU: no Terminate", flush=True)
     print("%s %.1f" % (how, time.time() - t0), flush=True)

@@ -34,6 +34,12 @@ mid-reorder  two Sends (MSN 1 and 2) as DDP-SSN 2 first, then 1, then a
              Session Terminate (DDP-SSN 3): nothing to refuse (the listener
              must have two Receives posted)
 
+beyond-backlog  BACKLOG (4, vt_cmpdata's rdma_listen backlog) associations
+             with the DDP indication that send nothing, then one more that
+             sends an Initiate: beyond the listener's backlog, it must get
+             a Session Terminate (draft 6.4), never reach the ULP; the
+             waiting associations are closed at the end
+
 For each MODE, one association and one line "MODE: EVENT...": "ssc FN"
 for each Session Control message received (FN its function code), "term
 L/T/C" for an RDMAP Terminate (layer, error type, error code in hex),
@@ -154,8 +160,37 @@ def collect(s, ev, answer_stream_term=False, close_at=None):
             send(s, PPID_SSC, ssc(1, 4))
 
 
+def ddp_assoc(ip, port):
+    """A one-to-one SCTP socket with the DDP indication, connected."""
+    s = socket.socket(socket.AF_INET6 if ":" in ip else socket.AF_INET,
+                      socket.SOCK_STREAM, IPPROTO_SCTP)
+    s.setsockopt(IPPROTO_SCTP, SCTP_ADAPTATION_LAYER, struct.pack("=I", 1))
+    s.setsockopt(IPPROTO_SCTP, SCTP_RECVRCVINFO, 1)
+    s.connect((ip, port))
+    return s
+
+
+BACKLOG = 4
+
+
+def run_beyond_backlog(port, ip, limit):
+    """BACKLOG silent associations, then an Initiate on one more."""
+    held = [ddp_assoc(ip, port) for _ in range(BACKLOG)]
+    # The listener takes associations in the order they came up.
+    time.sleep(1)
+    s = ddp_assoc(ip, port)
+    s.settimeout(limit)
+    send(s, PPID_SSC, ssc(0, 1))
+    ev = collect(s, [])
+    for h in held:
+        h.close()
+    return ev
+
+
 def run(mode, port, ip, limit):
     """One association misbehaving as @mode; returns its events."""
+    if mode == "beyond-backlog":
+        return run_beyond_backlog(port, ip, limit)
     s = socket.socket(socket.AF_INET6 if ":" in ip else socket.AF_INET,
                       socket.SOCK_STREAM, IPPROTO_SCTP)
     if mode != "no-adapt":

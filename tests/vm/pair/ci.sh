@@ -4,18 +4,24 @@
 # usage: tests/vm/pair/ci.sh [--full]
 #
 # `make check-pair` (part of make test): the two-guest tests CI can afford,
-# short runs (--quick) in two two-guest boots, about 16 minutes:
+# short runs (--quick) in two two-guest boots, about 31 minutes: the first
+# boot took 20 in a CI run before the compat, wire, SCTP and draft-00
+# additions, which add about 7 (measured on a loaded host), the soak boot
+# about 4:
 #  - every case (rping, rdma_cm tools, perftest, integrity, tshark, RFC 7306
-#    atomics, memory windows, the extended verbs with ibv_rereg_mr) for
-#    kiwi<->kiwi;
-#  - the tshark case with MPA markers kiwi<->kiwi, asked for by both
-#    guests; tests/vm/pair/mpa-wire-check.py checks every marker captured
-#    (markers asked for by the server only, in one direction per
-#    connection: --full);
-#  - DDP over SCTP kiwi<->kiwi (llp=sctp): rping (verified data both ways)
-#    and the sctp case (tshark on the association and its PPIDs, a hostile
-#    raw SCTP peer); the rdma_cm tools, integrity and perftest over SCTP in
-#    --full (CI time);
+#    atomics, memory windows, the extended verbs with ibv_rereg_mr, and
+#    compat: RDMAC revision 0 in both roles, private data of 0, 255 and
+#    300 octets, the draft-00 profile against a kiwi without it in both
+#    roles) for kiwi<->kiwi;
+#  - MPA markers kiwi<->kiwi: the tshark case with markers asked for by
+#    both guests, and the wire case, where the client guest turns its
+#    markers off (markers in one direction only, rping both ways);
+#    tests/vm/pair/mpa-wire-check.py checks every marker captured;
+#  - DDP over SCTP kiwi<->kiwi (llp=sctp): rping (verified data both ways),
+#    the sctp case (tshark on the association and its PPIDs, a hostile
+#    raw SCTP peer, the listener's backlog), the rdma_cm tools, the
+#    integrity program (SRQ pass) and perftest (bandwidth at 64 KiB, the
+#    latency tests; every size in --full);
 #  - kiwi<->siw:p2p in both roles: integrity with a siw server, perftest
 #    with a kiwi server; every RFC 6581 RTR type in both roles (rtr, also
 #    kiwi<->kiwi). For the cases whose server sends first
@@ -26,7 +32,9 @@
 #  - siw as shipped in both roles (rping, integrity), CRC off and MPA
 #    revision 1 against siw;
 #  - the ULP framing draft-00 profile kiwi<->kiwi (ulpf00=Y on both): rping
-#    both ways, data verified (about 50 s; the rest of it is in --full);
+#    both ways, data verified, the wire case (every framing PDU of a
+#    captured rping walked with its key by mpa-wire-check.py) and the
+#    integrity program (SRQ pass); perftest and tshark in --full;
 #  - the short version of the load and fault soak kiwi<->kiwi
 #    (tests/vm/soak/run.sh --quick, its own boot, about 4 minutes: netem,
 #    connection churn, faults mid-transfer; make soak runs the long one).
@@ -42,9 +50,9 @@
 # for by the server only (its rping runs both ways, so markers flow on the
 # initiator's side on one connection and the responder's on the other); the draft-00 profile (ulpf00=Y)
 # kiwi<->kiwi with perftest, integrity and the tshark case (every framing
-# PDU of the capture walked with its key by mpa-wire-check.py; about 8
-# minutes in --quick, so not in CI), and refused cleanly in both roles
-# against a kiwi without it (about 2 minutes in --quick). MPA revision 1 has no RTR message, so
+# PDU of the capture walked with its key by mpa-wire-check.py), and
+# refused cleanly in both roles against a kiwi without it by rping. MPA
+# revision 1 has no RTR message, so
 # there a kiwi server runs server-first cases (ib_write_lat) only against
 # kiwi with mpa_responder_waits=N: siw as initiator refuses a connection
 # whose first FPDU arrives with the MPA Reply (interop.md).
@@ -59,7 +67,7 @@ mode=--quick
 [ "${1:-}" = --full ] && mode=--full
 
 runs=(
-	"kiwi-kiwi/rdmacm+perftest+integrity+tshark+rping+rtr+atomics+mw+exverbs kiwi:llp=sctp-kiwi:llp=sctp/rping+sctp kiwi:mpa_markers=Y-kiwi:mpa_markers=Y/tshark siw:p2p-kiwi/integrity kiwi-siw:p2p/perftest+rtr kiwi-siw/integrity siw-kiwi/rping kiwi:mpa_crc_off=Y-siw/rping siw:rev1-kiwi/rping kiwi:ulpf00=Y-kiwi:ulpf00=Y/rping"
+	"kiwi-kiwi/rdmacm+perftest+integrity+tshark+rping+rtr+atomics+mw+exverbs+compat kiwi:llp=sctp-kiwi:llp=sctp/rping+sctp+rdmacm+integrity+perftest kiwi:mpa_markers=Y-kiwi:mpa_markers=Y/tshark+wire siw:p2p-kiwi/integrity kiwi-siw:p2p/perftest+rtr kiwi-siw/integrity siw-kiwi/rping kiwi:mpa_crc_off=Y-siw/rping siw:rev1-kiwi/rping kiwi:ulpf00=Y-kiwi:ulpf00=Y/rping+wire+integrity"
 	"--cases-dir $PAIR/../soak/cases kiwi-kiwi"
 )
 if [ "$mode" = --full ]; then

@@ -8,7 +8,9 @@
  *
  * SCRIPT is one step per connection, comma-separated: "A<len>" (the
  * responder accepts) or "R<len>" (the responder rejects with
- * rdma_reject()). The initiator connects with <len> octets of private data
+ * rdma_reject()); for the initiator also "F<len>": the connection must
+ * fail, RDMA_CM_EVENT_CONNECT_ERROR (a peer kiwi refuses, e.g. a raw
+ * peer's revision 0 Reply; the line shows the event's status). The initiator connects with <len> octets of private data
  * (octet i is i * 7 + 1), the responder checks them in its
  * CONNECT_REQUEST and answers with <len> octets of its own (octet i is
  * i * 13 + 5) in the Accept or the Reject; the initiator checks them in
@@ -53,7 +55,8 @@ static char rbuf[2][64];
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: vt_cmpdata [-s] -a ADDR -p PORT -x {A|R}LEN[,...]\n");
+		"usage: vt_cmpdata [-s] -a ADDR -p PORT -x {A|R|F}LEN[,...]\n"
+		"       (F: the initiator only)\n");
 	exit(2);
 }
 
@@ -63,7 +66,7 @@ static void parse_script(char *s)
 
 	for (tok = strtok_r(s, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save)) {
-		if (opt.n == STEPS_MAX || (tok[0] != 'A' && tok[0] != 'R'))
+		if (opt.n == STEPS_MAX || !tok[0] || !strchr("ARF", tok[0]))
 			usage();
 		opt.op[opt.n] = tok[0];
 		opt.len[opt.n] = vt_ulong("-x", tok + 1);
@@ -86,7 +89,8 @@ static void parse(int argc, char **argv)
 		default: usage();
 		}
 	}
-	if (!opt.addr || !opt.port || !opt.n || optind != argc)
+	if (!opt.addr || !opt.port || !opt.n || optind != argc ||
+	    (opt.server && memchr(opt.op, 'F', opt.n)))
 		usage();
 }
 
@@ -289,7 +293,7 @@ static void connect_step(unsigned int step)
 	struct rdma_conn_param cp;
 	struct rdma_cm_event *ev;
 	struct rdma_cm_id *id;
-	bool accept = opt.op[step] == 'A';
+	enum rdma_cm_event_type want = RDMA_CM_EVENT_CONNECT_ERROR;
 
 	if (rdma_create_id(ech, &id, NULL, RDMA_PS_TCP) ||
 	    rdma_resolve_addr(id, NULL, ai->ai_addr, 2000))
@@ -302,18 +306,25 @@ static void connect_step(unsigned int step)
 	create_qp(id);
 	fill(buf, opt.len[step], 7, 1);
 	conn_param(&cp, buf, opt.len[step]);
+	if (opt.op[step] == 'A')
+		want = RDMA_CM_EVENT_ESTABLISHED;
+	else if (opt.op[step] == 'R')
+		want = RDMA_CM_EVENT_REJECTED;
 	if (rdma_connect(id, &cp))
 		vt_fatal("step %u: rdma_connect: %s", step, strerror(errno));
-	if (expect(step, accept ? RDMA_CM_EVENT_ESTABLISHED :
-			  RDMA_CM_EVENT_REJECTED, &ev)) {
+	if (expect(step, want, &ev)) {
 		printf("step %u: %s, status %d\n", step,
 		       rdma_event_str(ev->event), ev->status);
-		check_pd(step, accept ? "accept" : "reject",
-			 ev->param.conn.private_data,
-			 ev->param.conn.private_data_len, opt.len[step], 13, 5);
+		if (want != RDMA_CM_EVENT_CONNECT_ERROR)
+			check_pd(step, want == RDMA_CM_EVENT_ESTABLISHED ?
+				 "accept" : "reject",
+				 ev->param.conn.private_data,
+				 ev->param.conn.private_data_len,
+				 opt.len[step], 13, 5);
 		rdma_ack_cm_event(ev);
-		if (accept && (rdma_disconnect(id) ||
-			       !expect(step, RDMA_CM_EVENT_DISCONNECTED, NULL)))
+		if (want == RDMA_CM_EVENT_ESTABLISHED &&
+		    (rdma_disconnect(id) ||
+		     !expect(step, RDMA_CM_EVENT_DISCONNECTED, NULL)))
 			vt_fail("step %u: disconnect failed", step);
 	}
 	rdma_destroy_qp(id);

@@ -19,14 +19,22 @@ vt_need_progs
 
 read -r -a opts <<< "$(pair_integrity_opts)"
 
-# Quick runs against siw take the SRQ pass only: the RQ pass is the same
-# wire traffic, and kiwi's RQ is covered kiwi <-> kiwi.
+# Quick runs against siw, over DDP over SCTP (llp=sctp) and with the ULP
+# framing draft-00 profile (ulpf00=Y) take the SRQ pass only: the RQ pass
+# is the same wire traffic, and kiwi's RQ is covered kiwi <-> kiwi over
+# MPA.
 queues="rq srq"
 case "$PAIR_MODE $PAIR_SERVER $PAIR_CLIENT" in
 quick*siw*) queues=srq ;;
 esac
 
 pair_up
+S=/sys/class/infiniband/$PAIR_DEV/kiwi
+if [ "$PAIR_MODE" = quick ] && [ "$PAIR_PROV" = kiwi ] &&
+	{ [ "$(cat "$S/llp" 2>/dev/null)" = sctp ] ||
+		[ "$(cat "$S/ulpf00" 2>/dev/null)" = Y ]; }; then
+	queues=srq
+fi
 for rq in $queues; do
 	o=("${opts[@]}")
 	[ "$rq" = srq ] && o+=(--srq)

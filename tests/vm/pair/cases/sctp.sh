@@ -38,6 +38,10 @@
 # 5. mpa_markers, mpa_crc_off and ulpf00 set to Y on an llp=sctp device:
 #    rdma_listen and rdma_connect fail with EOPNOTSUPP (each guest alone).
 # 6. IPv6 (fd77::/64): rping with data verification and vt_cmpdata.
+# 2b. Beyond the listener's backlog: four associations that send nothing
+#    fill vt_cmpdata's backlog of 4, a fifth one's Initiate gets a Session
+#    Terminate (sctp_ssc_term_sent moves, the listener's device logs it),
+#    the ULP sees only the good initiator that follows.
 # Checklist items this case drives on the live path: SCTP-001/035 (the
 # indication in INIT/INIT-ACK), SCTP-031 (U=1 on every DATA chunk),
 # SCTP-011 (a Session Terminate at each connection's end: 6 control
@@ -46,7 +50,8 @@
 # pattern: aborted), SCTP-012 (an Initiate the ULP cannot be shown gets a
 # Terminate, never a Reject), SCTP-003/006/013 (private data, possibly
 # none, in Initiate, Accept and Reject, reported to the ULP whole; the ULP
-# decides), SCTP-030 (an oversize segment ends the stream), SCTP-032
+# decides), SCTP-014/015 (a finite limit on Initiates waiting, those
+# beyond it answered with a Terminate), SCTP-030 (an oversize segment ends the stream), SCTP-032
 # (chunks taken in DDP-SSN order, not by arrival or TSN), SCTP-034 (a
 # DDP-SSN far out of the window is refused before anything is allocated).
 # Runs only for kiwi-kiwi with llp=sctp on both guests.
@@ -136,6 +141,34 @@ else
 	vt_stat_moved "$PAIR_DEV" "$st0" "$st1" sctp_ssc_term_sent
 	vt_check "pre-stream: the listener's device logged the Terminate on stream 1" \
 		test "$(dmesg | grep -c "$foreign")" -gt "$log0"
+fi
+
+# --- 2b. beyond the listener's backlog (SCTP-014/015) -------------------------
+# vt_cmpdata listens with backlog 4: four associations that send no
+# Initiate fill it, a fifth one's Initiate gets a Session Terminate and
+# never reaches the ULP; then a good initiator is accepted.
+backlog_log="SCTP Session Initiate beyond the listener's backlog refused"
+if [ "$PAIR_SIDE" = server ]; then
+	st0=$(vt_stats "$PAIR_DEV")
+	log0=$(dmesg | grep -c "$backlog_log")
+fi
+pair_step backlog server 120 \
+	"$VT_PROGS/vt_cmpdata" -s -a "{me}" -p "{port}" -x A0 -- \
+	bash -c "python3 $KIWI_SRC/tests/vm/lib/sctp-raw-peer.py beyond-backlog {port} {peer} 20 &&
+		$VT_PROGS/vt_cmpdata -a {peer} -p {port} -x A0"
+out=$VT_TMP/backlog.out
+sed 's/^/    | /' "$out"
+if [ "$PAIR_SIDE" = client ]; then
+	vt_check "beyond-backlog: the fifth Initiate gets a Session Terminate, then the association ends" \
+		grep -qE '^beyond-backlog: ssc 4 (eof|abort) ' "$out"
+	vt_check "a good initiator is accepted afterwards" \
+		grep -q 'step 0: accept: 0 octets of private data intact' "$out"
+else
+	st1=$(vt_stats "$PAIR_DEV")
+	vt_stat_moved "$PAIR_DEV" "$st0" "$st1" sctp_ssc_term_sent
+	vt_check "the listener's device logged the refused Initiate" \
+		test "$(dmesg | grep -c "$backlog_log")" -gt "$log0"
+	vt_eq "connections the ULP saw" "$(grep -c '^step [0-9]*: request' "$out")" 1
 fi
 
 # --- 3. private data and Reject, both ways ----------------------------------
