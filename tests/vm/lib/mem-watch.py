@@ -31,14 +31,17 @@ def main():
         print("mem-watch: no %s in %s" % (key, info_path))
         return 1
     addr = int(info[key], 16)
-    with open("/proc/%s/mem" % info["pid"], "rb") as mem:
+    # Unbuffered reads: a buffered file would serve the same octets again.
+    fd = os.open("/proc/%s/mem" % info["pid"], os.O_RDONLY)
+    try:
         while time.time() < end:
-            mem.seek(addr)
-            if mem.read(len(want)) == want:
+            if os.pread(fd, len(want), addr) == want:
                 open(flag, "w").close()
                 print("mem-watch: pattern at %#x" % addr)
                 return 0
             time.sleep(0.05)
+    finally:
+        os.close(fd)
     print("mem-watch: no pattern at %#x within %.0f s" % (addr, limit))
     return 1
 
