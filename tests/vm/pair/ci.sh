@@ -14,7 +14,8 @@
 #    connection: --full);
 #  - DDP over SCTP kiwi<->kiwi (llp=sctp): rping (verified data both ways)
 #    and the sctp case (tshark on the association and its PPIDs, a hostile
-#    raw SCTP peer); the rdma_cm tools, integrity and perftest over SCTP in
+#    raw SCTP peer, Writes, Read Responses and Sends placed ahead of a gap
+#    and delivered in order); the rdma_cm tools, integrity and perftest over SCTP in
 #    --full (CI time);
 #  - kiwi<->siw:p2p in both roles: integrity with a siw server, perftest
 #    with a kiwi server; every RFC 6581 RTR type in both roles (rtr, also
