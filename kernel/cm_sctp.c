@@ -138,9 +138,10 @@ static int kiwi_cm_sctp_next(struct kiwi_ep *ep, struct kiwi_sctp_msg *m)
 	int rv;
 
 	if (ep->qp)
-		return kiwi_sctp_next(ep->sctp, m, ep->qp->ibqp.device);
+		return kiwi_sctp_next(ep->sctp, m, ep->qp->ibqp.device,
+				      NULL);
 	ibdev = kiwi_cm_obs_get(ep);
-	rv = kiwi_sctp_next(ep->sctp, m, ibdev);
+	rv = kiwi_sctp_next(ep->sctp, m, ibdev, NULL);
 	if (ibdev)
 		kiwi_cm_obs_put(ep);
 	return rv;

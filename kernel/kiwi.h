@@ -661,6 +661,10 @@ void kiwi_rx_release(struct kiwi_qp *qp);
 void kiwi_rx_read(struct kiwi_qp *qp, struct sock *sk);
 void kiwi_rx_fail_mpa(struct kiwi_qp *qp, u8 err);
 void kiwi_rx_segment(struct kiwi_qp *qp, const u8 *ulpdu, u32 len);
+void kiwi_rx_segment_placed(struct kiwi_qp *qp, const u8 *hdr, u32 hdr_len,
+			    u32 len);
+/* rx_early.c */
+bool kiwi_rx_early(struct kiwi_qp *qp, const u8 *ulpdu, u32 len);
 void kiwi_rx_fail_llp(struct kiwi_qp *qp);
 
 /* rx_imm.c: RFC 7306 Immediate Data, receive side */
@@ -679,6 +683,10 @@ u32 kiwi_rx_ahead_checked(struct kiwi_qp *qp, struct sock *sk,
 			  struct sk_buff *skb, u32 off, u32 len);
 
 /* rx_rqe.c */
+u8 kiwi_rqe_check(struct kiwi_qp *qp, const struct kiwi_rqe *rqe,
+		  u32 max_sge, struct kiwi_mr **mr, u64 *len);
+int kiwi_rqe_copy(const struct kiwi_rqe *rqe, struct kiwi_mr *const *mr,
+		  u64 off, const u8 *src, u32 len);
 enum kiwi_term_err kiwi_rx_take_rqe(struct kiwi_qp *qp);
 int kiwi_rx_place_rqe(struct kiwi_qp *qp, u64 off, const u8 *src, u32 len);
 bool kiwi_rx_complete_rqe_inv(struct kiwi_qp *qp, struct kiwi_cqe *cqe);

@@ -12,10 +12,13 @@
  *
  * Receive: SCTP delivers unordered chunks in arrival order; kiwi reads
  * them in a work item (recvmsg cannot run in sk_data_ready's softirq),
- * holds those ahead of the next DDP-SSN (at most KIWI_SCTP_REORDER) and
- * hands the DDP engine segments in DDP-SSN order, never by TSN
- * (SCTP-032), so placement and delivery are those of an in-order stream. Only the kernel's socket
- * interface is used: kiwi.ko needs no symbol of sctp.ko.
+ * holds those ahead of the next DDP-SSN (within the draft's window of
+ * 32767 chunks, KIWI_SCTP_HOLD_MAX octets at most) and hands the DDP
+ * engine segments in DDP-SSN order, never by TSN (SCTP-032), so delivery
+ * is that of an in-order stream. Placement need not wait: a segment
+ * ahead of a gap that the engine can place on arrival (rx_early.c) is
+ * placed then, and only its headers are held for its turn. Only the
+ * kernel's socket interface is used: kiwi.ko needs no symbol of sctp.ko.
  */
 #include <linux/slab.h>
 #include <linux/socket.h>
@@ -45,10 +48,14 @@ struct kiwi_sctp_conn *kiwi_sctp_conn_alloc(void)
 	if (!sc)
 		return NULL;
 	sc->rbuf = kmalloc(KIWI_SCTP_RBUF_LEN, GFP_KERNEL);
-	if (!sc->rbuf) {
+	sc->early = kzalloc(sizeof(*sc->early), GFP_KERNEL);
+	if (!sc->rbuf || !sc->early) {
+		kfree(sc->early);
+		kfree(sc->rbuf);
 		kfree(sc);
 		return NULL;
 	}
+	xa_init(&sc->held);
 	INIT_WORK(&sc->rx_work, kiwi_sctp_rx_work);
 	init_waitqueue_func_entry(&sc->wait, kiwi_sctp_wake);
 	return sc;
@@ -57,12 +64,15 @@ struct kiwi_sctp_conn *kiwi_sctp_conn_alloc(void)
 /* The endpoint's last reference: no socket, no QP any more. */
 void kiwi_sctp_conn_free(struct kiwi_sctp_conn *sc)
 {
-	u32 i;
+	struct kiwi_sctp_chunk *c;
+	unsigned long i;
 
 	if (!sc)
 		return;
-	for (i = 0; i < KIWI_SCTP_REORDER; i++)
-		kfree(sc->slot[i]);
+	xa_for_each(&sc->held, i, c)
+		kfree(c);
+	xa_destroy(&sc->held);
+	kfree(sc->early);
 	kfree(sc->rbuf);
 	kfree(sc);
 }
@@ -261,27 +271,56 @@ static int kiwi_sctp_judge(struct kiwi_sctp_conn *sc, u32 ppid, u32 len)
 	} else {
 		return -EPROTO;
 	}
-	if (!kiwi_sctp_ssn_valid(sc->rx_next, ssn, KIWI_SCTP_REORDER))
+	if (!kiwi_sctp_ssn_valid(sc->rx_next, ssn, KIWI_SCTP_SSN_WINDOW))
 		return -EPROTO;
 	return ssn;
 }
 
-/* Keep the chunk in sc->rbuf, DDP-SSN @ssn, until its turn. */
+/**
+ * kiwi_sctp_hold - keep the chunk in sc->rbuf until its DDP-SSN's turn
+ * @sc: the association
+ * @ssn: its DDP-SSN, inside the window and not the next one
+ * @ppid: its PPID
+ * @len: its length
+ * @qp: the attached QP whose RX reads @sc, or NULL (the CM reads)
+ *
+ * A duplicate DDP-SSN, or a chunk beyond the octets a QP may hold, is
+ * refused before anything of it is placed. A DDP segment the QP places
+ * now (kiwi_rx_early()) is kept as its headers only.
+ *
+ * Return: 0, -EPROTO (a duplicate), -ENOBUFS (over KIWI_SCTP_HOLD_MAX)
+ * or -ENOMEM.
+ */
 static int kiwi_sctp_hold(struct kiwi_sctp_conn *sc, u16 ssn, u32 ppid,
-			  u32 len)
+			  u32 len, struct kiwi_qp *qp)
 {
-	u32 i = ssn % KIWI_SCTP_REORDER;
 	struct kiwi_sctp_chunk *c;
+	u32 keep = len, seg_len = 0;
+	int rv;
 
-	if (sc->slot[i])
+	if (xa_load(&sc->held, ssn))
 		return -EPROTO;		/* a duplicate DDP-SSN */
-	c = kmalloc(struct_size(c, data, len), GFP_KERNEL);
+	if (struct_size(c, data, len) > KIWI_SCTP_HOLD_MAX - sc->held_len)
+		return -ENOBUFS;
+	if (qp && ppid == KIWI_SCTP_PPID_DDP_SEG &&
+	    kiwi_rx_early(qp, sc->rbuf + KIWI_SCTP_SSN_LEN,
+			  len - KIWI_SCTP_SSN_LEN)) {
+		seg_len = len - KIWI_SCTP_SSN_LEN;
+		keep = min_t(u32, len, KIWI_SCTP_SSN_LEN + KIWI_MPA_RX_HDR_MAX);
+	}
+	c = kmalloc(struct_size(c, data, keep), GFP_KERNEL);
 	if (!c)
 		return -ENOMEM;
 	c->ppid = ppid;
-	c->len = len;
-	memcpy(c->data, sc->rbuf, len);
-	sc->slot[i] = c;
+	c->len = keep;
+	c->seg_len = seg_len;
+	memcpy(c->data, sc->rbuf, keep);
+	rv = xa_err(xa_store(&sc->held, ssn, c, GFP_KERNEL));
+	if (rv) {
+		kfree(c);
+		return rv;
+	}
+	sc->held_len += struct_size(c, data, keep);
 	return 0;
 }
 
@@ -322,20 +361,22 @@ static void kiwi_sctp_foreign(struct kiwi_sctp_conn *sc,
  * @sc: the association (its reader: the CM before attach, RX after)
  * @m: output, valid until kiwi_sctp_consumed()
  * @ibdev: the device that counts what is answered on the way, or NULL
+ * @qp: the QP whose RX reads (it may place segments ahead of a gap), or
+ *	NULL
  *
- * Reads the socket until that chunk arrived, holding those ahead of it.
- * A chunk without a whole DDP header, larger than the MULPDU (draft
- * section 9), with an unknown PPID or function code, a DDP-SSN outside
- * the window (section 10) or one already held ends the stream. A chunk
- * on another SCTP stream is answered there, counted on @ibdev
- * (kiwi_sctp_foreign()).
+ * Reads the socket until that chunk arrived, holding those ahead of it
+ * (kiwi_sctp_hold()). A chunk without a whole DDP header, larger than the
+ * MULPDU (draft section 9), with an unknown PPID or function code, a
+ * DDP-SSN outside the window (section 10) or one already held, or one
+ * beyond the octets held at most, ends the stream. A chunk on another
+ * SCTP stream is answered there, counted on @ibdev (kiwi_sctp_foreign()).
  *
  * Return: 1 with @m set; 0 if it has not arrived; -ECONNRESET if the
  * association was shut down or is gone; another negative errno for a
  * chunk that ends the stream.
  */
 int kiwi_sctp_next(struct kiwi_sctp_conn *sc, struct kiwi_sctp_msg *m,
-		   struct ib_device *ibdev)
+		   struct ib_device *ibdev, struct kiwi_qp *qp)
 {
 	struct kiwi_sctp_chunk *c;
 	int rv, ssn, flags;
@@ -343,11 +384,12 @@ int kiwi_sctp_next(struct kiwi_sctp_conn *sc, struct kiwi_sctp_msg *m,
 	u16 sid;
 
 	for (;;) {
-		c = sc->slot[sc->rx_next % KIWI_SCTP_REORDER];
+		c = xa_load(&sc->held, sc->rx_next);
 		if (c) {
 			m->ppid = c->ppid;
 			m->data = c->data;
 			m->len = c->len;
+			m->seg_len = c->seg_len;
 			break;
 		}
 		rv = kiwi_sctp_recv(sc, &ppid, &sid, &flags);
@@ -371,9 +413,10 @@ int kiwi_sctp_next(struct kiwi_sctp_conn *sc, struct kiwi_sctp_msg *m,
 			m->ppid = ppid;
 			m->data = sc->rbuf;
 			m->len = rv;
+			m->seg_len = 0;
 			break;
 		}
-		rv = kiwi_sctp_hold(sc, ssn, ppid, rv);
+		rv = kiwi_sctp_hold(sc, ssn, ppid, rv, qp);
 		if (rv)
 			return rv;
 	}
@@ -384,10 +427,12 @@ int kiwi_sctp_next(struct kiwi_sctp_conn *sc, struct kiwi_sctp_msg *m,
 /* The chunk kiwi_sctp_next() returned is done with. */
 void kiwi_sctp_consumed(struct kiwi_sctp_conn *sc)
 {
-	u32 i = sc->rx_next % KIWI_SCTP_REORDER;
+	struct kiwi_sctp_chunk *c = xa_erase(&sc->held, sc->rx_next);
 
-	kfree(sc->slot[i]);
-	sc->slot[i] = NULL;
+	if (c) {
+		sc->held_len -= struct_size(c, data, c->len);
+		kfree(c);
+	}
 	sc->rx_next++;
 }
 
@@ -450,6 +495,8 @@ static int kiwi_llp_sctp_setup(struct kiwi_qp *qp, struct socket *sock,
 		return -EINVAL;
 	qp->tx.sctp = sc;
 	qp->tx.mulpdu = sc->mulpdu;
+	memset(sc->early, 0, sizeof(*sc->early));
+	qp->rx.early = sc->early;
 	spin_lock_irqsave(&wq->lock, flags);
 	sc->qp = qp;
 	spin_unlock_irqrestore(&wq->lock, flags);
@@ -523,6 +570,11 @@ static void kiwi_sctp_rx_msg(struct kiwi_qp *qp, struct kiwi_sctp_conn *sc,
 {
 	if (sc->peer_term)
 		return;		/* nothing follows a Terminate */
+	if (m->ppid == KIWI_SCTP_PPID_DDP_SEG && m->seg_len) {
+		kiwi_rx_segment_placed(qp, m->data + KIWI_SCTP_SSN_LEN,
+				       m->len - KIWI_SCTP_SSN_LEN, m->seg_len);
+		return;
+	}
 	if (m->ppid == KIWI_SCTP_PPID_DDP_SEG) {
 		kiwi_rx_segment(qp, m->data + KIWI_SCTP_SSN_LEN,
 				m->len - KIWI_SCTP_SSN_LEN);
@@ -549,7 +601,7 @@ static void kiwi_sctp_rx_work(struct work_struct *work)
 	if (!qp || !READ_ONCE(qp->rx.active))
 		return;
 	for (n = 0; n < KIWI_SCTP_RX_BUDGET; n++) {
-		rv = kiwi_sctp_next(sc, &m, qp->ibqp.device);
+		rv = kiwi_sctp_next(sc, &m, qp->ibqp.device, qp);
 		if (rv == 0)
 			return;
 		if (rv == -ECONNRESET) {

@@ -5,10 +5,12 @@
  * LLP (llp_sctp.c).
  *
  * One DDP Stream per association, on SCTP stream 0; every DATA chunk is
- * unordered and starts with its DDP-SSN. The receive side puts chunks
- * back in DDP-SSN order (a window of KIWI_SCTP_REORDER chunks) before
- * anything reads them: the CM the Session Control messages of the
- * startup, the QP engine the DDP segments after attach.
+ * unordered and starts with its DDP-SSN. The receive side hands chunks
+ * over in DDP-SSN order (the draft's window of KIWI_SCTP_SSN_WINDOW
+ * chunks): the CM the Session Control messages of the startup, the QP
+ * engine the DDP segments after attach. Once a QP is attached, a segment
+ * that arrives ahead of a gap may be placed at once (rx_early.c): only
+ * its header is kept for its turn, which delivers it.
  */
 #ifndef KIWI_LLP_SCTP_H
 #define KIWI_LLP_SCTP_H
@@ -16,28 +18,38 @@
 #include <linux/net.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
+#include <linux/xarray.h>
 
 #include "proto/sctp_adapt.h"
 
 struct ib_device;
 struct kiwi_qp;
+struct kiwi_rx_early;
 
 /* The SCTP stream of kiwi's one DDP Stream per association. */
 #define KIWI_SCTP_SID		0
-/* Chunks the receiver holds ahead of the next DDP-SSN (power of 2). */
-#define KIWI_SCTP_REORDER	256
+/*
+ * Octets of chunks held ahead of the next DDP-SSN, at most: chunks held
+ * whole (not placed on arrival) and the headers of placed ones. The
+ * headers of a full window of placed segments fit; see
+ * Documentation/sctp.md for what a peer reaches it with.
+ */
+#define KIWI_SCTP_HOLD_MAX	(4U << 20)
 /* Largest chunk user data read: DDP-SSN + a segment at a 9000 MTU. */
 #define KIWI_SCTP_RBUF_LEN	9216
 
 /**
- * struct kiwi_sctp_chunk - one chunk's user data held out of order
+ * struct kiwi_sctp_chunk - one chunk held until its DDP-SSN's turn
  * @ppid: its Payload Protocol Identifier (host order)
  * @len: octets in @data
+ * @seg_len: a placed DDP segment: its length (@data keeps only the first
+ *	     octets, its headers); else 0
  * @data: the user data, DDP-SSN first
  */
 struct kiwi_sctp_chunk {
 	u32 ppid;
 	u32 len;
+	u32 seg_len;
 	u8 data[];
 };
 
@@ -52,7 +64,11 @@ struct kiwi_sctp_chunk {
  * @tx_ssn: DDP-SSN of the next chunk sent (CM until attach, then TX,
  *	then the CM again after detach)
  * @rx_next: DDP-SSN of the next chunk to deliver (same owners, RX side)
- * @slot: chunks received ahead of @rx_next, at DDP-SSN % KIWI_SCTP_REORDER
+ * @held: chunks received ahead of @rx_next (struct kiwi_sctp_chunk), by
+ *	  DDP-SSN (same owners as @rx_next)
+ * @held_len: octets of the chunks in @held (KIWI_SCTP_HOLD_MAX at most)
+ * @early: the attached QP's record of Sends placed ahead of a gap
+ *	   (kiwi_qp_rx.early; RX, reset at setup)
  * @peer_term: the peer's Session Terminate was delivered
  * @rbuf: receive buffer, KIWI_SCTP_RBUF_LEN octets
  */
@@ -64,7 +80,9 @@ struct kiwi_sctp_conn {
 	u32 mulpdu;
 	u16 tx_ssn;
 	u16 rx_next;
-	struct kiwi_sctp_chunk *slot[KIWI_SCTP_REORDER];
+	struct xarray held;
+	u32 held_len;
+	struct kiwi_rx_early *early;
 	bool peer_term;
 	u8 *rbuf;
 };
@@ -73,14 +91,17 @@ struct kiwi_sctp_conn {
  * struct kiwi_sctp_msg - one chunk, in DDP-SSN order
  * @ppid: Payload Protocol Identifier (host order)
  * @ssn: its DDP-SSN
- * @data: user data after the DDP-SSN
+ * @data: user data, DDP-SSN first
  * @len: octets at @data
+ * @seg_len: a DDP segment placed when it arrived: its length (@data holds
+ *	     only its headers); else 0
  */
 struct kiwi_sctp_msg {
 	u32 ppid;
 	u16 ssn;
 	const u8 *data;
 	u32 len;
+	u32 seg_len;
 };
 
 /* llp_sctp.c: sockets, chunk I/O and ordering */
@@ -93,7 +114,7 @@ int kiwi_sctp_peer_check(struct kiwi_sctp_conn *sc);
 int kiwi_sctp_send_ssc(struct kiwi_sctp_conn *sc, u16 ssn, u16 fn,
 		       const void *pd, u32 pd_len);
 int kiwi_sctp_next(struct kiwi_sctp_conn *sc, struct kiwi_sctp_msg *m,
-		   struct ib_device *ibdev);
+		   struct ib_device *ibdev, struct kiwi_qp *qp);
 void kiwi_sctp_consumed(struct kiwi_sctp_conn *sc);
 bool kiwi_sctp_discard(struct kiwi_sctp_conn *sc);
 bool kiwi_sctp_peer_closed(struct socket *sock, int *err);

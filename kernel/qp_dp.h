@@ -23,6 +23,7 @@
 
 #include "proto/mpa.h"
 #include "proto/ddp.h"
+#include "proto/ddp_runs.h"
 #include "proto/rdmap.h"
 #include "proto/term.h"
 
@@ -351,6 +352,28 @@ enum kiwi_rx_kind {
 	KIWI_RX_ARESP,
 };
 
+/* Untagged messages from the next one on that rx_early.c places into. */
+#define KIWI_RX_EARLY_MSGS	64
+
+/**
+ * struct kiwi_rx_early_msg - octets of one Send placed on arrival
+ * @msn: its MSN on QN 0
+ * @runs: the octets placed
+ */
+struct kiwi_rx_early_msg {
+	u32 msn;
+	struct kiwi_ddp_runs runs;
+};
+
+/**
+ * struct kiwi_rx_early - Sends placed ahead of a gap (RX; rx_early.c)
+ * @msg: by MSN % KIWI_RX_EARLY_MSGS, for MSNs from msn_send on; an
+ *	 entry of an earlier MSN is stale and free for reuse
+ */
+struct kiwi_rx_early {
+	struct kiwi_rx_early_msg msg[KIWI_RX_EARLY_MSGS];
+};
+
 /**
  * struct kiwi_rx_ahead - MPA checks ahead of delivery (RX; rx_ahead.c)
  * @on: the stream carries CRCs to check
@@ -374,12 +397,18 @@ struct kiwi_rx_ahead {
  * @active: RX may run: set at attach, cleared at detach under
  *          sk_callback_lock (written for writing, read under it)
  * @failed: an error was found: every later octet is dropped
+ * @early_off: a segment that arrived ahead of a gap could not be placed
+ *	       on arrival (rx_early.c): none after it is; each is placed
+ *	       and judged in its turn
  * @seen_first: a valid FPDU arrived (opens the responder's TX gate)
  * @initiator: this end sent the MPA Request (set at attach)
  * @expect_rtr: responder in peer-to-peer mode: the first FPDU is the RTR
  * @rtr_types: KIWI_MPA_RTR_* types the responder accepts
  * @mpa: the FPDU decoder
  * @ahead: with CRC on, the decoder is fed only octets @ahead checked
+ * @early: what rx_early.c placed of Sends ahead of a gap; NULL on LLPs
+ *	   that deliver in order (set by the SCTP LLP's setup; the
+ *	   association's endpoint owns it)
  * @kind: enum kiwi_rx_kind of the current FPDU
  * @h: DDP header of the current FPDU
  * @hdr: copy of the first ULPDU octets of the current FPDU
@@ -416,12 +445,14 @@ struct kiwi_rx_ahead {
 struct kiwi_qp_rx {
 	bool active;
 	bool failed;
+	bool early_off;
 	bool seen_first;
 	bool initiator;
 	bool expect_rtr;
 	u8 rtr_types;
 	struct kiwi_mpa_rx mpa;
 	struct kiwi_rx_ahead ahead;
+	struct kiwi_rx_early *early;
 	u8 kind;
 	struct kiwi_ddp_hdr h;
 	u8 hdr[KIWI_MPA_RX_HDR_MAX];

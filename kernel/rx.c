@@ -354,7 +354,12 @@ static void kiwi_rx_place(struct kiwi_qp *qp, u32 uoff, const u8 *p, u32 len)
 	}
 }
 
-static void kiwi_rx_header(struct kiwi_qp *qp, const struct kiwi_mpa_ev *ev)
+/*
+ * Take in the header event of an FPDU and judge the FPDU: its target is
+ * resolved and held, nothing is placed. Return: the DDP header's length,
+ * or -1 if the stream failed.
+ */
+static int kiwi_rx_judge(struct kiwi_qp *qp, const struct kiwi_mpa_ev *ev)
 {
 	struct kiwi_qp_rx *rx = &qp->rx;
 	enum kiwi_term_err err;
@@ -366,12 +371,12 @@ static void kiwi_rx_header(struct kiwi_qp *qp, const struct kiwi_mpa_ev *ev)
 	rx->kind = KIWI_RX_DROP;
 	if (!kiwi_qp_connected(qp)) {
 		rx->failed = true;	/* modify_qp ended the stream */
-		return;
+		return -1;
 	}
 	hl = kiwi_ddp_hdr_decode(&rx->h, rx->hdr, rx->hdr_len);
 	if (hl < 0) {
 		kiwi_rx_fail(qp, KIWI_TERM_ERR_DDP_CATASTROPHIC, false);
-		return;
+		return -1;
 	}
 	rx->plen = rx->ulpdu_len - hl;
 	err = kiwi_rdmap_check_hdr(&rx->h, rx->plen);
@@ -379,8 +384,18 @@ static void kiwi_rx_header(struct kiwi_qp *qp, const struct kiwi_mpa_ev *ev)
 		err = kiwi_rx_dispatch(qp);
 	if (err) {
 		kiwi_rx_fail(qp, err, true);
-		return;
+		return -1;
 	}
+	return hl;
+}
+
+static void kiwi_rx_header(struct kiwi_qp *qp, const struct kiwi_mpa_ev *ev)
+{
+	struct kiwi_qp_rx *rx = &qp->rx;
+	int hl = kiwi_rx_judge(qp, ev);
+
+	if (hl < 0)
+		return;
 	/* The header event may carry the first payload octets, too. */
 	if (rx->kind != KIWI_RX_RREQ && rx->kind != KIWI_RX_TERM &&
 	    rx->kind != KIWI_RX_IMM && rx->kind != KIWI_RX_AREQ &&
@@ -735,6 +750,36 @@ void kiwi_rx_segment(struct kiwi_qp *qp, const u8 *ulpdu, u32 len)
 	if (!rx->failed && len > ev.len)
 		kiwi_rx_place(qp, ev.len, ulpdu + ev.len, len - ev.len);
 	if (!rx->failed)
+		kiwi_rx_end(qp);
+}
+
+/**
+ * kiwi_rx_segment_placed - deliver a segment kiwi_rx_early() placed
+ * @qp: an attached QP, in RX
+ * @hdr: the segment's first octets, headers first
+ * @hdr_len: octets at @hdr: the segment's, up to KIWI_MPA_RX_HDR_MAX
+ * @len: the segment's length
+ *
+ * Its turn in DDP-SSN order: the segment is judged again, as
+ * kiwi_rx_segment() judges one (an STag a Send with Invalidate before it
+ * invalidated is reported now, as on an in-order stream; its octets went
+ * in before that invalidation ran), and its end is delivered; nothing is
+ * placed again.
+ */
+void kiwi_rx_segment_placed(struct kiwi_qp *qp, const u8 *hdr, u32 hdr_len,
+			    u32 len)
+{
+	struct kiwi_mpa_ev ev = {
+		.type = KIWI_MPA_EV_HEADER,
+		.ulpdu_len = len,
+		.len = hdr_len,
+		.data = hdr,
+	};
+
+	if (qp->rx.failed)
+		return;
+	kiwi_qp_stat_add(&qp->stats, KIWI_STAT_RX_OCTETS, len);
+	if (kiwi_rx_judge(qp, &ev) >= 0)
 		kiwi_rx_end(qp);
 }
 

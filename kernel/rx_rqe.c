@@ -76,31 +76,37 @@ static void kiwi_rx_rqe_put(struct kiwi_qp_rx *rx)
 	}
 }
 
-/*
- * Check the SGEs of the taken element and hold their MRs.
+/**
+ * kiwi_rqe_check - check the SGEs of a receive element and hold their MRs
+ * @qp: the QP
+ * @rqe: a copy of the element (a user ring is hostile)
+ * @max_sge: SGEs the queue takes
+ * @mr: output: a reference on each non-empty SGE's MR (NULL-initialised
+ *	by the caller, who puts what is there, on failure too)
+ * @len: output: the element's total length
  *
  * Return: IB_WC_SUCCESS, or the status the WR completes with: more SGEs
- * than the queue takes (a user ring is hostile), or an SGE that names no
- * MR of the QP's PD with local write access over its range.
+ * than the queue takes, or an SGE that names no MR of the QP's PD with
+ * local write access over its range.
  */
-static u8 kiwi_rx_rqe_check(struct kiwi_qp *qp, u32 max_sge)
+u8 kiwi_rqe_check(struct kiwi_qp *qp, const struct kiwi_rqe *rqe,
+		  u32 max_sge, struct kiwi_mr **mr, u64 *len)
 {
 	struct kiwi_device *kdev = to_kdev(qp->ibqp.device);
-	struct kiwi_qp_rx *rx = &qp->rx;
 	const struct kiwi_sge *sge;
 	u32 i;
 
-	rx->rqe_len = 0;
-	if (rx->rqe.num_sge > max_sge || rx->rqe.num_sge > KIWI_MAX_SGE)
+	*len = 0;
+	if (rqe->num_sge > max_sge || rqe->num_sge > KIWI_MAX_SGE)
 		return IB_WC_LOC_QP_OP_ERR;
-	for (i = 0; i < rx->rqe.num_sge; i++) {
-		sge = &rx->rqe.sge[i];
-		rx->rqe_len += sge->length;
+	for (i = 0; i < rqe->num_sge; i++) {
+		sge = &rqe->sge[i];
+		*len += sge->length;
 		if (!sge->length)
 			continue;
-		rx->rqe_mr[i] = kiwi_mr_get(kdev, sge->lkey);
-		if (!rx->rqe_mr[i] ||
-		    kiwi_mr_check(rx->rqe_mr[i], sge->lkey, qp->ibqp.pd,
+		mr[i] = kiwi_mr_get(kdev, sge->lkey);
+		if (!mr[i] ||
+		    kiwi_mr_check(mr[i], sge->lkey, qp->ibqp.pd,
 				  IB_ACCESS_LOCAL_WRITE, sge->addr,
 				  sge->length) != KIWI_MEM_OK)
 			return IB_WC_LOC_PROT_ERR;
@@ -135,7 +141,8 @@ enum kiwi_term_err kiwi_rx_take_rqe(struct kiwi_qp *qp)
 	rx->rqe_srq = qp->ibqp.srq && rx->have_rqe;
 	if (!rx->have_rqe)
 		return KIWI_TERM_ERR_NONE;
-	status = kiwi_rx_rqe_check(qp, max_sge);
+	status = kiwi_rqe_check(qp, &rx->rqe, max_sge, rx->rqe_mr,
+				&rx->rqe_len);
 	if (status == IB_WC_SUCCESS)
 		return KIWI_TERM_ERR_NONE;
 	kiwi_rx_fail_rqe(qp, status);
@@ -158,22 +165,32 @@ void kiwi_rx_fail_rqe(struct kiwi_qp *qp, u8 status)
 	kiwi_rx_complete_rqe(qp, &cqe);
 }
 
-/* Copy @len octets to message offset @off of the held receive WR. */
-static int kiwi_rx_copy_rqe(struct kiwi_qp_rx *rx, u64 off, const u8 *src,
-			    u32 len)
+/**
+ * kiwi_rqe_copy - copy octets into a receive element checked by
+ * kiwi_rqe_check()
+ * @rqe: the element
+ * @mr: the MRs kiwi_rqe_check() holds for it
+ * @off: message offset of the first octet
+ * @src: the octets
+ * @len: how many
+ *
+ * Return: 0, -ERANGE if the element is too short, or -EFAULT.
+ */
+int kiwi_rqe_copy(const struct kiwi_rqe *rqe, struct kiwi_mr *const *mr,
+		  u64 off, const u8 *src, u32 len)
 {
 	const struct kiwi_sge *sge;
 	u32 i, n;
 	int rv;
 
-	for (i = 0; i < rx->rqe.num_sge && len; i++) {
-		sge = &rx->rqe.sge[i];
+	for (i = 0; i < rqe->num_sge && len; i++) {
+		sge = &rqe->sge[i];
 		if (off >= sge->length) {
 			off -= sge->length;
 			continue;
 		}
 		n = min_t(u64, len, sge->length - off);
-		rv = kiwi_mr_write(rx->rqe_mr[i], sge->addr + off, src, n);
+		rv = kiwi_mr_write(mr[i], sge->addr + off, src, n);
 		if (rv)
 			return rv;
 		src += n;
@@ -207,10 +224,10 @@ int kiwi_rx_place_rqe(struct kiwi_qp *qp, u64 off, const u8 *src, u32 len)
 	int rv = -ESHUTDOWN;
 
 	if (rx->rqe_srq)
-		return kiwi_rx_copy_rqe(rx, off, src, len);
+		return kiwi_rqe_copy(&rx->rqe, rx->rqe_mr, off, src, len);
 	spin_lock_irqsave(&qp->lock, flags);
 	if (kiwi_qp_connected(qp))
-		rv = kiwi_rx_copy_rqe(rx, off, src, len);
+		rv = kiwi_rqe_copy(&rx->rqe, rx->rqe_mr, off, src, len);
 	spin_unlock_irqrestore(&qp->lock, flags);
 	return rv;
 }

@@ -24,7 +24,8 @@ mid-dup      a one-segment Send (DDP-SSN 1), then the same chunk again
 mid-overlap  a Send as DDP-SSN 3 (held: 1 and 2 are missing), then another
              chunk with DDP-SSN 3
 mid-old      a Send with DDP-SSN 0, the Initiate's
-mid-far      a Send with DDP-SSN 30000, far outside any window
+mid-far      a Send with DDP-SSN 30000 (inside the draft's window of
+             32767 chunks: held, not refused; see mid-beyond)
 mid-big      a Send of 2000 octets (more than the MULPDU at MTU 1500)
 mid-huge     a Send of 20000 octets (more than any MULPDU)
 mid-stream   a Send as DDP-SSN 0 on SCTP stream 1, where no session runs;
@@ -33,6 +34,36 @@ mid-stream   a Send as DDP-SSN 0 on SCTP stream 1, where no session runs;
 mid-reorder  two Sends (MSN 1 and 2) as DDP-SSN 2 first, then 1, then a
              Session Terminate (DDP-SSN 3): nothing to refuse (the listener
              must have two Receives posted)
+mid-beyond   a Send with DDP-SSN 40000, beyond the draft's window
+
+The ooo-* modes also open a session, against vt_target (its info file
+named by the environment variable SCTP_PEER_INFO; it posts Receives of 64
+octets), and send segments ahead of a gap in DDP-SSN; once the gap is
+filled, a Session Terminate ends the session, but for the modes that
+expect kiwi's Terminate:
+ooo-write    an RDMA Write of vt_target's 64-octet control pattern into
+             its target as DDP-SSN 2; then it waits (up to 20 s) for the
+             file named by SCTP_PEER_PLACED, which a watcher of
+             vt_target's memory creates once the pattern is there, and
+             reports "placed" or "not-placed"; then DDP-SSN 1 (a Send)
+             fills the gap
+ooo-send     two Sends of 40 octets (MSN 1: octets 0x10.., MSN 2: 0x60..),
+             two segments of 20 each, DDP-SSN 1 to 4, sent as 4, 2, 3, 1:
+             the first Receive must complete with MSN 1, the second with
+             MSN 2, each whole
+ooo-overlap  a Send's first 20 octets (MO 0, DDP-SSN 3), then its last
+             segment at MO 10 (DDP-SSN 4), overlapping it, then two
+             zero-length Writes as DDP-SSN 1 and 2: a Terminate for
+             "invalid MO" (1/2/04) in DDP-SSN 4's turn
+ooo-dup      as ooo-overlap, with the last segment at MO 0 again
+ooo-rresp    a Send "vt:read 1 0 64" (DDP-SSN 1) makes vt_target Read 64
+             octets from us; its Read Request answered by two Read
+             Responses of 32 octets, the last (DDP-SSN 3) sent before the
+             first (DDP-SSN 2): "rreq" when the Read Request came, "no-rreq"
+             if it did not
+ooo-window   300 zero-length Writes as DDP-SSN 2 to 301, then DDP-SSN 1:
+             more ahead of a gap than an older kiwi held, within the
+             draft's window; nothing to refuse
 
 beyond-backlog  BACKLOG (4, vt_cmpdata's rdma_listen backlog) associations
              with the DDP indication that send nothing, then one more that
@@ -47,6 +78,7 @@ L/T/C" for an RDMAP Terminate (layer, error type, error code in hex),
 how it ended within SECONDS (default 30): "abort" (reset), "eof"
 (SHUTDOWN) or "timeout".
 """
+import os
 import socket
 import struct
 import sys
@@ -76,6 +108,23 @@ def send_seg(ssn, msn=1, mo=0, payload=b"abcd"):
     return struct.pack(">HBBIIII", ssn, 0x41, 0x43, 0, 0, msn, mo) + payload
 
 
+def send_part(ssn, msn, mo, payload, last):
+    """A DDP-SSN and one segment of an untagged RDMAP Send (queue 0)."""
+    return struct.pack(">HBBIIII", ssn, 0x41 if last else 0x01, 0x43, 0, 0,
+                       msn, mo) + payload
+
+
+def write_seg(ssn, stag=0, to=0, payload=b""):
+    """A DDP-SSN and a whole tagged RDMA Write (L=1)."""
+    return struct.pack(">HBBIQ", ssn, 0xC1, 0x40, stag, to) + payload
+
+
+def rresp_seg(ssn, stag, to, payload, last):
+    """A DDP-SSN and one segment of an RDMA Read Response."""
+    return struct.pack(">HBBIQ", ssn, 0xC1 if last else 0x81, 0x42, stag,
+                       to) + payload
+
+
 # What each mid-* mode sends after the Accept: (SCTP stream, PPID, data).
 MID = {
     "mid-dup": [(0, PPID_SEG, send_seg(1)), (0, PPID_SEG, send_seg(1))],
@@ -88,7 +137,103 @@ MID = {
     "mid-stream": [(1, PPID_SEG, send_seg(0))],
     "mid-reorder": [(0, PPID_SEG, send_seg(2, 2)), (0, PPID_SEG, send_seg(1, 1)),
                     (0, PPID_SSC, ssc(3, 4))],
+    "mid-beyond": [(0, PPID_SEG, send_seg(40000))],
 }
+
+# vt_target's control pattern: octet i of its target is i * 7 + 1.
+CTL = bytes((i * 7 + 1) & 0xFF for i in range(64))
+OOO_MSG1 = bytes(range(0x10, 0x10 + 40))
+OOO_MSG2 = bytes(range(0x60, 0x60 + 40))
+
+
+def target_info():
+    """vt_target's info file (SCTP_PEER_INFO) as a dict."""
+    info = {}
+    with open(os.environ["SCTP_PEER_INFO"]) as f:
+        for line in f:
+            key, _, val = line.strip().partition("=")
+            info[key] = val
+    return info
+
+
+def ooo_steps(mode):
+    """What an ooo-* mode sends: PPID and data, or "wait" for the watcher."""
+    seg = lambda data: (PPID_SEG, data)
+    if mode == "ooo-write":
+        info = target_info()
+        stag, to = int(info["target_stag"], 16), int(info["target_addr"], 16)
+        return [seg(write_seg(2, stag, to, CTL)), "wait",
+                seg(send_seg(1, 1, 0, b"gap")), (PPID_SSC, ssc(3, 4))]
+    if mode == "ooo-send":
+        return [seg(send_part(4, 2, 20, OOO_MSG2[20:], True)),
+                seg(send_part(2, 1, 20, OOO_MSG1[20:], True)),
+                seg(send_part(3, 2, 0, OOO_MSG2[:20], False)),
+                seg(send_part(1, 1, 0, OOO_MSG1[:20], False)),
+                (PPID_SSC, ssc(5, 4))]
+    if mode in ("ooo-overlap", "ooo-dup"):
+        mo = 10 if mode == "ooo-overlap" else 0
+        return [seg(send_part(3, 1, 0, b"o" * 20, False)),
+                seg(send_part(4, 1, mo, b"x" * 20, True)),
+                seg(write_seg(1)), seg(write_seg(2))]
+    if mode == "ooo-rresp":
+        return [seg(send_seg(1, 1, 0, b"vt:read 1 0 64")), "rreq",
+                (PPID_SSC, ssc(4, 4))]
+    if mode == "ooo-window":
+        return ([seg(write_seg(n)) for n in range(2, 302)] +
+                [seg(write_seg(1)), (PPID_SSC, ssc(302, 4))])
+    return None
+
+
+def wait_placed(limit=20):
+    """Wait for the watcher's file (SCTP_PEER_PLACED): "placed" or not."""
+    path = os.environ["SCTP_PEER_PLACED"]
+    end = time.time() + limit
+    while time.time() < end:
+        if os.path.exists(path):
+            os.unlink(path)
+            return "placed"
+        time.sleep(0.1)
+    return "not-placed"
+
+
+def answer_rreq(s):
+    """Wait for a Read Request; send its Response as DDP-SSN 3, then 2."""
+    while True:
+        data, ppid, _ = recv(s)
+        if not data:
+            return "no-rreq"
+        # DDP-SSN, untagged header (18), RDMAP opcode 1: a Read Request.
+        if ppid == PPID_SEG and len(data) >= 48 and data[3] & 0x0F == 1:
+            break
+    stag, to, size = struct.unpack(">IQI", data[20:36])
+    body = bytes((i * 5 + 3) & 0xFF for i in range(size))
+    half = size // 2
+    send(s, PPID_SEG, rresp_seg(3, stag, to + half, body[half:], True))
+    send(s, PPID_SEG, rresp_seg(2, stag, to, body[:half], False))
+    return "rreq"
+
+
+def run_ooo(s, mode, limit):
+    """Open a session, then send @mode's segments; returns its events."""
+    steps = ooo_steps(mode)
+    s.settimeout(limit)
+    send(s, PPID_SSC, ssc(0, 1))
+    ev = [next_event(s)]
+    if ev[-1] in ENDS:
+        return ev
+    if ev[-1] != "ssc 2":
+        return ev + ["not-accepted"]
+    try:
+        for step in steps:
+            if step == "wait":
+                ev.append(wait_placed())
+            elif step == "rreq":
+                ev.append(answer_rreq(s))
+            else:
+                send(s, *step)
+    except OSError as e:
+        return ev + ["abort" if e.errno in (104, 32) else "error-%d" % e.errno]
+    return collect(s, ev)
 
 
 def event(data, ppid, sid):
@@ -200,6 +345,8 @@ def run(mode, port, ip, limit):
     s.connect((ip, port))
     if mode in MID:
         return run_mid(s, mode, limit)
+    if mode.startswith("ooo-") and ooo_steps(mode) is not None:
+        return run_ooo(s, mode, limit)
     if mode in ("no-adapt", "other-adapt"):
         first = (PPID_SSC, ssc(0, 1, b"hello"))
     elif mode == "seg-first":

@@ -19,7 +19,8 @@
 #    tests/vm/pair/mpa-wire-check.py checks every marker captured;
 #  - DDP over SCTP kiwi<->kiwi (llp=sctp): rping (verified data both ways),
 #    the sctp case (tshark on the association and its PPIDs, a hostile
-#    raw SCTP peer, the listener's backlog), the rdma_cm tools, the
+#    raw SCTP peer, the listener's backlog, Writes, Read Responses and
+#    Sends placed ahead of a gap and delivered in order), the rdma_cm tools, the
 #    integrity program (SRQ pass) and perftest (bandwidth at 64 KiB, the
 #    latency tests; every size in --full);
 #  - kiwi<->siw:p2p in both roles: integrity with a siw server, perftest

@@ -26,8 +26,8 @@
 #    in the Reject its REJECTED event, each checked octet by octet; the
 #    counters mpa_rej_sent and mpa_rej_rcvd move.
 # 4. A hostile raw SCTP peer after a good Initiate and Accept: a duplicate
-#    DDP-SSN (delivered or held), a DDP-SSN from before the session or far
-#    beyond the window, a segment larger than the MULPDU or than any
+#    DDP-SSN (delivered or held), a DDP-SSN from before the session or
+#    beyond the draft's window of 32767, a segment larger than the MULPDU or than any
 #    chunk kiwi reads: each gets an RDMAP Terminate and the association
 #    ends; a segment on SCTP stream 1, where no session runs, gets a
 #    Session Terminate on stream 1 and the session on stream 0 goes on
@@ -35,6 +35,16 @@
 #    in DDP-SSN order (SCTP-032). The listener's counters term_sent_ddp and
 #    sctp_ssc_term_sent move, its rdma resources return to where they
 #    were, and a good initiator connects afterwards.
+# 4b. Out-of-order placement, in-order delivery (seed 000 5.3), against
+#    vt_target: an RDMA Write sent ahead of a gap is in vt_target's memory
+#    before the gap is filled (tests/vm/lib/mem-watch.py reads it there);
+#    two 2-segment Sends sent in the DDP-SSN order 4, 2, 3, 1 complete in
+#    MSN order, each whole; a Send segment that overlaps, or repeats the
+#    MO of, one placed ahead of a gap is not placed and its turn gets the
+#    Terminate for "invalid MO" (1/2/04); 300 segments ahead of a gap
+#    (more than the 256 an older kiwi held) are taken; the Read Responses
+#    answering a Read of vt_target, sent last first, complete the Read.
+#    rx_placed_early counts exactly the 7 segments placed ahead of gaps.
 # 5. mpa_markers, mpa_crc_off and ulpf00 set to Y on an llp=sctp device:
 #    rdma_listen and rdma_connect fail with EOPNOTSUPP (each guest alone).
 # 6. IPv6 (fd77::/64): rping with data verification and vt_cmpdata.
@@ -53,7 +63,10 @@
 # decides), SCTP-014/015 (a finite limit on Initiates waiting, those
 # beyond it answered with a Terminate), SCTP-030 (an oversize segment ends the stream), SCTP-032
 # (chunks taken in DDP-SSN order, not by arrival or TSN), SCTP-034 (a
-# DDP-SSN far out of the window is refused before anything is allocated).
+# DDP-SSN beyond the window is refused before anything is allocated),
+# SCTP-032 again and DDP-006/017/052 (segments placed on arrival ahead of
+# a gap, a message delivered only once all of it and every message before
+# it is placed, in the order sent: ooo-write, ooo-send).
 # Runs only for kiwi-kiwi with llp=sctp on both guests.
 
 . "$KIWI_SRC/tests/vm/pair/lib.bash"
@@ -189,7 +202,7 @@ for c in mpa_rej_sent mpa_rej_rcvd; do
 done
 
 # --- 4. a hostile SCTP peer mid-connection -------------------------------
-mid=(mid-dup mid-overlap mid-old mid-far mid-big mid-huge mid-stream mid-reorder)
+mid=(mid-dup mid-overlap mid-old mid-beyond mid-big mid-huge mid-stream mid-reorder)
 mids=$(IFS=,; echo "${mid[*]}")
 if [ "$PAIR_SIDE" = server ]; then
 	st0=$(vt_stats "$PAIR_DEV")
@@ -224,6 +237,57 @@ else
 	res_back() { [ "$(vt_res "$PAIR_DEV")" = "$res0" ]; }
 	vt_wait_for 20 res_back
 	vt_eq "rdma resources after the hostile peer" "$(vt_res "$PAIR_DEV")" "$res0"
+fi
+
+# --- 4b. placement ahead of a gap, delivery in order ------------------------
+ooo=(ooo-write ooo-send ooo-rresp ooo-overlap ooo-dup ooo-window)
+info=$KIWI_SHARED/pair.$PAIR_ID.ooo.info
+placed=$KIWI_SHARED/pair.$PAIR_ID.ooo.placed
+ctl=$(python3 -c 'print(bytes((i * 7 + 1) & 255 for i in range(64)).hex())')
+if [ "$PAIR_SIDE" = server ]; then
+	rm -f "$info" "$placed"
+	st0=$(vt_stats "$PAIR_DEV")
+fi
+pair_step ooo server 120 \
+	bash -c "$VT_PROGS/vt_target -a {me} -p {port} -o $info -n ${#ooo[@]} & t=\$!
+		python3 $KIWI_SRC/tests/vm/lib/mem-watch.py $info target_addr $ctl $placed 60
+		wait \$t" -- \
+	env SCTP_PEER_INFO="$info" SCTP_PEER_PLACED="$placed" \
+	python3 "$KIWI_SRC/tests/vm/lib/sctp-raw-peer.py" "$(IFS=,; echo "${ooo[*]}")" \
+		"{port}" "{peer}" 20
+out=$VT_TMP/ooo.out
+sed 's/^/    | /' "$out"
+if [ "$PAIR_SIDE" = client ]; then
+	vt_check "ooo-write: the Write ahead of the gap was in memory before the gap was filled" \
+		grep -qE '^ooo-write: ssc 2 placed (ssc 4 )?(eof|abort) ' "$out"
+	for m in ooo-send ooo-window; do
+		vt_check "$m: nothing refused" grep -qE "^$m: ssc 2 (ssc 4 )?(eof|abort) " "$out"
+	done
+	vt_check "ooo-rresp: vt_target's Read answered, nothing refused" \
+		grep -qE '^ooo-rresp: ssc 2 rreq (ssc 4 )?(eof|abort) ' "$out"
+	for m in ooo-overlap ooo-dup; do
+		vt_check "$m: Terminate for invalid MO (DDP, untagged, 04) in its turn" \
+			grep -qE "^$m: ssc 2 term 1/2/04 (ssc 4 )?(eof|abort) " "$out"
+	done
+else
+	st1=$(vt_stats "$PAIR_DEV")
+	hex() { python3 -c "print(bytes(range($1, $1 + 32)).hex())"; }
+	recv=$(grep -E 'wc wr_id=[01] status=success opcode=128 len=40 ' "$out" |
+		sed -E 's/^conn [0-9]+ wc wr_id=([01]) .* data=([0-9a-f]*)$/\1 \2/')
+	vt_eq "ooo-send: the Receives complete in MSN order, each whole" \
+		"$(tr '\n' ' ' <<<"$recv")" "0 $(hex 0x10) 1 $(hex 0x60) "
+	vt_check "ooo-write: the watcher saw the Write in vt_target's memory" \
+		grep -q '^mem-watch: pattern at' "$out"
+	vt_eq "vt_target: connections ended with memory intact" \
+		"$(grep -c ' end why=.* mem=ok ' "$out")" "${#ooo[@]}"
+	vt_check "ooo-write: the control window holds the Write" \
+		grep -qE ' end why=.* control=written ' "$out"
+	vt_check "ooo-rresp: the Read, its last Response placed first, completed" \
+		grep -qE ' end why=.* read_ok=1 ' "$out"
+	vt_eq "rx_placed_early grew by 7" \
+		"$(($(vt_stat "$st1" rx_placed_early) - $(vt_stat "$st0" rx_placed_early)))" 7
+	vt_check "term_sent_ddp grew by 2 or more" test \
+		"$(($(vt_stat "$st1" term_sent_ddp) - $(vt_stat "$st0" term_sent_ddp)))" -ge 2
 fi
 
 # --- 5. MPA-only settings are refused on SCTP (each guest alone) ----------
