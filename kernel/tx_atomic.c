@@ -10,12 +10,13 @@
  * Atomic Response (QN 3, 12 octets) carries the original value.
  *
  * Requester: IB_WR_ATOMIC_CMP_AND_SWP / IB_WR_ATOMIC_FETCH_AND_ADD, the
- * kernel's IB_WR_MASKED_ATOMIC_* forms and the user ring forms become an Atomic Request on QN 1, sharing the
- * MSNs and the ORD with Reads; the Request Identifier is the WR's SQ
- * index. The WR completes when its Response arrived and the original
- * value was written to its 8-octet result SGE (rx_atomic.c), or with the
- * error of a Terminate that answers it (a peer without RFC 7306 refuses
- * the opcode: siw sends 0/2/06).
+ * kernel's IB_WR_MASKED_ATOMIC_* forms and the user ring forms become an
+ * Atomic Request on QN 1, sharing the MSNs and the ORD with Reads; the
+ * Request Identifier is the WR's SQ index. The WR completes when its
+ * Response arrived and the original value was written to its 8-octet
+ * result SGE (rx_atomic.c), or with the error of a Terminate that
+ * answers it (a peer without RFC 7306 refuses the opcode: siw sends
+ * 0/2/06).
  */
 #include "kiwi.h"
 #include "conn.h"
