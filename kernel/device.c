@@ -53,10 +53,11 @@ static int kiwi_query_device(struct ib_device *ibdev,
 	/*
 	 * RFC 7306 atomics run as a compare-and-exchange on the target's
 	 * page (kiwi_mr_atomic()): atomic against the host's CPUs too. The
-	 * masked forms are on the wire but not behind a verb (no libibverbs
-	 * verb has masks; the kernel's masked WRs are refused).
+	 * masked forms are the kernel's IB_WR_MASKED_ATOMIC_* (libibverbs
+	 * has no verb with masks).
 	 */
 	attr->atomic_cap = IB_ATOMIC_GLOB;
+	attr->masked_atomic_cap = IB_ATOMIC_GLOB;
 	attr->max_srq = KIWI_MAX_SRQ;
 	attr->max_srq_wr = KIWI_MAX_SRQ_WR;
 	attr->max_srq_sge = KIWI_MAX_SGE;

@@ -647,7 +647,7 @@ void kiwi_tx_imm_refused(struct kiwi_qp *qp, const struct kiwi_term *t);
 
 /* tx_atomic.c: RFC 7306 atomics, transmit side */
 bool kiwi_tx_aresp(struct kiwi_qp *qp, const struct kiwi_irq_ent *ent);
-bool kiwi_sqe_is_atomic(const struct kiwi_sqe *sqe);
+bool kiwi_sqe_is_atomic(const struct kiwi_qp *qp, const struct kiwi_sqe *sqe);
 u8 kiwi_tx_setup_atomic(struct kiwi_qp *qp, u32 idx, struct kiwi_swqe *w,
 			struct kiwi_tx_msg *m);
 void kiwi_tx_atomic_refused(struct kiwi_qp *qp, const struct kiwi_term *t);

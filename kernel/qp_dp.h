@@ -35,6 +35,9 @@ struct socket;
 /* Kernel-only SQ opcodes: never accepted from a user ring. */
 #define KIWI_WR_KREG_MR		0x80	/* IB_WR_REG_MR */
 #define KIWI_WR_KREAD_INV	0x81	/* IB_WR_RDMA_READ_WITH_INV */
+/* IB_WR_MASKED_ATOMIC_*: complete as IB_WC_MASKED_* (the SQE has masks) */
+#define KIWI_WR_KMASKED_CMP_SWAP	0x82
+#define KIWI_WR_KMASKED_FETCH_ADD	0x83
 
 /* Octets of FPDUs TX frames before it hands them to TCP in one call. */
 #define KIWI_TX_BUF_LEN		(256 * 1024)

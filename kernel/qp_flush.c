@@ -27,6 +27,10 @@ u16 kiwi_sq_wc_opcode(u8 sq_opcode)
 		return KIWI_WC_COMP_SWAP;
 	case KIWI_WR_ATOMIC_FETCH_AND_ADD:
 		return KIWI_WC_FETCH_ADD;
+	case KIWI_WR_KMASKED_CMP_SWAP:
+		return IB_WC_MASKED_COMP_SWAP;
+	case KIWI_WR_KMASKED_FETCH_ADD:
+		return IB_WC_MASKED_FETCH_ADD;
 	case KIWI_WR_LOCAL_INV:
 		return KIWI_WC_LOCAL_INV;
 	case KIWI_WR_KREG_MR:

@@ -61,6 +61,10 @@ static int kiwi_send_wc_opcode(enum ib_wr_opcode op)
 		return IB_WC_COMP_SWAP;
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
 		return IB_WC_FETCH_ADD;
+	case IB_WR_MASKED_ATOMIC_CMP_AND_SWP:
+		return IB_WC_MASKED_COMP_SWAP;
+	case IB_WR_MASKED_ATOMIC_FETCH_AND_ADD:
+		return IB_WC_MASKED_FETCH_ADD;
 	case IB_WR_LOCAL_INV:
 		return IB_WC_LOCAL_INV;
 	case IB_WR_REG_MR:
@@ -73,7 +77,9 @@ static int kiwi_send_wc_opcode(enum ib_wr_opcode op)
 static bool kiwi_wr_is_atomic(enum ib_wr_opcode op)
 {
 	return op == IB_WR_ATOMIC_CMP_AND_SWP ||
-	       op == IB_WR_ATOMIC_FETCH_AND_ADD;
+	       op == IB_WR_ATOMIC_FETCH_AND_ADD ||
+	       op == IB_WR_MASKED_ATOMIC_CMP_AND_SWP ||
+	       op == IB_WR_MASKED_ATOMIC_FETCH_AND_ADD;
 }
 
 /*
@@ -98,9 +104,6 @@ static int kiwi_send_wr_check(struct kiwi_qp *qp, const struct ib_send_wr *wr)
 	u32 len = 0;
 	int i;
 
-	if (wr->opcode == IB_WR_MASKED_ATOMIC_CMP_AND_SWP ||
-	    wr->opcode == IB_WR_MASKED_ATOMIC_FETCH_AND_ADD)
-		return -EOPNOTSUPP;
 	if (kiwi_send_wc_opcode(wr->opcode) < 0 || wr->num_sge < 0)
 		return -EINVAL;
 	/* The 8-octet original value lands in one local SGE. */
@@ -158,6 +161,10 @@ static u8 kiwi_sqe_opcode(enum ib_wr_opcode op)
 		return KIWI_WR_ATOMIC_CMP_AND_SWP;
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
 		return KIWI_WR_ATOMIC_FETCH_AND_ADD;
+	case IB_WR_MASKED_ATOMIC_CMP_AND_SWP:
+		return KIWI_WR_KMASKED_CMP_SWAP;
+	case IB_WR_MASKED_ATOMIC_FETCH_AND_ADD:
+		return KIWI_WR_KMASKED_FETCH_ADD;
 	default:
 		return KIWI_WR_SEND;
 	}
@@ -194,21 +201,36 @@ static void kiwi_sqe_inline(struct kiwi_sqe *sqe, const struct ib_send_wr *wr)
 
 /*
  * The remote half of an RDMA WR, the STag of an invalidating one, the
- * immediate value of one with immediate data, the operands of an atomic
- * (the plain verbs forms: CmpSwap masks all-ones, FetchAdd mask 0).
+ * immediate value of one with immediate data, the operands of an atomic:
+ * the plain verbs forms have CmpSwap masks all-ones and FetchAdd mask 0;
+ * the masked ones bring theirs (RFC 7306 sections 5.1.1 and 5.1.2; for a
+ * FetchAdd, compare_add_mask marks the most significant bit of each field,
+ * the carry out of which is dropped, as RDS uses it).
  */
 static void kiwi_sqe_remote(struct kiwi_sqe *sqe, const struct ib_send_wr *wr)
 {
+	const struct ib_atomic_wr *a = atomic_wr(wr);
+
 	switch (wr->opcode) {
 	case IB_WR_ATOMIC_CMP_AND_SWP:
-		sqe->atomic.swap = atomic_wr(wr)->swap;
+		sqe->atomic.swap = a->swap;
 		sqe->atomic.swap_mask = ~0ULL;
 		sqe->atomic.compare_add_mask = ~0ULL;
 		fallthrough;
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
-		sqe->atomic.compare_add = atomic_wr(wr)->compare_add;
-		sqe->inv_or_rkey = atomic_wr(wr)->rkey;
-		sqe->remote_addr = atomic_wr(wr)->remote_addr;
+		sqe->atomic.compare_add = a->compare_add;
+		sqe->inv_or_rkey = a->rkey;
+		sqe->remote_addr = a->remote_addr;
+		break;
+	case IB_WR_MASKED_ATOMIC_CMP_AND_SWP:
+		sqe->atomic.swap = a->swap;
+		sqe->atomic.swap_mask = a->swap_mask;
+		fallthrough;
+	case IB_WR_MASKED_ATOMIC_FETCH_AND_ADD:
+		sqe->atomic.compare_add = a->compare_add;
+		sqe->atomic.compare_add_mask = a->compare_add_mask;
+		sqe->inv_or_rkey = a->rkey;
+		sqe->remote_addr = a->remote_addr;
 		break;
 	case IB_WR_RDMA_WRITE_WITH_IMM:
 		sqe->imm_data = wr->ex.imm_data;

@@ -531,7 +531,7 @@ static bool kiwi_tx_done_when_sent(struct kiwi_qp *qp,
 				   const struct kiwi_swqe *w)
 {
 	return !kiwi_sqe_is_read(qp, &w->sqe) &&
-	       !kiwi_sqe_is_atomic(&w->sqe) && !w->probe &&
+	       !kiwi_sqe_is_atomic(qp, &w->sqe) && !w->probe &&
 	       w->sqe.opcode != KIWI_WR_LOCAL_INV &&
 	       w->sqe.opcode != KIWI_WR_KREG_MR &&
 	       w->sqe.opcode != KIWI_WR_BIND_MW;

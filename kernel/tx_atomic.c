@@ -9,13 +9,14 @@
  * a real compare-and-exchange on the target (kiwi_mr_atomic()). Its
  * Atomic Response (QN 3, 12 octets) carries the original value.
  *
- * Requester: IB_WR_ATOMIC_CMP_AND_SWP / IB_WR_ATOMIC_FETCH_AND_ADD (and
- * their user ring forms) become an Atomic Request on QN 1, sharing the
- * MSNs and the ORD with Reads; the Request Identifier is the WR's SQ
- * index. The WR completes when its Response arrived and the original
- * value was written to its 8-octet result SGE (rx_atomic.c), or with the
- * error of a Terminate that answers it (a peer without RFC 7306 refuses
- * the opcode: siw sends 0/2/06).
+ * Requester: IB_WR_ATOMIC_CMP_AND_SWP / IB_WR_ATOMIC_FETCH_AND_ADD, the
+ * kernel's IB_WR_MASKED_ATOMIC_* forms and the user ring forms become an
+ * Atomic Request on QN 1, sharing the MSNs and the ORD with Reads; the
+ * Request Identifier is the WR's SQ index. The WR completes when its
+ * Response arrived and the original value was written to its 8-octet
+ * result SGE (rx_atomic.c), or with the error of a Terminate that
+ * answers it (a peer without RFC 7306 refuses the opcode: siw sends
+ * 0/2/06).
  */
 #include "kiwi.h"
 #include "conn.h"
@@ -61,12 +62,20 @@ bool kiwi_tx_aresp(struct kiwi_qp *qp, const struct kiwi_irq_ent *ent)
 
 /**
  * kiwi_sqe_is_atomic - is @sqe an RFC 7306 atomic?
+ * @qp: the QP
  * @sqe: the private copy of the SQE
+ *
+ * The masked opcodes are kernel-only: in a user ring they are no atomic
+ * (TX fails them as unknown opcodes). A user SQE carries its masks in the
+ * plain opcodes.
  */
-bool kiwi_sqe_is_atomic(const struct kiwi_sqe *sqe)
+bool kiwi_sqe_is_atomic(const struct kiwi_qp *qp, const struct kiwi_sqe *sqe)
 {
 	return sqe->opcode == KIWI_WR_ATOMIC_CMP_AND_SWP ||
-	       sqe->opcode == KIWI_WR_ATOMIC_FETCH_AND_ADD;
+	       sqe->opcode == KIWI_WR_ATOMIC_FETCH_AND_ADD ||
+	       ((sqe->opcode == KIWI_WR_KMASKED_CMP_SWAP ||
+		 sqe->opcode == KIWI_WR_KMASKED_FETCH_ADD) &&
+		!qp->ibqp.uobject);
 }
 
 /* The Atomic Request of a checked atomic SQE (RFC 7306 section 5.2.1). */
@@ -78,7 +87,8 @@ static void kiwi_tx_areq_of(const struct kiwi_sqe *sqe, u32 idx,
 	r->req_id = idx;
 	r->stag = sqe->inv_or_rkey;
 	r->to = sqe->remote_addr;
-	if (sqe->opcode == KIWI_WR_ATOMIC_CMP_AND_SWP) {
+	if (sqe->opcode == KIWI_WR_ATOMIC_CMP_AND_SWP ||
+	    sqe->opcode == KIWI_WR_KMASKED_CMP_SWAP) {
 		r->aop = KIWI_RDMAP_AOP_CMP_SWAP;
 		r->data = a->swap;
 		r->data_mask = a->swap_mask;

@@ -46,7 +46,7 @@ static bool kiwi_tx_take(struct kiwi_qp *qp, u32 *idx)
 			.len = w->sqe.sge[0].length,
 		};
 		tx->orq_tail++;
-	} else if (kiwi_sqe_is_atomic(&w->sqe)) {
+	} else if (kiwi_sqe_is_atomic(qp, &w->sqe)) {
 		if (reads >= tx->ord)
 			return false;
 		tx->orq[tx->orq_tail % tx->ord] = (struct kiwi_orq_ent){
@@ -269,7 +269,10 @@ static bool kiwi_tx_setup(struct kiwi_qp *qp, u32 idx)
 		break;
 	case KIWI_WR_ATOMIC_CMP_AND_SWP:
 	case KIWI_WR_ATOMIC_FETCH_AND_ADD:
-		st = kiwi_tx_setup_atomic(qp, idx, w, m);
+	case KIWI_WR_KMASKED_CMP_SWAP:
+	case KIWI_WR_KMASKED_FETCH_ADD:
+		st = kiwi_sqe_is_atomic(qp, &w->sqe) ?
+		     kiwi_tx_setup_atomic(qp, idx, w, m) : IB_WC_LOC_QP_OP_ERR;
 		break;
 	case KIWI_WR_LOCAL_INV:
 	case KIWI_WR_KREG_MR:

@@ -27,7 +27,9 @@
  *    IB_WR_ATOMIC_CMP_AND_SWP (a matching and a failing compare) on a word
  *    of a fast-reg MR registered for remote atomics: the completion
  *    opcode, the original value in the result SGE, the target's new
- *    value; the masked forms refused with -EOPNOTSUPP;
+ *    value; the masked forms (IB_WR_MASKED_ATOMIC_FETCH_AND_ADD with a
+ *    field boundary, IB_WR_MASKED_ATOMIC_CMP_AND_SWP under its masks):
+ *    IB_WC_MASKED_* and the target's value;
  *  - ib_drain_qp with receives outstanding: they flush with
  *    IB_WC_WR_FLUSH_ERR in posted order; Sends and receives posted in the
  *    error state flush in order too.
@@ -41,6 +43,16 @@
  * included, comes in posted order. (A grace period before an
  * invalidation's completion is due only while an access to the MR is in
  * flight: 75-teardown's kernel ULP tests hold one open.)
+ * Last, two connections whose active QP is on an SRQ and sends into a CQ
+ * of KV_SMALL_CQE entries made by ib_create_cq() with an event handler
+ * and polled by the test: an SRQ limit armed by ib_modify_srq raises
+ * IB_EVENT_SRQ_LIMIT_REACHED once, at the Send that leaves fewer
+ * receives, and reads 0 afterwards; ib_resize_cq refuses a size below the
+ * completions not polled yet and keeps them, in order, when it grows; the
+ * QP moved to the error state (twice) gets IB_EVENT_QP_LAST_WQE_REACHED
+ * once. On the second, more signalled Sends than the CQ holds: the CQ
+ * reports IB_EVENT_CQ_ERR once, the QP IB_EVENT_QP_FATAL and the error
+ * state, and the completions the CQ had room for stay, in order.
  *
  * Loaded by tests/vm/scenarios/64-kernel-verbs.sh: insmod kiwi_kverbs.ko
  * dev=kiwi0 addr=10.77.0.1 port=N. Prints one "ok N - what" or
@@ -50,6 +62,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/completion.h>
+#include <linux/delay.h>
 #include <linux/hrtimer.h>
 #include <linux/inet.h>
 #include <linux/module.h>
@@ -78,6 +91,8 @@ MODULE_PARM_DESC(port, "first TCP port (one per poll context)");
 #define KV_BUF		(3 * PAGE_SIZE)	/* fast-reg buffers */
 #define KV_OFF		100		/* first page partial */
 #define KV_LEN		((u32)(KV_BUF - KV_OFF - 200))	/* last page partial */
+#define KV_NEVENTS	32		/* ib_event_type values counted */
+#define KV_SMALL_CQE	4		/* the polled send CQ (resize, overrun) */
 
 static unsigned int kv_passed, kv_failed;
 
@@ -124,6 +139,14 @@ static unsigned int kv_passed, kv_failed;
  * @established: the connection is up
  * @event_done: the event this side waited for arrived
  * @event: last rdma_cm event
+ * @send_cq: with asynchronous events watched (kv_make_qp()), a CQ the
+ *           test polls itself for the QP's send completions; else NULL
+ *           and @cq takes them
+ * @events: asynchronous events of the QP, its SRQ and @send_cq, counted
+ *          by type (up to KV_NEVENTS)
+ * @event_wq: woken when an asynchronous event or a @send_cq completion
+ *            event arrives
+ * @cq_notes: completion events of @send_cq
  */
 struct kv_end {
 	struct rdma_cm_id *id;
@@ -155,6 +178,10 @@ struct kv_end {
 	struct completion established;
 	struct completion event_done;
 	int event;
+	struct ib_cq *send_cq;
+	atomic_t events[KV_NEVENTS];
+	wait_queue_head_t event_wq;
+	atomic_t cq_notes;
 };
 
 /**
@@ -204,6 +231,8 @@ struct kv_seq_wr {
  * struct kv_conn - a loopback connection and its listener
  * @poll: the poll context of both CQs
  * @srq: the active side receives through an SRQ
+ * @events: the active side's QP, SRQ and a send CQ of its own report
+ *          asynchronous events (kv_make_qp())
  * @listen: the listening id
  * @cli: the active side
  * @srv: the passive side (its id comes with the connect request)
@@ -217,6 +246,7 @@ struct kv_seq_wr {
 struct kv_conn {
 	enum ib_poll_context poll;
 	bool srq;
+	bool events;
 	struct rdma_cm_id *listen;
 	struct kv_end cli;
 	struct kv_end srv;
@@ -233,6 +263,7 @@ static void kv_end_init(struct kv_end *e)
 	init_completion(&e->all_sent);
 	init_completion(&e->established);
 	init_completion(&e->event_done);
+	init_waitqueue_head(&e->event_wq);
 	e->flush_order_ok = true;
 }
 
@@ -352,8 +383,50 @@ static int kv_post_send(struct kv_end *e, u32 seq, u8 *scratch)
 
 /* --- connection setup --- */
 
+/* An asynchronous event of a QP, SRQ or CQ of @ctx, a &struct kv_end. */
+static void kv_async_event(struct ib_event *ev, void *ctx)
+{
+	struct kv_end *e = ctx;
+
+	if (ev->event < KV_NEVENTS)
+		atomic_inc(&e->events[ev->event]);
+	wake_up(&e->event_wq);
+}
+
+/* A completion event of the send CQ the test polls itself. */
+static void kv_send_cq_note(struct ib_cq *cq, void *ctx)
+{
+	struct kv_end *e = ctx;
+
+	atomic_inc(&e->cq_notes);
+	wake_up(&e->event_wq);
+}
+
+/*
+ * With @events, the QP, its SRQ and a send CQ of KV_SMALL_CQE entries
+ * made by ib_create_cq() (polled by the test, not by ib_core) report to
+ * kv_async_event().
+ */
+static int kv_make_qp_events(struct kv_end *e, struct rdma_cm_id *id,
+			     struct ib_qp_init_attr *attr,
+			     struct ib_srq_init_attr *sattr)
+{
+	struct ib_cq_init_attr cattr = { .cqe = KV_SMALL_CQE };
+
+	e->send_cq = ib_create_cq(id->device, kv_send_cq_note, kv_async_event,
+				  e, &cattr);
+	if (IS_ERR(e->send_cq))
+		return PTR_ERR(e->send_cq);
+	attr->send_cq = e->send_cq;
+	attr->event_handler = kv_async_event;
+	attr->qp_context = e;
+	sattr->event_handler = kv_async_event;
+	sattr->srq_context = e;
+	return 0;
+}
+
 static int kv_make_qp(struct kv_end *e, struct rdma_cm_id *id,
-		      enum ib_poll_context poll, bool srq)
+		      enum ib_poll_context poll, bool srq, bool events)
 {
 	struct ib_srq_init_attr sattr = {
 		.attr = { .max_wr = KV_QDEPTH, .max_sge = 1 },
@@ -380,6 +453,11 @@ static int kv_make_qp(struct kv_end *e, struct rdma_cm_id *id,
 		return PTR_ERR(e->cq);
 	attr.send_cq = e->cq;
 	attr.recv_cq = e->cq;
+	if (events) {
+		rv = kv_make_qp_events(e, id, &attr, &sattr);
+		if (rv)
+			return rv;
+	}
 	if (srq) {
 		e->srq = ib_create_srq(e->pd, &sattr);
 		if (IS_ERR(e->srq))
@@ -414,6 +492,8 @@ static void kv_free_res(struct kv_end *e, struct rdma_cm_id *id)
 		rdma_destroy_qp(id);
 	if (!IS_ERR_OR_NULL(e->srq))
 		ib_destroy_srq(e->srq);
+	if (!IS_ERR_OR_NULL(e->send_cq))
+		ib_destroy_cq(e->send_cq);
 	if (!IS_ERR_OR_NULL(e->cq))
 		ib_free_cq(e->cq);
 	if (!IS_ERR_OR_NULL(e->pd))
@@ -422,6 +502,7 @@ static void kv_free_res(struct kv_end *e, struct rdma_cm_id *id)
 	e->bufs_dma = 0;
 	e->qp = NULL;
 	e->srq = NULL;
+	e->send_cq = NULL;
 	e->cq = NULL;
 	e->pd = NULL;
 	e->bufs = NULL;
@@ -449,7 +530,7 @@ static int kv_srv_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		if (c->srv.id)
 			return -EBUSY;
 		c->srv.id = id;
-		if (kv_make_qp(&c->srv, id, c->poll, false))
+		if (kv_make_qp(&c->srv, id, c->poll, false, false))
 			goto fail;
 		for (i = 0; i < KV_RECVS; i++)
 			if (kv_post_recv(&c->srv, i))
@@ -529,7 +610,8 @@ static int kv_connect(struct kv_conn *c, struct sockaddr_in *sa)
 	rv = rdma_resolve_route(c->cli.id, 2000);
 	if (rv || !kv_cli_wait(c, RDMA_CM_EVENT_ROUTE_RESOLVED))
 		return rv ?: -EHOSTUNREACH;
-	rv = kv_make_qp(&c->cli, c->cli.id, c->poll, c->srq);
+	rv = kv_make_qp(&c->cli, c->cli.id, c->poll, c->srq,
+			c->events);
 	if (rv)
 		return rv;
 	rv = rdma_connect(c->cli.id, &param);
@@ -1030,7 +1112,9 @@ static bool kv_atomic_wait(struct kv_conn *c, struct ib_atomic_wr *wr,
 /*
  * RFC 7306: the server's Fetch-and-Add and Compare-and-Swap on a word of
  * the client's fast-reg MR return the word's original value in the result
- * SGE; a failed compare leaves the word alone. kiwi has no masked atomics.
+ * SGE; a failed compare leaves the word alone. The masked forms (RFC 7306
+ * sections 5.1.1 and 5.1.2) add field by field and compare and swap under
+ * their masks.
  */
 static void kv_test_atomic(struct kv_conn *c, const char *pc,
 			   struct kv_frmr *f, u64 *res)
@@ -1073,9 +1157,30 @@ static void kv_test_atomic(struct kv_conn *c, const char *pc,
 		 READ_ONCE(*word) == 0x0123456789abcdefull,
 		 "%s: Compare-and-Swap whose compare fails: original 0x%llx, target unchanged",
 		 pc, *res);
+	/*
+	 * Masked Fetch-and-Add: bit 7 ends the low octet's field, whose
+	 * carry is dropped (0xef + 0x11 = 0x00); one 64-bit add would carry
+	 * into the next octet (0x...ce00).
+	 */
 	wr.wr.opcode = IB_WR_MASKED_ATOMIC_FETCH_AND_ADD;
-	kv_check(ib_post_send(c->srv.qp, &wr.wr, NULL) == -EOPNOTSUPP,
-		 "%s: masked Fetch-and-Add is refused (EOPNOTSUPP)", pc);
+	wr.compare_add = 0x11;
+	wr.compare_add_mask = 0x80;
+	kv_check(kv_atomic_wait(c, &wr, IB_WC_MASKED_FETCH_ADD) &&
+		 *res == 0x0123456789abcdefull &&
+		 READ_ONCE(*word) == 0x0123456789abcd00ull,
+		 "%s: masked Fetch-and-Add (8-bit low field): IB_WC_MASKED_FETCH_ADD, original 0x%llx, target 0x%llx",
+		 pc, *res, READ_ONCE(*word));
+	/* The high half compared (it matches), the octets 2-3 swapped. */
+	wr.wr.opcode = IB_WR_MASKED_ATOMIC_CMP_AND_SWP;
+	wr.compare_add = 0x01234567ffffffffull;
+	wr.compare_add_mask = 0xffffffff00000000ull;
+	wr.swap = ~0ull;
+	wr.swap_mask = 0xffff0000ull;
+	kv_check(kv_atomic_wait(c, &wr, IB_WC_MASKED_COMP_SWAP) &&
+		 *res == 0x0123456789abcd00ull &&
+		 READ_ONCE(*word) == 0x01234567ffffcd00ull,
+		 "%s: masked Compare-and-Swap: IB_WC_MASKED_COMP_SWAP, original 0x%llx, target 0x%llx",
+		 pc, *res, READ_ONCE(*word));
 }
 
 static void kv_test_frmr(struct kv_conn *c, const char *pc)
@@ -1325,6 +1430,206 @@ static void kv_test_linv_fail(struct kv_conn *c, const char *pc,
 		 s->fail_status);
 }
 
+/* --- asynchronous events and CQ resizing --- */
+
+#define KV_SRQ_RECVS	8	/* receives on the SRQ of the limit test */
+#define KV_SRQ_LIMIT	6	/* its armed limit */
+
+/* Wait until @e counted at least @n events of type @type. */
+static bool kv_wait_event(struct kv_end *e, enum ib_event_type type, int n)
+{
+	return wait_event_timeout(e->event_wq,
+				  atomic_read(&e->events[type]) >= n,
+				  KV_TIMEOUT) > 0;
+}
+
+/* Post receive @slot of the client's buffers on its SRQ. */
+static int kv_post_srq_slot(struct kv_end *e, u32 slot)
+{
+	struct ib_sge sge = {
+		.addr = e->bufs_dma + (slot % KV_RECVS) * KV_MSG,
+		.length = KV_MSG,
+		.lkey = e->pd->local_dma_lkey,
+	};
+	struct ib_recv_wr wr = {
+		.wr_cqe = &e->recv_cqe,
+		.sg_list = &sge,
+		.num_sge = 1,
+	};
+
+	return ib_post_srq_recv(e->srq, &wr, NULL);
+}
+
+/* @n Sends from the server, received by the client intact and in order. */
+static bool kv_srv_sends(struct kv_conn *c, u32 n)
+{
+	struct kv_end *r = &c->cli;
+	u32 first = atomic_read(&r->recvs), i;
+	u8 scratch[KV_MSG];
+
+	r->want_recvs = first + n;
+	reinit_completion(&r->all_recvd);
+	for (i = 0; i < n; i++)
+		if (kv_post_send(&c->srv, first + i, scratch))
+			return false;
+	return kv_wait(c, &r->all_recvd) && !r->bad_payload;
+}
+
+/*
+ * The client's SRQ holds KV_SRQ_RECVS receives, its limit armed at
+ * KV_SRQ_LIMIT: IB_EVENT_SRQ_LIMIT_REACHED comes with the Send that leaves
+ * fewer than that, once; the limit is then disarmed (srq_limit 0).
+ */
+static void kv_test_srq_limit(struct kv_conn *c, const char *pc)
+{
+	struct kv_end *r = &c->cli;
+	struct ib_srq_attr attr = { .srq_limit = KV_SRQ_LIMIT };
+	atomic_t *ev = &r->events[IB_EVENT_SRQ_LIMIT_REACHED];
+	bool ok = true;
+	u32 i;
+
+	for (i = 0; i < KV_SRQ_RECVS; i++)
+		ok = ok && !kv_post_srq_slot(r, i);
+	if (!kv_check(ok && !ib_modify_srq(r->srq, &attr, IB_SRQ_LIMIT),
+		      "%s: ib_modify_srq arms IB_SRQ_LIMIT %d over %d receives",
+		      pc, KV_SRQ_LIMIT, KV_SRQ_RECVS))
+		return;
+	kv_check(kv_srv_sends(c, KV_SRQ_RECVS - KV_SRQ_LIMIT) && !atomic_read(ev),
+		 "%s: %d receives left: no IB_EVENT_SRQ_LIMIT_REACHED yet", pc,
+		 KV_SRQ_LIMIT);
+	kv_check(kv_srv_sends(c, 1) &&
+		 kv_wait_event(r, IB_EVENT_SRQ_LIMIT_REACHED, 1),
+		 "%s: %d left: IB_EVENT_SRQ_LIMIT_REACHED", pc,
+		 KV_SRQ_LIMIT - 1);
+	attr.srq_limit = ~0U;
+	kv_check(!ib_query_srq(r->srq, &attr) && !attr.srq_limit,
+		 "%s: the event disarmed the limit (srq_limit %u)", pc,
+		 attr.srq_limit);
+	kv_check(kv_srv_sends(c, KV_SRQ_LIMIT - 1) && atomic_read(ev) == 1,
+		 "%s: the SRQ emptied: the event came once (%d)", pc,
+		 atomic_read(ev));
+}
+
+/* A signalled Send of the client completing into its polled send CQ. */
+static int kv_polled_send(struct kv_end *e, u64 wr_id, u32 seq)
+{
+	u8 scratch[KV_MSG];
+	struct ib_sge sge = {
+		.addr = (u64)(uintptr_t)scratch,
+		.length = KV_MSG,
+	};
+	struct ib_send_wr wr = {
+		.wr_id = wr_id,
+		.opcode = IB_WR_SEND,
+		.send_flags = IB_SEND_SIGNALED | IB_SEND_INLINE,
+		.sg_list = &sge,
+		.num_sge = 1,
+	};
+
+	kv_fill(scratch, seq);
+	return ib_post_send(e->qp, &wr, NULL);
+}
+
+/* Poll @n completions of Sends wr_id 0..@n-1, successful and in order. */
+static bool kv_poll_in_order(struct ib_cq *cq, int n)
+{
+	struct ib_wc wc;
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (ib_poll_cq(cq, 1, &wc) != 1 || wc.wr_id != i ||
+		    wc.status != IB_WC_SUCCESS || wc.opcode != IB_WC_SEND)
+			return false;
+	return !ib_poll_cq(cq, 1, &wc);
+}
+
+/*
+ * KV_SMALL_CQE - 1 Send completions wait unpolled in the client's send CQ
+ * (each one's completion event seen before the next Send is posted);
+ * ib_resize_cq below them is refused, above them keeps them in order.
+ */
+static void kv_test_resize_cq(struct kv_conn *c, const char *pc)
+{
+	struct kv_end *e = &c->cli;
+	struct ib_cq *cq = e->send_cq;
+	int i, n = KV_SMALL_CQE - 1, notes;
+	u32 seq = atomic_read(&c->srv.recvs);
+	bool ok = cq->cqe == KV_SMALL_CQE;
+
+	for (i = 0; ok && i < n; i++) {
+		notes = atomic_read(&e->cq_notes);
+		ok = !ib_req_notify_cq(cq, IB_CQ_NEXT_COMP) &&
+		     !kv_polled_send(e, i, seq + i) &&
+		     wait_event_timeout(e->event_wq,
+					atomic_read(&e->cq_notes) > notes,
+					KV_TIMEOUT) > 0;
+	}
+	if (!kv_check(ok, "%s: %d completions unpolled in a CQ of %d", pc, n,
+		      cq->cqe))
+		return;
+	kv_check(ib_resize_cq(cq, KV_SMALL_CQE / 2) == -EINVAL &&
+		 cq->cqe == KV_SMALL_CQE,
+		 "%s: ib_resize_cq to %d below them is refused (EINVAL)", pc,
+		 KV_SMALL_CQE / 2);
+	kv_check(!ib_resize_cq(cq, 4 * KV_SMALL_CQE) &&
+		 cq->cqe == 4 * KV_SMALL_CQE && kv_poll_in_order(cq, n),
+		 "%s: ib_resize_cq to %d kept the %d completions, in order",
+		 pc, cq->cqe, n);
+}
+
+/*
+ * The client's QP, on an SRQ, is moved to the error state:
+ * IB_EVENT_QP_LAST_WQE_REACHED, once, also after a second move to error.
+ */
+static void kv_test_last_wqe(struct kv_conn *c, const char *pc)
+{
+	struct kv_end *e = &c->cli;
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+	int rv;
+
+	kv_check(!ib_modify_qp(e->qp, &attr, IB_QP_STATE) &&
+		 kv_wait_event(e, IB_EVENT_QP_LAST_WQE_REACHED, 1),
+		 "%s: SRQ QP moved to error: IB_EVENT_QP_LAST_WQE_REACHED", pc);
+	rv = ib_modify_qp(e->qp, &attr, IB_QP_STATE);
+	/* A second event would come from that call or RX, at once. */
+	msleep(200);
+	kv_check(!rv && atomic_read(&e->events[IB_EVENT_QP_LAST_WQE_REACHED]) == 1,
+		 "%s: moved to error again: the event came once (%d)", pc,
+		 atomic_read(&e->events[IB_EVENT_QP_LAST_WQE_REACHED]));
+}
+
+/*
+ * Two more signalled Sends than the client's send CQ holds, none polled:
+ * the CQ reports IB_EVENT_CQ_ERR once, its QP gets IB_EVENT_QP_FATAL and
+ * the error state (then, on an SRQ, IB_EVENT_QP_LAST_WQE_REACHED); the
+ * completions the CQ had room for are still there, in order.
+ */
+static void kv_test_cq_overrun(struct kv_conn *c, const char *pc)
+{
+	struct kv_end *e = &c->cli;
+	struct ib_cq *cq = e->send_cq;
+	int i, n = cq->cqe + 2, posted = 0;
+	u32 seq = atomic_read(&c->srv.recvs);
+
+	for (i = 0; i < n; i++)
+		posted += !kv_polled_send(e, i, seq + i);
+	kv_check(posted == n && kv_wait_event(e, IB_EVENT_CQ_ERR, 1),
+		 "%s: %d Sends into a CQ of %d: IB_EVENT_CQ_ERR", pc, n,
+		 cq->cqe);
+	kv_check(kv_wait_event(e, IB_EVENT_QP_FATAL, 1) && kv_wait_err(e),
+		 "%s: its QP: IB_EVENT_QP_FATAL and the error state", pc);
+	kv_check(kv_wait_event(e, IB_EVENT_QP_LAST_WQE_REACHED, 1),
+		 "%s: the SRQ QP in error: IB_EVENT_QP_LAST_WQE_REACHED", pc);
+	kv_check(atomic_read(&e->events[IB_EVENT_CQ_ERR]) == 1 &&
+		 atomic_read(&e->events[IB_EVENT_QP_FATAL]) == 1,
+		 "%s: each reported once (CQ_ERR %d, QP_FATAL %d)", pc,
+		 atomic_read(&e->events[IB_EVENT_CQ_ERR]),
+		 atomic_read(&e->events[IB_EVENT_QP_FATAL]));
+	kv_check(kv_poll_in_order(cq, cq->cqe),
+		 "%s: the %d completions it had room for are kept, in order",
+		 pc, cq->cqe);
+}
+
 static const struct {
 	enum ib_poll_context poll;
 	const char *name;
@@ -1347,7 +1652,7 @@ static void kv_close(struct kv_conn *c)
 
 /* A loopback connection on port @p; NULL if it failed. */
 static struct kv_conn *kv_open(enum ib_poll_context poll, bool srq,
-			       const char *pc, u16 p)
+			       bool events, const char *pc, u16 p)
 {
 	struct sockaddr_in sa = {
 		.sin_family = AF_INET,
@@ -1361,6 +1666,7 @@ static struct kv_conn *kv_open(enum ib_poll_context poll, bool srq,
 		return NULL;
 	c->poll = poll;
 	c->srq = srq;
+	c->events = events;
 	kv_end_init(&c->cli);
 	kv_end_init(&c->srv);
 	init_completion(&c->srv_ready);
@@ -1374,7 +1680,7 @@ static struct kv_conn *kv_open(enum ib_poll_context poll, bool srq,
 
 static void kv_run(enum ib_poll_context poll, const char *pc, u16 p)
 {
-	struct kv_conn *c = kv_open(poll, false, pc, p);
+	struct kv_conn *c = kv_open(poll, false, false, pc, p);
 
 	if (!c)
 		return;
@@ -1389,7 +1695,7 @@ static void kv_run(enum ib_poll_context poll, const char *pc, u16 p)
 
 static void kv_run_bad_recv(bool srq, const char *pc, u16 p)
 {
-	struct kv_conn *c = kv_open(IB_POLL_SOFTIRQ, srq, pc, p);
+	struct kv_conn *c = kv_open(IB_POLL_SOFTIRQ, srq, false, pc, p);
 
 	if (!c)
 		return;
@@ -1400,7 +1706,7 @@ static void kv_run_bad_recv(bool srq, const char *pc, u16 p)
 
 static void kv_run_linv_fail(bool modify, const char *pc, u16 p)
 {
-	struct kv_conn *c = kv_open(IB_POLL_SOFTIRQ, false, pc, p);
+	struct kv_conn *c = kv_open(IB_POLL_SOFTIRQ, false, false, pc, p);
 	struct kv_frmr f = {};
 
 	if (!c)
@@ -1410,6 +1716,23 @@ static void kv_run_linv_fail(bool modify, const char *pc, u16 p)
 		kv_test_linv_fail(c, pc, &f, modify);
 	rdma_disconnect(c->cli.id);
 	kv_frmr_free(&f, &c->cli);
+	kv_close(c);
+}
+
+static void kv_run_async(bool overrun, const char *pc, u16 p)
+{
+	struct kv_conn *c = kv_open(IB_POLL_SOFTIRQ, true, true, pc, p);
+
+	if (!c)
+		return;
+	if (overrun) {
+		kv_test_cq_overrun(c, pc);
+	} else {
+		kv_test_srq_limit(c, pc);
+		kv_test_resize_cq(c, pc);
+		kv_test_last_wqe(c, pc);
+	}
+	rdma_disconnect(c->cli.id);
 	kv_close(c);
 }
 
@@ -1425,6 +1748,8 @@ static int __init kv_init(void)
 			 port + i + 2);
 	kv_run_linv_fail(false, "Local Invalidate, then a failing WR",
 			 port + i + 3);
+	kv_run_async(false, "SRQ limit, resize_cq, last WQE", port + i + 4);
+	kv_run_async(true, "CQ overrun", port + i + 5);
 	pr_info("%u passed, %u failed\n", kv_passed, kv_failed);
 	return kv_failed || !kv_passed ? -EIO : 0;
 }

@@ -25,7 +25,11 @@
 #    latency tests; every size in --full);
 #  - kiwi<->siw:p2p in both roles: integrity with a siw server, perftest
 #    with a kiwi server; every RFC 6581 RTR type in both roles (rtr, also
-#    kiwi<->kiwi). For the cases whose server sends first
+#    kiwi<->kiwi); with the siw server, what a peer without them does
+#    with kiwi's extensions: a kiwi requester's RFC 7306 atomic completes
+#    with IBV_WC_REM_OP_ERR (atomics), the siw peer writes, reads and
+#    invalidates a kiwi guest's memory window, then is refused (mw), siw
+#    refuses the extended CQ and QP with EOPNOTSUPP (exverbs). For the cases whose server sends first
 #    (ib_write_lat) siw runs RFC 6581 peer-to-peer mode (siw:p2p): a kiwi
 #    responder, as RFC 5044 section 7.1.2 demands, sends nothing before
 #    the initiator's first FPDU, and siw as shipped sends its RTR only with
@@ -39,11 +43,9 @@
 #  - the short version of the load and fault soak kiwi<->kiwi
 #    (tests/vm/soak/run.sh --quick, its own boot, about 4 minutes: netem,
 #    connection churn, faults mid-transfer; make soak runs the long one).
-# perftest with a siw server and a kiwi client (atomics refused by siw
-# included: perftest -R's reconnect race is judged only where traffic must
-# work), markers against siw (refused cleanly), a kiwi guest's memory
-# window used by a siw peer (case mw) and siw's refusal of the extended
-# verbs (case exverbs: EOPNOTSUPP), run in --full only.
+# perftest with a siw server and a kiwi client, markers against siw
+# (refused cleanly), and the cases mw and exverbs against siw as shipped
+# (no p2p) in both roles, run in --full only.
 # `--full` (make check-pair-full): the long sweeps of every combination:
 # siw<->siw and rxe<->rxe as references, every case for kiwi<->siw:p2p,
 # the MPA flavours against siw with integrity and perftest, markers refused
@@ -68,7 +70,7 @@ mode=--quick
 [ "${1:-}" = --full ] && mode=--full
 
 runs=(
-	"kiwi-kiwi/rdmacm+perftest+integrity+tshark+rping+rtr+atomics+mw+exverbs+compat kiwi:llp=sctp-kiwi:llp=sctp/rping+sctp+rdmacm+integrity+perftest kiwi:mpa_markers=Y-kiwi:mpa_markers=Y/tshark+wire siw:p2p-kiwi/integrity kiwi-siw:p2p/perftest+rtr kiwi-siw/integrity siw-kiwi/rping kiwi:mpa_crc_off=Y-siw/rping siw:rev1-kiwi/rping kiwi:ulpf00=Y-kiwi:ulpf00=Y/rping+wire+integrity"
+	"kiwi-kiwi/rdmacm+perftest+integrity+tshark+rping+rtr+atomics+mw+exverbs+compat kiwi:llp=sctp-kiwi:llp=sctp/rping+sctp+rdmacm+integrity+perftest kiwi:mpa_markers=Y-kiwi:mpa_markers=Y/tshark+wire siw:p2p-kiwi/integrity+atomics+mw+exverbs kiwi-siw:p2p/perftest+rtr kiwi-siw/integrity siw-kiwi/rping kiwi:mpa_crc_off=Y-siw/rping siw:rev1-kiwi/rping kiwi:ulpf00=Y-kiwi:ulpf00=Y/rping+wire+integrity"
 	"--cases-dir $PAIR/../soak/cases kiwi-kiwi"
 )
 if [ "$mode" = --full ]; then

@@ -12,7 +12,16 @@
 # a receive WR with a bad lkey completes with IB_WC_LOC_PROT_ERR (RQ and
 # SRQ); a Local Invalidate whose QP fails right after it (modify to ERR, a
 # failing WR) completes once, everything in posted order; RFC 7306 atomics (Fetch-and-Add,
-# Compare-and-Swap) into a fast-reg MR, masked atomics refused. The module prints one line per
+# Compare-and-Swap, and their masked forms: IB_WC_MASKED_*, the target
+# added field by field, compared and swapped under the masks) into a
+# fast-reg MR; the
+# asynchronous events a kernel consumer gets: ib_modify_srq's IB_SRQ_LIMIT
+# raises IB_EVENT_SRQ_LIMIT_REACHED once, at the Send that leaves fewer
+# receives, and disarms itself; ib_resize_cq keeps the completions not
+# polled yet, in order, and refuses a size below them; an SRQ QP moved to
+# the error state gets IB_EVENT_QP_LAST_WQE_REACHED once; a CQ overrun
+# raises IB_EVENT_CQ_ERR once, IB_EVENT_QP_FATAL and the error state for
+# its QP, and keeps the completions it had room for. The module prints one line per
 # check and loads only if all passed. The kiwi_post_send and kiwi_post_recv
 # tracepoints record the kernel consumer's work requests meanwhile.
 
@@ -38,11 +47,12 @@ rc=$?
 dmesg | tail -n "+$((before + 1))" | grep -E 'kiwi_kverbs: ' | sed 's/^\[[^]]*\] //' > "$VT_TMP/kv.out"
 sed "s/^/[$VT_NAME] /" "$VT_TMP/kv.out"
 vt_eq "insmod kiwi_kverbs (every check passed)" "$rc" 0
-# Four poll contexts of 34 checks each, two more for the page list limit,
+# Four poll contexts of 35 checks each, two more for the page list limit,
 # four for the bad receive on an RQ, three on an SRQ, six each for the
-# Local Invalidate when the QP fails (modify to ERR, a failing WR).
+# Local Invalidate when the QP fails (modify to ERR, a failing WR), twelve
+# for the SRQ limit, resize_cq and last WQE, seven for the CQ overrun.
 summary=$(grep -oE '[0-9]+ passed, [0-9]+ failed' "$VT_TMP/kv.out" | tail -n 1)
-vt_eq "kiwi_kverbs summary" "$summary" "157 passed, 0 failed"
+vt_eq "kiwi_kverbs summary" "$summary" "180 passed, 0 failed"
 [ -d /sys/module/kiwi_kverbs ] && rmmod kiwi_kverbs
 for ev in kiwi_post_send kiwi_post_recv; do
 	echo 0 > "$TRACE/events/kiwi/$ev/enable"

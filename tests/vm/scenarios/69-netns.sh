@@ -3,13 +3,19 @@
 # kiwi-lab: timeout=600
 #
 # kiwi devices in network namespaces. Two namespaces joined by a veth
-# pair, a kiwi device created from inside each on its end: rping and
-# vt_integrity between them, kiwi's listener and connection sockets in the
-# namespaces of their devices and in no other. Then the RDMA subsystem in
-# exclusive mode: each device moved into its namespace with `rdma dev set
-# NAME netns NS` is seen there only (not in the initial namespace, not in
-# the other one, not in a third), served by libkiwi there, and carries
-# rping and vt_integrity. Deleting the namespaces removes the devices.
+# pair, a kiwi device created from inside each on its end: rping,
+# vt_integrity and perftest (ib_write_bw over rdma_cm) between them;
+# kiwi's listener socket in the namespace of its device and in no other,
+# and while vt_integrity runs its connection's sockets in the two
+# namespaces (one end in each) and in no other. The devices are visible
+# everywhere in this shared mode, their addresses are not: an rdma_cm
+# listener on A's address from the initial namespace or a third one fails
+# cleanly (the address is not theirs), and so does a client there. Then
+# the RDMA subsystem in exclusive mode: each device moved into its
+# namespace with `rdma dev set NAME netns NS` is seen there only (not in
+# the initial namespace, not in the other one, not in a third), served by
+# libkiwi there, and carries rping, vt_integrity and ib_write_bw. Deleting
+# the namespaces removes the devices.
 
 . "$(dirname "$0")/lib/common.bash"
 
@@ -91,21 +97,108 @@ ns_rping() {
 	fi
 }
 
+# conn_sockets NS PORT: the established TCP sockets of port PORT (either
+# end) NS sees, as "LOCAL PEER" lines.
+conn_sockets() {
+	in_ns "$1" ss -Htn state established "( sport = :$2 or dport = :$2 )" |
+		awk '{print $3, $4}'
+}
+
+# connected NS PORT: NS has an established socket of port PORT.
+connected() {
+	[ -n "$(conn_sockets "$1" "$2")" ]
+}
+
 # ns_integrity WHAT: vt_integrity, server in B, client in A (kiwi on both
-# ends: immediate data, no Send with Invalidate of a user MR).
+# ends: immediate data, no Send with Invalidate of a user MR). While it
+# runs, its connection has a socket in B (port PORT + 1 local) and one in
+# A (the peer's) and none in the initial namespace or C.
 ns_integrity() {
-	local o=(-p $((PORT + 1)) --quick --no-inv --imm) srv out
+	local p=$((PORT + 1)) srv cli a b rest=
+	local o=(-p "$p" --quick --no-inv --imm)
 	timeout 330 ip netns exec $NSB "$VT_PROGS/vt_integrity" -s -a $B_IP "${o[@]}" \
 		> "$VT_TMP/ns-int" 2>&1 &
 	srv=$!
-	vt_wait_for 10 listening $NSB $((PORT + 1))
-	if out=$(timeout 300 ip netns exec $NSA "$VT_PROGS/vt_integrity" -c $B_IP \
-		"${o[@]}" 2>&1) && wait $srv; then
+	vt_wait_for 10 listening $NSB $p
+	timeout 300 ip netns exec $NSA "$VT_PROGS/vt_integrity" -c $B_IP "${o[@]}" \
+		> "$VT_TMP/ns-int-cli" 2>&1 &
+	cli=$!
+	if vt_wait_for 60 connected $NSA $p; then
+		a=$(conn_sockets $NSA $p)
+		b=$(conn_sockets $NSB $p)
+		rest=$(conn_sockets $NSC $p; ss -Htn state established "( sport = :$p or dport = :$p )")
+	fi
+	if wait $cli && wait $srv; then
 		vt_pass "$1: vt_integrity $NSA -> $NSB"
 	else
 		kill $srv 2>/dev/null
-		vt_fail "$1: vt_integrity: $(tail -n 3 <<<"$out" | tr '\n' ' ') server: $(tail -n 3 "$VT_TMP/ns-int" | tr '\n' ' ')"
+		vt_fail "$1: vt_integrity: $(tail -n 3 "$VT_TMP/ns-int-cli" | tr '\n' ' ') server: $(tail -n 3 "$VT_TMP/ns-int" | tr '\n' ' ')"
 	fi
+	if grep -q "^$B_IP:$p $A_IP:" <<<"$b" &&
+		grep -q "^$A_IP:[0-9]* $B_IP:$p\$" <<<"$a"; then
+		vt_pass "$1: the connection's sockets: $B_IP:$p in $NSB, $(head -n 1 <<<"$a" | cut -d' ' -f1) in $NSA"
+	else
+		vt_fail "$1: connection sockets of port $p: $NSA '$a', $NSB '$b'"
+	fi
+	vt_eq "$1: connection sockets of port $p in $NSC and the initial namespace" "$rest" ""
+}
+
+# ns_perftest WHAT: ib_write_bw over rdma_cm, 200 iterations of 64 KiB,
+# server kiwiA in A, client kiwiB in B. A client that loses perftest's
+# reconnect race (tests/vm/pair/lib.bash, pair_perftest_race) runs once
+# more.
+ns_perftest() {
+	local p=$((PORT + 2)) srv rc attempt
+	for attempt in 1 2; do
+		timeout 120 ip netns exec $NSA ib_write_bw -d kiwiA -R -n 200 -p $p \
+			> "$VT_TMP/ns-bw-srv" 2>&1 &
+		srv=$!
+		vt_wait_for 30 listening $NSA $p
+		timeout 120 ip netns exec $NSB ib_write_bw -d kiwiB -R -n 200 -p $p $A_IP \
+			> "$VT_TMP/ns-bw-cli" 2>&1
+		rc=$?
+		[ $rc = 0 ] || kill $srv 2>/dev/null
+		wait $srv
+		if [ $rc = 0 ] || [ "$attempt" = 2 ] ||
+			! grep -q -e 'RDMA_CM_EVENT_REJECTED; error: -111' \
+				-e 'Function rdma_connect failed' "$VT_TMP/ns-bw-cli"; then
+			break
+		fi
+		vt_log "$1: perftest's reconnect race, once more"
+		p=$((p + 10))
+	done
+	if [ $rc = 0 ]; then
+		vt_pass "$1: ib_write_bw -R $NSB -> $NSA: $(grep -E '^ *65536 ' "$VT_TMP/ns-bw-cli" | tr -s ' ' | head -1)"
+	else
+		vt_fail "$1: ib_write_bw status $rc"
+		sed 's/^/    | /' "$VT_TMP/ns-bw-cli" "$VT_TMP/ns-bw-srv" | tail -n 30
+	fi
+}
+
+# bound_elsewhere WHAT NS...: an rping server on A's address in each NS (a
+# namespace name, or "init" for the initial one) fails at once, not hangs,
+# and no listener appears in A; an rping client there fails cleanly too.
+bound_elsewhere() {
+	local what=$1 ns p=$((PORT + 30)) run out rc
+	shift
+	for ns in "$@"; do
+		run=(timeout 20)
+		[ "$ns" = init ] || run+=(ip netns exec "$ns")
+		out=$("${run[@]}" rping -s -a $A_IP -p $p -C 1 2>&1)
+		rc=$?
+		if [ $rc != 0 ] && [ $rc != 124 ] && ! listening $NSA $p; then
+			vt_pass "$what: rdma_cm listener on $A_IP from $ns refused (exit $rc: $(head -n 1 <<<"$out"))"
+		else
+			vt_fail "$what: rping -s -a $A_IP in $ns: exit $rc, listener in $NSA: $(in_ns $NSA ss -Hltn "sport = :$p")"
+		fi
+		out=$("${run[@]}" rping -c -a $A_IP -p $PORT -C 1 2>&1)
+		rc=$?
+		if [ $rc != 0 ] && [ $rc != 124 ]; then
+			vt_pass "$what: rdma_cm client to $A_IP from $ns fails cleanly (exit $rc: $(head -n 1 <<<"$out"))"
+		else
+			vt_fail "$what: rping -c -a $A_IP in $ns: exit $rc"
+		fi
+	done
 }
 
 # ns_gone WHAT: after ns_down, the devices of A and B disappear.
@@ -129,6 +222,8 @@ if ns_up; then
 		vt_pass "shared: rdma link add from inside $NSA and $NSB"
 		ns_rping shared
 		ns_integrity shared
+		ns_perftest shared
+		bound_elsewhere shared init $NSC
 	else
 		vt_fail "shared: rdma link add in a namespace refused"
 	fi
@@ -157,6 +252,7 @@ if ns_up && in_ns $NSA rdma link add kiwiA type kiwi netdev vna &&
 		"$(in_ns $NSA "$VT_PROGS/vt_query" -d kiwiA | sed -n 's/^transport_iwarp=//p')" 1
 	ns_rping exclusive
 	ns_integrity exclusive
+	ns_perftest exclusive
 else
 	vt_fail "exclusive: cannot set up the namespaces and devices"
 fi

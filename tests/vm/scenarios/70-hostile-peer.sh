@@ -51,7 +51,8 @@ SIW_XFAIL="mpa-good-markers mpa-good-markers-stream mpa-bad-marker
 	rfc7306-atomic-good rfc7306-atomic-aopcode rfc7306-atomic-unaligned
 	rfc7306-atomic-short rfc7306-atomic-long rfc7306-atomic-qn
 	rfc7306-atomic-no-right rfc7306-atomic-qp-no-right rfc7306-atomic-bounds
-	rfc7306-atomic-beyond-ird llp-tcp-urgent mpa-request-urgent rdmap-mw-invalidated
+	rfc7306-atomic-beyond-ird rfc7306-atomic-masked-add
+	rfc7306-atomic-masked-cmpswap llp-tcp-urgent mpa-request-urgent rdmap-mw-invalidated
 	mpa-good-ulpf ulpf-wrong-key mpa-ulpf-missing mpa-ulpf-marker-mode"
 
 # Cases that need kiwi's RFC 5044 Appendix C answer to RDMAC peers.
@@ -80,7 +81,8 @@ case_counters() {
 		rfc7306-atomic-unaligned | rfc7306-atomic-bounds)
 		echo term_sent_rdmap ;;
 	rfc7306-atomic-qn | rfc7306-atomic-long) echo term_sent_ddp ;;
-	rfc7306-atomic-good) echo "rx_fpdus tx_fpdus" ;;
+	rfc7306-atomic-good | rfc7306-atomic-masked-add | \
+		rfc7306-atomic-masked-cmpswap) echo "rx_fpdus tx_fpdus" ;;
 	ddp-stag-invalid | rdmap-mw-invalidated) echo term_sent_ddp ;;
 	rdmap-read-beyond-ird | rfc7306-atomic-beyond-ird)
 		echo "ird_exceeded term_sent_rdmap" ;;

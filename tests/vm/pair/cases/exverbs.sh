@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The extended verbs API between two guests (Documentation/verbs.md,
+# The extended verbs API between two guests (Documentation/abi.md,
 # extended verbs): vt_xvpair (tests/vm/progs/vt_xvpair.c). kiwi-kiwi:
 # both ends use ibv_create_cq_ex CQs polled with ibv_start_poll/next_poll
 # and ibv_create_qp_ex QPs posting through the ibv_wr_* builders only;
@@ -16,7 +16,8 @@
 # rkey work, its Read under the old rkey completes with
 # IBV_WC_REM_ACCESS_ERR and the server's QP fails with its memory
 # unchanged. About 11 s in the lab (--quick).
-# With siw on one side (--full): siw has neither ibv_create_cq_ex nor
+# With siw on one side (make check-pair: siw:p2p-kiwi; --full: siw-kiwi
+# and kiwi-siw): siw has neither ibv_create_cq_ex nor
 # ibv_create_qp_ex with send ops; vt_xvpair -P on the siw guest requires
 # that both are refused with EOPNOTSUPP (not a crash, not another error);
 # the kiwi guest waits. A combo without kiwi is skipped.

@@ -10,7 +10,8 @@
 # through it afterwards are refused: the owner's QP fails with its memory
 # unchanged, the peer's Read does not succeed, nothing hangs. kiwi-kiwi
 # runs it in both directions, kiwi-siw and siw-kiwi with the kiwi guest
-# owning the window; a combo without kiwi is skipped.
+# owning the window (make check-pair: siw:p2p-kiwi; --full: siw-kiwi and
+# kiwi-siw); a combo without kiwi is skipped.
 
 . "$KIWI_SRC/tests/vm/pair/lib.bash"
 vt_need_progs

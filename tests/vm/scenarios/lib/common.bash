@@ -70,7 +70,7 @@ vt_need_progs() {
 	# The list of tests/vm/progs/Makefile.
 	for p in vt_query vt_async vt_objcycle vt_mr vt_badargs vt_qpstate vt_hold \
 		vt_target vt_cmclient vt_flushrace vt_integrity vt_stress vt_qmem \
-		vt_atomic vt_exverbs vt_mw vt_mwpair vt_xvpair; do
+		vt_atomic vt_exverbs vt_mw vt_mwpair vt_xvpair vt_atompair; do
 		[ -x "$VT_PROGS/$p" ] || missing=1
 	done
 	[ "$missing" = 0 ] && return 0
