@@ -31,11 +31,14 @@ pkg_dpkg_list() {
 }
 
 # pkg_kiwi_files: every file named after kiwi in the root, but in /tmp,
-# /var/log and the checkout at KIWI_SRC (with the folders above it).
+# /var/log, man-db's cache of formatted pages (/var/cache/man: `man kiwi`
+# left kiwi.7 there; man-db's daily job expires it) and the checkout at
+# KIWI_SRC (with the folders above it).
 pkg_kiwi_files() {
 	local f d
 
-	find / -xdev \( -path /tmp -o -path /var/log -o -path "$KIWI_SRC" \) -prune -o \
+	find / -xdev \( -path /tmp -o -path /var/log -o -path /var/cache/man -o \
+		-path "$KIWI_SRC" \) -prune -o \
 		-iname '*kiwi*' -print | while read -r f; do
 		d=$KIWI_SRC
 		while [ "$d" != / ] && [ "$d" != "$f" ]; do d=$(dirname "$d"); done

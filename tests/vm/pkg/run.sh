@@ -267,19 +267,24 @@ symlinks_changed() {
 	done
 }
 
-# rdma_group_only: the paths read, but for /etc/group, /etc/gshadow and
-# their backups that differ from the base's only by added lines of the
-# system group rdma (libibverbs1 adds it; Debian leaves system groups behind
-# on purge), and the empty lock file of the tool that added it.
-rdma_group_only() {
-	local f
+# system_groups_only: the paths read, but for /etc/group, /etc/gshadow and
+# their backups that differ from the base's only by added system groups
+# (gid below 1000) not named after kiwi, and the empty lock file of the
+# tool that added them: Debian's maintainer scripts add such groups
+# (libibverbs1's rdma, udev's kvm, render...) and leave them on purge.
+system_groups_only() {
+	local f added
 
 	while read -r f; do
 		case "$f" in
 		etc/.pwd.lock) [ -s "$upper/$f" ] || continue ;;
 		etc/group | etc/group- | etc/gshadow | etc/gshadow-)
-			[ -n "$(comm -3 <(sort "$BASE/${f%-}") <(sort "$upper/$f") |
-				grep -v $'^\trdma:')" ] || continue
+			added=$(comm -3 <(sort "$BASE/${f%-}") <(sort "$upper/$f"))
+			[ -n "$(grep -v $'^\t' <<<"$added")" ] ||
+				[ -n "$(cut -f2 <<<"$added" | cut -d: -f1 | grep -i kiwi)" ] ||
+				[ -n "$(cut -f2 <<<"$added" | cut -d: -f1 |
+					grep -vxF -f <(awk -F: '$3 < 1000 { print $1 }' "$upper/etc/group"))" ] ||
+				continue
 			;;
 		esac
 		echo "$f"
@@ -289,7 +294,7 @@ rdma_group_only() {
 # upper_clean: after unwind.sh, the upper layer holds what the root gained
 # since the root step (which brought the base up to date); only the
 # package managers' records, logs and caches, the module indexes, DKMS's
-# signing key (which outlives any module) and the group rdma may stay, and
+# signing key (which outlives any module) and system groups may stay, and
 # nothing named after kiwi but log lines.
 upper_clean() {
 	local records left lines
@@ -301,7 +306,7 @@ upper_clean() {
 			sed 's/^[^ ]* [^ ]* [^ ]* //; s/ -> .*//' | grep -Ev "$records"
 		cd "$upper" && find var/lib/dpkg var/lib/apt -iname '*kiwi*'
 		grep -l kiwi var/lib/dpkg/status
-	} 2>/dev/null | grep -vxF -f <(repo_dirs) | sort -u | symlinks_changed | rdma_group_only)
+	} 2>/dev/null | grep -vxF -f <(repo_dirs) | sort -u | symlinks_changed | system_groups_only)
 	if [ -n "$left" ]; then
 		echo "the purge left in the root:"
 		mapfile -t lines <<<"$left"
