@@ -37,8 +37,8 @@ help:
 	@echo "make check-fuzz-long  every fuzz target for 10^7 executions (not in CI)"
 	@echo "make check-vm-debug  check-vm under the KASAN/lockdep kernel (DEBUG_VM=scenarios)"
 	@echo "make check-debug     check-kunit and check-vm-debug in one debug boot (DEBUG_VM=scenarios)"
-	@echo "make check-pkg  build the packages; install (DKMS natively, in a throwaway root), a second kernel's headers (DKMS hook), use in a guest, purge"
-	@echo "make check-pkg-full  check-pkg also booting the second kernel; install, use, purge and make dkms on a fresh Debian 12 root; then all in a guest (DKMS under TCG)"
+	@echo "make check-pkg  build the packages; on a fresh Debian 12 root: install (apt resolves Depends, DKMS natively), a second kernel's headers (DKMS hook), use in a guest, purge"
+	@echo "make check-pkg-full  check-pkg also booting the second kernel and running make dkms; then all in a guest (DKMS under TCG)"
 	@echo "make check-pair two guests: kiwi<->kiwi, kiwi<->siw (short runs; in make test)"
 	@echo "make check-pair-full  every combination and flavour, long sweeps (not in CI)"
 	@echo "make check-soak netem loss, connection churn, faults mid-transfer, short (soak: long, not in CI)"
@@ -136,8 +136,7 @@ check-pkg:
 	bash tests/vm/pkg/run.sh
 
 check-pkg-full:
-	bash tests/vm/pkg/run.sh --boot-new-kernel
-	bash tests/vm/pkg/fresh.sh
+	bash tests/vm/pkg/run.sh --boot-new-kernel --make-dkms
 	bash tests/vm/pkg/run.sh --full
 
 check-pair: all

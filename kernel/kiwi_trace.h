@@ -6,7 +6,9 @@
  * to completion. kiwi(7) shows how to record them:
  *
  *   trace-cmd record -e kiwi rping -c -a 10.0.0.2 -C 1
- *   perf trace -e 'kiwi:*' rping ...
+ *   perf trace -a --libtraceevent_print -e 'kiwi:*' -- rping ...
+ *
+ * (-a: most events fire in work context, not in the traced command).
  *
  * Every event names its ib_device as it is called when the event fires;
  * "-" for an endpoint no device is known for: a responder's connection

@@ -32,9 +32,10 @@ PKGS=(
 	# QEMU lab and system tests
 	qemu-system-x86 qemu-utils busybox-static iproute2 iputils-ping ethtool
 	procps psmisc util-linux coreutils rsync tshark tcpdump iperf3 sockperf
-	# operations: tracepoint capture, Debian packages and DKMS, man page
+	# operations: tracepoint capture, Debian packages and DKMS, man page,
+	# debootstrap (make check-pkg's fresh Debian 12 root)
 	trace-cmd linux-perf build-essential dpkg-dev debhelper dh-dkms dkms fakeroot
-	lintian
+	lintian debootstrap
 	man-db openssl
 )
 

@@ -4,9 +4,10 @@
 # `make test` (what CI runs): build, then the test tiers check-unit,
 # check-sanitize (the unit suites under ASan+UBSan and libkiwi's under TSan),
 # check-fuzz (FUZZ_SECONDS 15 per target unless set), check-vm, check-pkg
-# (the Debian packages; DKMS builds natively, about 3 minutes), check-pair,
-# check-debug (KUnit and the scenarios in DEBUG_VM_CI, in one boot of the
-# debug kernel) in that order, each one even when an earlier one failed.
+# (the Debian packages on a fresh Debian 12 root; DKMS builds natively),
+# check-pair, check-debug (KUnit and the scenarios in DEBUG_VM_CI, in one
+# boot of the debug kernel) in that order, each one even when an earlier
+# one failed.
 # check-sanitize and check-fuzz need only the host's CPU: when check-vm is
 # asked for too, they run in the background at nice 10 beside it (its one
 # guest keeps about one of the two cores busy) and their output follows

@@ -11,7 +11,10 @@
 #    show -dd` key (kernel/restrack.c) and every tracepoint
 #    (kernel/kiwi_trace.h);
 #  - every kernel log call is rate-limited or dynamic debug (kiwi(7):
-#    "kiwi's kernel log lines ... are rate-limited").
+#    "kiwi's kernel log lines ... are rate-limited");
+#  - every kernel log call names its device: ibdev_<level>_ratelimited or
+#    ibdev_dbg, but for the calls in NAMELESS_LOG (no ib_device exists
+#    yet there).
 # One 'ok:' or 'FAIL:' line per check, then 'N passed, N failed'; exit
 # status 0 only if all passed.
 
@@ -90,6 +93,36 @@ else
 	mapfile -t lines <<<"$loud"
 	printf '    %s\n' "${lines[@]}"
 fi
+
+# Kernel log calls that name no device: allowed only where no ib_device
+# exists yet. Each entry is FILE:TEXT, TEXT the start of the call.
+NAMELESS_LOG=(
+	# rdma link add of a netdev kiwi cannot use: the line names the
+	# requested device name and the netdev instead.
+	'kernel/main.c:pr_info_ratelimited("%s on %s: not an Ethernet or loopback net_device\n",'
+)
+log_re='\b((pr|dev|netdev|ibdev)_(emerg|alert|crit|err|warn|warning|notice|info|cont|dbg|debug|devel)'
+log_re+='(_once|_ratelimited)?|printk(_once|_ratelimited|_deferred)?)\('
+calls=$(cd "$REPO" && grep -HoE "$log_re.*" kernel/*.c kernel/*.h |
+	grep -vE ':(ibdev_(emerg|alert|crit|err|warn|notice|info)_ratelimited|ibdev_dbg)\(')
+nameless=$(grep -vxF -f <(printf '%s\n' "${NAMELESS_LOG[@]}") <<<"$calls")
+if [ -z "$nameless" ]; then
+	ok "every kernel log call names its device (but ${#NAMELESS_LOG[@]} allowed)"
+else
+	bad "kernel log calls that do not name their device (ibdev_*_ratelimited, ibdev_dbg):"
+	mapfile -t lines <<<"$nameless"
+	printf '    %s\n' "${lines[@]}"
+fi
+# Each allowed call is there once: a copy of it elsewhere in the file is
+# not allowed by its entry, a stale entry goes.
+for e in "${NAMELESS_LOG[@]}"; do
+	n=$(grep -cxF -- "$e" <<<"$calls")
+	if [ "$n" = 1 ]; then
+		ok "the one allowed nameless log call in ${e%%:*}"
+	else
+		bad "the allowed nameless log call '$e' occurs $n times"
+	fi
+done
 
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -23,6 +23,29 @@ PKG_VER=$(dpkg-deb -f "$PKG_DEBS"/kiwi-dkms_*_all.deb Version 2>/dev/null)
 PKG_KVER2_PKGS=/tmp/kiwi-pkg-kernel2.list
 export DEBIAN_FRONTEND=noninteractive
 
+# pkg_dpkg_list: the packages dpkg knows, installed or with config files
+# left, sorted.
+pkg_dpkg_list() {
+	dpkg-query -W -f '${db:Status-Status} ${Package}\n' |
+		awk '$1 != "not-installed" { print $2 }' | sort
+}
+
+# pkg_kiwi_files: every file named after kiwi in the root, but in /tmp,
+# /var/log, man-db's cache of formatted pages (/var/cache/man: `man kiwi`
+# left kiwi.7 there; man-db's daily job expires it) and the checkout at
+# KIWI_SRC (with the folders above it).
+pkg_kiwi_files() {
+	local f d
+
+	find / -xdev \( -path /tmp -o -path /var/log -o -path /var/cache/man -o \
+		-path "$KIWI_SRC" \) -prune -o \
+		-iname '*kiwi*' -print | while read -r f; do
+		d=$KIWI_SRC
+		while [ "$d" != / ] && [ "$d" != "$f" ]; do d=$(dirname "$d"); done
+		[ "$d" = "$f" ] || echo "$f"
+	done
+}
+
 # pkg_kiwi_ko [KVER]: every kiwi.ko in the module tree of KVER (PKG_KVER).
 pkg_kiwi_ko() {
 	find "/lib/modules/${1:-$PKG_KVER}/" -name 'kiwi.ko*' 2>/dev/null

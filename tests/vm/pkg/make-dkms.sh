@@ -1,13 +1,15 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The README's way without packages, in the chroot of tests/vm/pkg/fresh.sh
-# after the purge (dkms, make and the headers of PKG_KVER stay installed):
+# The README's way without packages (make check-pkg-full: run.sh
+# --make-dkms), in the chroot of the fresh Debian 12 root after the purge
+# (dkms, make and the headers of PKG_KVER stay installed):
 # `make dkms` copies the sources to /usr/src/kiwi-VER and has DKMS add,
 # build and install kiwi.ko for PKG_KVER (the chroot's `uname -r`);
 # `make dkms-remove` takes the module, the DKMS entry and the sources away.
 
 . "$KIWI_SRC/tests/vm/scenarios/lib/common.bash"
+. "$KIWI_SRC/tests/vm/pkg/lib.bash"
 
 k=$PKG_KVER
 ver=$(sed -n 's/^#define KIWI_FW_VERSION "\(.*\)"$/\1/p' "$KIWI_SRC/kernel/kiwi.h")
@@ -30,5 +32,5 @@ vt_check "make dkms-remove" make -C "$KIWI_SRC" dkms-remove
 vt_eq "after make dkms-remove: dkms status kiwi" "$(dkms status kiwi)" ""
 vt_check "after make dkms-remove: modprobe finds no kiwi" sh -c "! modprobe -n -S '$k' kiwi 2>/dev/null"
 vt_eq "after make dkms-remove: no file named after kiwi (but /tmp, /var/log)" \
-	"$(find / -xdev \( -path /tmp -o -path /var/log \) -prune -o -iname '*kiwi*' -print)" ""
+	"$(pkg_kiwi_files)" ""
 vt_finish

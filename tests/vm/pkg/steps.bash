@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# What tests/vm/pkg/run.sh and fresh.sh share (sourced): the verdict lines,
-# one 'PASS STEP (Ns)' or 'FAIL STEP (Ns)' per step, then 'N passed, N
-# failed'; and the chroot their packages are installed in ($root).
+# The frame of tests/vm/pkg/run.sh (sourced): the verdict lines, one 'PASS
+# STEP (Ns)' or 'FAIL STEP (Ns)' per step, then 'N passed, N failed'; and
+# the chroot the packages are installed in ($root).
 
 passed=0 failed=0
 
@@ -44,14 +44,19 @@ running_kernel() {
 		echo 'DPkg::Path "/tmp/kiwi-pkg-bin:/usr/sbin:/usr/bin:/sbin:/bin";' > "$bin/apt.conf"
 }
 
-# in_root SCRIPT: run SCRIPT in the chroot $root at nice 10 (DKMS builds
+# in_root_run CMD...: run CMD in the chroot $root at nice 10 (DKMS builds
 # there), in the lab's clean environment; the packages in $DEBS, the kernels
-# $kver and, for run.sh, $kver2 and $boot_kver2.
-in_root() {
+# $kver, $kver2 and $boot_kver2, the base root's package list $BASE_PKGS.
+in_root_run() {
 	nice -n 10 chroot "$root" env -i \
 		PATH=/tmp/kiwi-pkg-bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
 		HOME=/root TERM=dumb LANG=C.UTF-8 APT_CONFIG=/tmp/kiwi-pkg-bin/apt.conf \
-		KIWI_SRC="$REPO" KIWI_BUILD="$REPO/build" \
+		DEBIAN_FRONTEND=noninteractive KIWI_SRC="$REPO" KIWI_BUILD="$REPO/build" \
 		PKG_DEBS="$DEBS" PKG_KVER="$kver" PKG_KVER2="${kver2:-}" \
-		PKG_KVER2_IMAGE="${boot_kver2:-}" bash "$1" < /dev/null
+		PKG_KVER2_IMAGE="${boot_kver2:-}" PKG_BASE_PKGS="${BASE_PKGS:-}" "$@" < /dev/null
+}
+
+# in_root SCRIPT: run the bash SCRIPT so.
+in_root() {
+	in_root_run bash "$1"
 }

@@ -4,9 +4,10 @@
 # Operating kiwi like a hardware RNIC, in one guest (kiwi(7)):
 # 1. settings: kiwi0's kiwi/ attributes hold the defaults; bad values are
 #    refused with EINVAL and a rate-limited log line naming the device,
-#    the old value stays; dynamic debug shows a change; the module
-#    parameters are the defaults of new devices only, each described by
-#    modinfo with its default;
+#    the old value stays; dynamic debug shows a change; mpa_rev=1 and
+#    mpa_crc_off=Y written at runtime show in -dd of the next connection
+#    (in step 2); the module parameters are the defaults of new devices
+#    only, each described by modinfo with its default;
 # 2. per device: kiwi1 on a veth with other settings; connections on each
 #    device use their own, as `rdma resource show qp -dd` shows (MPA
 #    revision, CRC, peer-to-peer, RTR, addresses, IRD/ORD, MULPDU, MSNs)
@@ -20,7 +21,8 @@
 # 5. a Write to a bogus STag between two kiwi QPs: Terminate 1/1/00 sent
 #    and received, shown by -dd on both QPs and by the kiwi_terminate
 #    tracepoint;
-# 6. tracepoints recorded with trace-cmd and perf trace around an rping.
+# 6. tracepoints recorded with trace-cmd and perf trace around an rping
+#    (kiwi(7)'s examples); the state lines chain from -> to.
 # kiwi-lab: timeout=600
 
 . "$(dirname "$0")/lib/common.bash"
@@ -85,6 +87,12 @@ refuse mpa_timeout -1
 refuse drain_timeout 0
 refuse drain_timeout 61
 refuse mpa_markers maybe
+refuse mpa_crc_off maybe
+refuse mpa_crc_off 2
+refuse mpa_p2p 2
+refuse mpa_p2p x
+refuse mpa_responder_waits ""
+refuse mpa_responder_waits -1
 refuse mpa_rdmac permissive
 refuse ulpf00 draft-01
 refuse llp udp
@@ -176,6 +184,30 @@ attached_qps() {
 import json, sys
 print(sum(1 for q in json.load(sys.stdin) if q.get("drv_attached") == 1))'
 }
+
+# A runtime write reaches kiwi0's next connection: MPA revision 1 and CRC
+# off on both ends (both kiwi0) show in -dd.
+echo 1 > "$S0/mpa_rev"
+echo Y > "$S0/mpa_crc_off"
+# kiwi0_dd: role, revision and CRC of kiwi0's attached QPs, from -dd.
+kiwi0_dd() {
+	rdma -j res show qp -dd | python3 -c '
+import json, sys
+for q in sorted(json.load(sys.stdin), key=lambda q: q.get("drv_role", "")):
+    if q.get("ifname") == "kiwi0" and q.get("drv_attached") == 1:
+        print("%s rev=%s crc=%s" % (q["drv_role"], q.get("drv_mpa_rev"), q.get("drv_crc")))'
+}
+# 4000 pings outlast the look at -dd (300 did not).
+rping_bg rt "$IP" 7303 4000
+for i in $(seq 100); do
+	[ "$(kiwi0_dd | wc -l)" -ge 2 ] && break
+	sleep 0.2
+done
+vt_eq "-dd of kiwi0's QPs after writing mpa_rev=1 mpa_crc_off=Y to kiwi0" "$(kiwi0_dd)" \
+	"$(printf 'initiator rev=1 crc=0\nresponder rev=1 crc=0')"
+rping_wait rt 4000
+echo 2 > "$S0/mpa_rev"
+echo N > "$S0/mpa_crc_off"
 
 rping_bg k0 "$IP" 7301 4000
 rping_bg k1 "$IP1" 7302 4000
@@ -530,16 +562,68 @@ for ev in kiwi_cm_state kiwi_cm_event kiwi_mpa_nego kiwi_qp_state \
 		grep -qE "$ev: +dev=kiwi0" "$VT_TMP/trace.txt"
 done
 grep -m 1 'kiwi_mpa_nego' "$VT_TMP/trace.txt" | sed 's/^/    /'
+# The state lines form each endpoint's and QP's life: every change is one
+# the state machines make and starts where the last one of that endpoint
+# or QP ended; a listener, an initiator and a responder each took their
+# path to CLOSED, and every QP went INIT -> RTS and ended in ERR.
+python3 - "$VT_TMP/trace.txt" > "$VT_TMP/states.out" <<'PY'
+import re, sys
+CM = {("IDLE", "LISTEN"), ("IDLE", "CONNECTING"), ("CONNECTING", "WAIT_REP"),
+      ("WAIT_REP", "CONNECTED"), ("IDLE", "WAIT_REQ"), ("WAIT_REQ", "RECVD_REQ"),
+      ("RECVD_REQ", "CONNECTED"), ("CONNECTED", "CLOSING")}
+QP = {("RESET", "INIT"), ("INIT", "RTS"), ("RTS", "SQD"), ("RTS", "SQE")}
+bad, eps, qps = [], {}, {}
+for line in open(sys.argv[1]):
+    m = re.search(r"kiwi_cm_state: +dev=\S+ ep=(\S+) (\w+) -> (\w+) ", line)
+    if m:
+        key, old, new, ok, lives = m.group(1), m.group(2), m.group(3), CM, eps
+    else:
+        m = re.search(r"kiwi_qp_state: +dev=\S+ qpn=(\d+) (\w+) -> (\w+)", line)
+        if not m:
+            continue
+        key, old, new, ok, lives = m.group(1), m.group(2), m.group(3), QP, qps
+    final = "CLOSED" if lives is eps else "ERR"
+    if (old, new) not in ok and new not in (final, "RESET"):
+        bad.append("not a transition: " + line.strip())
+    path = lives.setdefault(key, [old])
+    if path[-1] != old:
+        bad.append("%s starts at %s, was in %s: %s" % (key, old, path[-1], line.strip()))
+    path.append(new)
+paths = [" ".join(p) for p in eps.values()]
+for want in ("IDLE LISTEN", "IDLE CONNECTING WAIT_REP CONNECTED",
+             "IDLE WAIT_REQ RECVD_REQ CONNECTED"):
+    if not any(p.startswith(want) for p in paths):
+        bad.append("no endpoint went %s: %s" % (want, paths))
+# The side that closes first goes through CLOSING, its peer may not.
+if any(not p.endswith("CLOSED") for p in paths):
+    bad.append("an endpoint did not end CLOSED: %s" % paths)
+q = [" ".join(p) for p in qps.values()]
+if len(q) < 2 or any("INIT RTS" not in p or not p.endswith("ERR") for p in q):
+    bad.append("QPs: %s" % q)
+print("\n".join(bad) if bad else "ok: %d endpoints, %d QPs: %s; %s" % (len(eps), len(qps), " | ".join(paths), " | ".join(q)))
+PY
+out=$(cat "$VT_TMP/states.out")
+if [ "${out:0:3}" = "ok:" ]; then
+	vt_pass "trace-cmd: kiwi_cm_state and kiwi_qp_state lines chain from -> to ($out)"
+else
+	vt_fail "trace-cmd: state lines: $out"
+fi
 vt_check "trace-cmd: both MPA sides agreed (OK, rev 2, CRC)" \
 	test "$(grep -c 'kiwi_mpa_nego: .* OK rev=2 crc=1' "$VT_TMP/trace.txt")" -ge 2
-# --libtraceevent_print: the event's own format (dev=kiwi0 ...), not
-# perf's field list.
-timeout 120 perf trace -a --libtraceevent_print -e 'kiwi:kiwi_mpa_nego' \
-	-o "$VT_TMP/perf.txt" -- bash "$VT_TMP/pair.sh" 7322 \
-	> "$VT_TMP/perf.err" 2>&1
-vt_log "perf trace: $(head -n 2 "$VT_TMP/perf.txt" "$VT_TMP/perf.err" 2>&1)"
-vt_check "perf trace saw kiwi:kiwi_mpa_nego" \
-	grep -q 'kiwi:kiwi_mpa_nego.*dev=kiwi0' "$VT_TMP/perf.txt"
+# perf trace as kiwi(7) shows it: -a, since most events fire in the CM's
+# work context, not in rping's threads; --libtraceevent_print for the
+# event's own format (dev=kiwi0 ...), not perf's field list.
+rping -s -a "$IP" -p 7322 -C 3 > /dev/null 2>&1 &
+srv=$!
+sleep 2
+timeout 120 perf trace -a --libtraceevent_print -e 'kiwi:*' -o "$VT_TMP/perf.txt" \
+	-- rping -c -a "$IP" -p 7322 -C 3 > "$VT_TMP/perf.err" 2>&1
+vt_log "perf trace: exit $?, $(wc -l < "$VT_TMP/perf.txt") lines; $(head -n 2 "$VT_TMP/perf.err")"
+wait $srv
+for ev in kiwi_cm_state kiwi_mpa_nego kiwi_qp_state kiwi_cqe; do
+	vt_check "perf trace -a saw kiwi:$ev on kiwi0" \
+		grep -q "kiwi:$ev.*dev=kiwi0" "$VT_TMP/perf.txt"
+done
 
 # --- the end ------------------------------------------------------------------
 
