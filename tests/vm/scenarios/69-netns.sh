@@ -123,7 +123,9 @@ ns_integrity() {
 	timeout 300 ip netns exec $NSA "$VT_PROGS/vt_integrity" -c $B_IP "${o[@]}" \
 		> "$VT_TMP/ns-int-cli" 2>&1 &
 	cli=$!
-	if vt_wait_for 60 connected $NSA $p; then
+	# The initiator's socket is established first; the responder's when
+	# the handshake's last ACK has reached it.
+	if vt_wait_for 60 connected $NSA $p && vt_wait_for 10 connected $NSB $p; then
 		a=$(conn_sockets $NSA $p)
 		b=$(conn_sockets $NSB $p)
 		rest=$(conn_sockets $NSC $p; ss -Htn state established "( sport = :$p or dport = :$p )")
