@@ -52,6 +52,16 @@ void vt_fatal(const char *fmt, ...)
 	exit(2);
 }
 
+void vt_die(int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vt_vreport(stderr, "FAIL", fmt, ap);
+	va_end(ap);
+	exit(code);
+}
+
 int vt_exit(void)
 {
 	if (vt_failures) {

@@ -29,6 +29,9 @@ void vt_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void vt_pass(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void vt_fatal(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2), noreturn));
+/* Report "FAIL: " and the message on stderr, then exit with @code. */
+void vt_die(int code, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3), noreturn));
 int vt_exit(void);
 
 /* Open the verbs device called @name or exit with status 2. */
