@@ -41,7 +41,7 @@
 #include <rdma/rdma_cma.h>
 #include <rdma/rdma_verbs.h>
 
-#include "vt.h"
+#include "vt_cm.h"
 
 #define PAGE 4096
 #define WAIT_MS 120000
@@ -149,19 +149,6 @@ static void setup(struct conn *c)
 		post_recv(c, i);
 }
 
-static struct rdma_addrinfo *resolve(const char *addr, const char *port,
-				     bool passive)
-{
-	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP,
-				       .ai_flags = passive ? RAI_PASSIVE : 0 };
-	struct rdma_addrinfo *res;
-
-	if (rdma_getaddrinfo(addr, port, &hints, &res))
-		vt_die(2, "rdma_getaddrinfo %s:%s: %s", addr ? addr : "*", port,
-		       strerror(errno));
-	return res;
-}
-
 static struct ibv_qp_init_attr qp_attr(void)
 {
 	return (struct ibv_qp_init_attr){
@@ -190,7 +177,7 @@ static void *cpu_adder(void *arg)
 
 static void server(const char *addr, const char *port, int n)
 {
-	struct rdma_addrinfo *res = resolve(addr, port, true);
+	struct rdma_addrinfo *res = vt_cm_resolve(addr, port, true);
 	struct ibv_qp_init_attr qa = qp_attr();
 	struct conn c[MAX_CONNS] = { 0 };
 	struct rdma_cm_id *listen;
@@ -318,7 +305,7 @@ static void check_originals(struct conn *c, int n, int ops, uint64_t final,
 
 static void client(const char *addr, const char *port, int n, int ops)
 {
-	struct rdma_addrinfo *res = resolve(addr, port, false);
+	struct rdma_addrinfo *res = vt_cm_resolve(addr, port, false);
 	struct ibv_qp_init_attr qa = qp_attr();
 	struct conn c[MAX_CONNS] = { 0 };
 	pthread_t th[MAX_CONNS];

@@ -40,7 +40,7 @@
 #include <rdma/rdma_cma.h>
 #include <rdma/rdma_verbs.h>
 
-#include "vt.h"
+#include "vt_cm.h"
 
 #define PAGE 4096
 #define WAIT_MS 60000
@@ -160,19 +160,6 @@ static bool all(const uint8_t *b, size_t from, size_t to, uint8_t val)
 	return true;
 }
 
-static struct rdma_addrinfo *resolve(const char *addr, const char *port,
-				     bool passive)
-{
-	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP,
-				       .ai_flags = passive ? RAI_PASSIVE : 0 };
-	struct rdma_addrinfo *res;
-
-	if (rdma_getaddrinfo(addr, port, &hints, &res))
-		vt_die(2, "rdma_getaddrinfo %s:%s: %s", addr ? addr : "*", port,
-		       strerror(errno));
-	return res;
-}
-
 static struct ibv_qp_init_attr qp_attr(void)
 {
 	return (struct ibv_qp_init_attr){
@@ -185,7 +172,7 @@ static struct ibv_qp_init_attr qp_attr(void)
 /* The owner: bind, check the Write, see the invalidation and the refusal. */
 static void server(const char *addr, const char *port)
 {
-	struct rdma_addrinfo *res = resolve(addr, port, true);
+	struct rdma_addrinfo *res = vt_cm_resolve(addr, port, true);
 	struct ibv_qp_init_attr qa = qp_attr();
 	struct rdma_cm_id *listen;
 	struct ctx c = { 0 };
@@ -250,7 +237,7 @@ static void server(const char *addr, const char *port)
 /* The peer: Write and Read through the window, invalidate, try again. */
 static void client(const char *addr, const char *port)
 {
-	struct rdma_addrinfo *res = resolve(addr, port, false);
+	struct rdma_addrinfo *res = vt_cm_resolve(addr, port, false);
 	struct ibv_qp_init_attr qa = qp_attr();
 	struct ctx c = { 0 };
 	struct ibv_sge sge;
