@@ -340,6 +340,23 @@ pair_capture_start() {
 	vt_fail "tcpdump did not start: $(cat "$VT_TMP/tcpdump.log")"
 }
 
+# pair_capture_begin FILE [FILTER]: the server guest starts
+# pair_capture_start FILE [FILTER], then both guests meet at "capturing".
+pair_capture_begin() {
+	[ "$PAIR_SIDE" = server ] && pair_capture_start "$@"
+	pair_barrier capturing 60 || vt_die "the peer did not reach the capture"
+}
+
+# pair_capture_end FILE: both guests meet at "traffic-done", then the
+# server guest stops the capture and logs FILE's size.
+pair_capture_end() {
+	pair_barrier traffic-done 120
+	if [ "$PAIR_SIDE" = server ]; then
+		pair_capture_stop
+		vt_log "capture: $(stat -c %s "$1") bytes in $1"
+	fi
+}
+
 # tcpdump writes each frame (-U) to a file on 9p and, under TCG, trails a
 # burst by seconds; at SIGINT it exits without writing what it has not yet
 # read (a CI capture lost the last 2,000 frames of a run). So it stops only

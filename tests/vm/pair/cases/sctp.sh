@@ -82,8 +82,7 @@ if [ "$PAIR_SERVER-$PAIR_CLIENT" != kiwi-kiwi ] || [ "$llp" != sctp ]; then
 fi
 
 # --- 1. the association on the wire ------------------------------------------
-[ "$PAIR_SIDE" = server ] && pair_capture_start "$pcap" sctp
-pair_barrier capturing 60 || vt_die "the peer did not reach the capture"
+pair_capture_begin "$pcap" sctp
 pair_both rping 120 \
 	rping -s -v -a "{me}" -p "{port}" -C 20 -- \
 	rping -c -v -a "{peer}" -p "{port}" -C 20
