@@ -323,6 +323,28 @@ pair_both() {
 	pair_step "$name.c2s" client "$limit" "$@"
 }
 
+# pair_pdata_both: vt_cmpdata's steps A0,A255,R0,R255 (accept with 0 and
+# with 255 octets of private data, then reject with each) in both
+# directions. Every step's private data arrives intact, and each guest's
+# mpa_rej_sent and mpa_rej_rcvd grow by one per direction.
+pair_pdata_both() {
+	local script=A0,A255,R0,R255 st0 st1 d c
+	st0=$(vt_stats "$PAIR_DEV")
+	pair_both pdata 120 \
+		"$VT_PROGS/vt_cmpdata" -s -a "{me}" -p "{port}" -x "$script" -- \
+		"$VT_PROGS/vt_cmpdata" -a "{peer}" -p "{port}" -x "$script"
+	for d in s2c c2s; do
+		sed 's/^/    | /' "$VT_TMP/pdata.$d.out"
+		vt_eq "pdata.$d: steps whose private data arrived intact" \
+			"$(grep -c 'octets of private data intact' "$VT_TMP/pdata.$d.out")" 4
+	done
+	st1=$(vt_stats "$PAIR_DEV")
+	for c in mpa_rej_sent mpa_rej_rcvd; do
+		vt_eq "$c grew by 2 (one direction each)" \
+			"$(($(vt_stat "$st1" $c) - $(vt_stat "$st0" $c)))" 2
+	done
+}
+
 # pair_capture_start FILE [FILTER] / pair_capture_stop: tcpdump of eth0's
 # TCP traffic (or what FILTER selects, e.g. sctp; whole frames) into FILE,
 # for tests/vm/pair/tshark-check.sh.
