@@ -347,7 +347,8 @@ static void kv_flush_done(struct ib_cq *cq, struct ib_wc *wc)
 	atomic_inc(&e->flushed);
 }
 
-static int kv_post_recv(struct kv_end *e, u32 slot)
+/* Post receive @slot of @e's buffers on its QP or, @on_srq, its SRQ. */
+static int kv_post_recv(struct kv_end *e, u32 slot, bool on_srq)
 {
 	struct ib_sge sge = {
 		.addr = e->bufs_dma + (slot % KV_RECVS) * KV_MSG,
@@ -360,6 +361,8 @@ static int kv_post_recv(struct kv_end *e, u32 slot)
 		.num_sge = 1,
 	};
 
+	if (on_srq)
+		return ib_post_srq_recv(e->srq, &wr, NULL);
 	return ib_post_recv(e->qp, &wr, NULL);
 }
 
@@ -533,7 +536,7 @@ static int kv_srv_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		if (kv_make_qp(&c->srv, id, c->poll, false, false))
 			goto fail;
 		for (i = 0; i < KV_RECVS; i++)
-			if (kv_post_recv(&c->srv, i))
+			if (kv_post_recv(&c->srv, i, false))
 				goto fail;
 		complete(&c->srv_ready);
 		if (rdma_accept(id, &param))
@@ -876,7 +879,7 @@ static void kv_test_frmr_write_inv(struct kv_conn *c, const char *pc,
 		 pc, KV_LEN);
 	c->cli.want_recvs = atomic_read(&c->cli.recvs) + 1;
 	reinit_completion(&c->cli.all_recvd);
-	kv_post_recv(&c->cli, 0);
+	kv_post_recv(&c->cli, 0, false);
 	inv.ex.invalidate_rkey = f->mr->rkey;
 	kv_check(kv_post_wait(c, s, &inv, &w) &&
 		 kv_wait(c, &c->cli.all_recvd) && c->cli.got_inv &&
@@ -1040,7 +1043,7 @@ static bool kv_imm_recv(struct kv_conn *c, struct kv_end *s,
 	c->cli.got_imm = false;
 	c->cli.want_recvs = atomic_read(&c->cli.recvs) + 1;
 	reinit_completion(&c->cli.all_recvd);
-	kv_post_recv(&c->cli, 0);
+	kv_post_recv(&c->cli, 0, false);
 	return kv_post_wait(c, s, wr, &w) && kv_wait(c, &c->cli.all_recvd) &&
 	       c->cli.got_imm;
 }
@@ -1443,23 +1446,6 @@ static bool kv_wait_event(struct kv_end *e, enum ib_event_type type, int n)
 				  KV_TIMEOUT) > 0;
 }
 
-/* Post receive @slot of the client's buffers on its SRQ. */
-static int kv_post_srq_slot(struct kv_end *e, u32 slot)
-{
-	struct ib_sge sge = {
-		.addr = e->bufs_dma + (slot % KV_RECVS) * KV_MSG,
-		.length = KV_MSG,
-		.lkey = e->pd->local_dma_lkey,
-	};
-	struct ib_recv_wr wr = {
-		.wr_cqe = &e->recv_cqe,
-		.sg_list = &sge,
-		.num_sge = 1,
-	};
-
-	return ib_post_srq_recv(e->srq, &wr, NULL);
-}
-
 /* @n Sends from the server, received by the client intact and in order. */
 static bool kv_srv_sends(struct kv_conn *c, u32 n)
 {
@@ -1489,7 +1475,7 @@ static void kv_test_srq_limit(struct kv_conn *c, const char *pc)
 	u32 i;
 
 	for (i = 0; i < KV_SRQ_RECVS; i++)
-		ok = ok && !kv_post_srq_slot(r, i);
+		ok = ok && !kv_post_recv(r, i, true);
 	if (!kv_check(ok && !ib_modify_srq(r->srq, &attr, IB_SRQ_LIMIT),
 		      "%s: ib_modify_srq arms IB_SRQ_LIMIT %d over %d receives",
 		      pc, KV_SRQ_LIMIT, KV_SRQ_RECVS))
