@@ -366,22 +366,31 @@ static int kv_post_recv(struct kv_end *e, u32 slot, bool on_srq)
 	return ib_post_recv(e->qp, &wr, NULL);
 }
 
-static int kv_post_send(struct kv_end *e, u32 seq, u8 *scratch)
+/*
+ * Post @wr, whose wr_cqe or wr_id is set, as a signalled inline Send of
+ * message @seq, built in @scratch.
+ */
+static int kv_post_send_wr(struct kv_end *e, struct ib_send_wr *wr, u32 seq,
+			   u8 *scratch)
 {
 	struct ib_sge sge = {
 		.addr = (u64)(uintptr_t)scratch,
 		.length = KV_MSG,
 	};
-	struct ib_send_wr wr = {
-		.wr_cqe = &e->send_cqe,
-		.opcode = IB_WR_SEND,
-		.send_flags = IB_SEND_SIGNALED | IB_SEND_INLINE,
-		.sg_list = &sge,
-		.num_sge = 1,
-	};
 
+	wr->opcode = IB_WR_SEND;
+	wr->send_flags = IB_SEND_SIGNALED | IB_SEND_INLINE;
+	wr->sg_list = &sge;
+	wr->num_sge = 1;
 	kv_fill(scratch, seq);
-	return ib_post_send(e->qp, &wr, NULL);
+	return ib_post_send(e->qp, wr, NULL);
+}
+
+static int kv_post_send(struct kv_end *e, u32 seq, u8 *scratch)
+{
+	struct ib_send_wr wr = { .wr_cqe = &e->send_cqe };
+
+	return kv_post_send_wr(e, &wr, seq, scratch);
 }
 
 /* --- connection setup --- */
@@ -1500,20 +1509,9 @@ static void kv_test_srq_limit(struct kv_conn *c, const char *pc)
 static int kv_polled_send(struct kv_end *e, u64 wr_id, u32 seq)
 {
 	u8 scratch[KV_MSG];
-	struct ib_sge sge = {
-		.addr = (u64)(uintptr_t)scratch,
-		.length = KV_MSG,
-	};
-	struct ib_send_wr wr = {
-		.wr_id = wr_id,
-		.opcode = IB_WR_SEND,
-		.send_flags = IB_SEND_SIGNALED | IB_SEND_INLINE,
-		.sg_list = &sge,
-		.num_sge = 1,
-	};
+	struct ib_send_wr wr = { .wr_id = wr_id };
 
-	kv_fill(scratch, seq);
-	return ib_post_send(e->qp, &wr, NULL);
+	return kv_post_send_wr(e, &wr, seq, scratch);
 }
 
 /* Poll @n completions of Sends wr_id 0..@n-1, successful and in order. */
