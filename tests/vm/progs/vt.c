@@ -180,6 +180,24 @@ int vt_post_rdma(struct ibv_qp *qp, enum ibv_wr_opcode op, uint64_t wr_id,
 	return ibv_post_send(qp, &wr, &bad);
 }
 
+int vt_post_recv(struct ibv_qp *qp, uint64_t wr_id, void *buf, uint32_t len,
+		 uint32_t lkey)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)buf,
+		.length = len,
+		.lkey = lkey,
+	};
+	struct ibv_recv_wr wr = {
+		.wr_id = wr_id,
+		.sg_list = &sge,
+		.num_sge = 1,
+	};
+	struct ibv_recv_wr *bad;
+
+	return ibv_post_recv(qp, &wr, &bad);
+}
+
 bool vt_term_sent(struct ibv_context *ctx, uint32_t qpn, const char *term)
 {
 	long long end = vt_now_ms() + 5000;

@@ -65,6 +65,13 @@ int vt_post_rdma(struct ibv_qp *qp, enum ibv_wr_opcode op, uint64_t wr_id,
 		 uint32_t rkey);
 
 /*
+ * Post a receive of up to @len octets into @buf (@lkey) as @wr_id on @qp.
+ * Return: ibv_post_recv()'s result.
+ */
+int vt_post_recv(struct ibv_qp *qp, uint64_t wr_id, void *buf, uint32_t len,
+		 uint32_t lkey);
+
+/*
  * Does `rdma res show qp -dd` show that QP @qpn of @ctx's device sent
  * Terminate @term ("L/E/0xEC")? Waits up to 5 s for it.
  */

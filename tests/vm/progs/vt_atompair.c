@@ -94,12 +94,8 @@ static const char *poll_ok(struct ibv_cq *cq, enum ibv_wc_opcode op,
 
 static void post_recv(struct conn *c, int slot)
 {
-	struct ibv_sge sge = { (uintptr_t)&c->ctl[slot], sizeof(struct msg),
-			       c->ctl_mr->lkey };
-	struct ibv_recv_wr wr = { .wr_id = (uint64_t)slot, .sg_list = &sge,
-				  .num_sge = 1 }, *bad;
-
-	if (ibv_post_recv(c->id->qp, &wr, &bad))
+	if (vt_post_recv(c->id->qp, (uint64_t)slot, &c->ctl[slot],
+			 sizeof(struct msg), c->ctl_mr->lkey))
 		vt_die(2, "ibv_post_recv failed");
 }
 
