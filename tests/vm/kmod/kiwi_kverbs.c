@@ -347,7 +347,8 @@ static void kv_flush_done(struct ib_cq *cq, struct ib_wc *wc)
 	atomic_inc(&e->flushed);
 }
 
-static int kv_post_recv(struct kv_end *e, u32 slot)
+/* Post receive @slot of @e's buffers on its QP or, @on_srq, its SRQ. */
+static int kv_post_recv(struct kv_end *e, u32 slot, bool on_srq)
 {
 	struct ib_sge sge = {
 		.addr = e->bufs_dma + (slot % KV_RECVS) * KV_MSG,
@@ -360,25 +361,36 @@ static int kv_post_recv(struct kv_end *e, u32 slot)
 		.num_sge = 1,
 	};
 
+	if (on_srq)
+		return ib_post_srq_recv(e->srq, &wr, NULL);
 	return ib_post_recv(e->qp, &wr, NULL);
 }
 
-static int kv_post_send(struct kv_end *e, u32 seq, u8 *scratch)
+/*
+ * Post @wr, whose wr_cqe or wr_id is set, as a signalled inline Send of
+ * message @seq, built in @scratch.
+ */
+static int kv_post_send_wr(struct kv_end *e, struct ib_send_wr *wr, u32 seq,
+			   u8 *scratch)
 {
 	struct ib_sge sge = {
 		.addr = (u64)(uintptr_t)scratch,
 		.length = KV_MSG,
 	};
-	struct ib_send_wr wr = {
-		.wr_cqe = &e->send_cqe,
-		.opcode = IB_WR_SEND,
-		.send_flags = IB_SEND_SIGNALED | IB_SEND_INLINE,
-		.sg_list = &sge,
-		.num_sge = 1,
-	};
 
+	wr->opcode = IB_WR_SEND;
+	wr->send_flags = IB_SEND_SIGNALED | IB_SEND_INLINE;
+	wr->sg_list = &sge;
+	wr->num_sge = 1;
 	kv_fill(scratch, seq);
-	return ib_post_send(e->qp, &wr, NULL);
+	return ib_post_send(e->qp, wr, NULL);
+}
+
+static int kv_post_send(struct kv_end *e, u32 seq, u8 *scratch)
+{
+	struct ib_send_wr wr = { .wr_cqe = &e->send_cqe };
+
+	return kv_post_send_wr(e, &wr, seq, scratch);
 }
 
 /* --- connection setup --- */
@@ -533,7 +545,7 @@ static int kv_srv_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		if (kv_make_qp(&c->srv, id, c->poll, false, false))
 			goto fail;
 		for (i = 0; i < KV_RECVS; i++)
-			if (kv_post_recv(&c->srv, i))
+			if (kv_post_recv(&c->srv, i, false))
 				goto fail;
 		complete(&c->srv_ready);
 		if (rdma_accept(id, &param))
@@ -876,7 +888,7 @@ static void kv_test_frmr_write_inv(struct kv_conn *c, const char *pc,
 		 pc, KV_LEN);
 	c->cli.want_recvs = atomic_read(&c->cli.recvs) + 1;
 	reinit_completion(&c->cli.all_recvd);
-	kv_post_recv(&c->cli, 0);
+	kv_post_recv(&c->cli, 0, false);
 	inv.ex.invalidate_rkey = f->mr->rkey;
 	kv_check(kv_post_wait(c, s, &inv, &w) &&
 		 kv_wait(c, &c->cli.all_recvd) && c->cli.got_inv &&
@@ -1040,7 +1052,7 @@ static bool kv_imm_recv(struct kv_conn *c, struct kv_end *s,
 	c->cli.got_imm = false;
 	c->cli.want_recvs = atomic_read(&c->cli.recvs) + 1;
 	reinit_completion(&c->cli.all_recvd);
-	kv_post_recv(&c->cli, 0);
+	kv_post_recv(&c->cli, 0, false);
 	return kv_post_wait(c, s, wr, &w) && kv_wait(c, &c->cli.all_recvd) &&
 	       c->cli.got_imm;
 }
@@ -1443,23 +1455,6 @@ static bool kv_wait_event(struct kv_end *e, enum ib_event_type type, int n)
 				  KV_TIMEOUT) > 0;
 }
 
-/* Post receive @slot of the client's buffers on its SRQ. */
-static int kv_post_srq_slot(struct kv_end *e, u32 slot)
-{
-	struct ib_sge sge = {
-		.addr = e->bufs_dma + (slot % KV_RECVS) * KV_MSG,
-		.length = KV_MSG,
-		.lkey = e->pd->local_dma_lkey,
-	};
-	struct ib_recv_wr wr = {
-		.wr_cqe = &e->recv_cqe,
-		.sg_list = &sge,
-		.num_sge = 1,
-	};
-
-	return ib_post_srq_recv(e->srq, &wr, NULL);
-}
-
 /* @n Sends from the server, received by the client intact and in order. */
 static bool kv_srv_sends(struct kv_conn *c, u32 n)
 {
@@ -1489,7 +1484,7 @@ static void kv_test_srq_limit(struct kv_conn *c, const char *pc)
 	u32 i;
 
 	for (i = 0; i < KV_SRQ_RECVS; i++)
-		ok = ok && !kv_post_srq_slot(r, i);
+		ok = ok && !kv_post_recv(r, i, true);
 	if (!kv_check(ok && !ib_modify_srq(r->srq, &attr, IB_SRQ_LIMIT),
 		      "%s: ib_modify_srq arms IB_SRQ_LIMIT %d over %d receives",
 		      pc, KV_SRQ_LIMIT, KV_SRQ_RECVS))
@@ -1514,20 +1509,9 @@ static void kv_test_srq_limit(struct kv_conn *c, const char *pc)
 static int kv_polled_send(struct kv_end *e, u64 wr_id, u32 seq)
 {
 	u8 scratch[KV_MSG];
-	struct ib_sge sge = {
-		.addr = (u64)(uintptr_t)scratch,
-		.length = KV_MSG,
-	};
-	struct ib_send_wr wr = {
-		.wr_id = wr_id,
-		.opcode = IB_WR_SEND,
-		.send_flags = IB_SEND_SIGNALED | IB_SEND_INLINE,
-		.sg_list = &sge,
-		.num_sge = 1,
-	};
+	struct ib_send_wr wr = { .wr_id = wr_id };
 
-	kv_fill(scratch, seq);
-	return ib_post_send(e->qp, &wr, NULL);
+	return kv_post_send_wr(e, &wr, seq, scratch);
 }
 
 /* Poll @n completions of Sends wr_id 0..@n-1, successful and in order. */

@@ -213,16 +213,30 @@ def answer_rreq(s):
     return "rreq"
 
 
-def run_ooo(s, mode, limit):
-    """Open a session, then send @mode's segments; returns its events."""
-    steps = ooo_steps(mode)
+def open_session(s, limit):
+    """Ask for a session on @s (@limit s for each event): its events so far
+    and whether the peer accepted it ("ssc 2")."""
     s.settimeout(limit)
     send(s, PPID_SSC, ssc(0, 1))
     ev = [next_event(s)]
     if ev[-1] in ENDS:
-        return ev
+        return ev, False
     if ev[-1] != "ssc 2":
-        return ev + ["not-accepted"]
+        return ev + ["not-accepted"], False
+    return ev, True
+
+
+def send_failed(ev, e):
+    """@ev and how a send failed with OSError @e."""
+    return ev + ["abort" if e.errno in (104, 32) else "error-%d" % e.errno]
+
+
+def run_ooo(s, mode, limit):
+    """Open a session, then send @mode's segments; returns its events."""
+    steps = ooo_steps(mode)
+    ev, accepted = open_session(s, limit)
+    if not accepted:
+        return ev
     try:
         for step in steps:
             if step == "wait":
@@ -232,7 +246,7 @@ def run_ooo(s, mode, limit):
             else:
                 send(s, *step)
     except OSError as e:
-        return ev + ["abort" if e.errno in (104, 32) else "error-%d" % e.errno]
+        return send_failed(ev, e)
     return collect(s, ev)
 
 
@@ -275,18 +289,14 @@ def next_event(s):
 
 def run_mid(s, mode, limit):
     """Open a session, then misbehave as @mode; returns its events."""
-    s.settimeout(limit)
-    send(s, PPID_SSC, ssc(0, 1))
-    ev = [next_event(s)]
-    if ev[-1] in ENDS:
+    ev, accepted = open_session(s, limit)
+    if not accepted:
         return ev
-    if ev[-1] != "ssc 2":
-        return ev + ["not-accepted"]
     try:
         for sid, ppid, data in MID[mode]:
             send(s, ppid, data, sid)
     except OSError as e:
-        return ev + ["abort" if e.errno in (104, 32) else "error-%d" % e.errno]
+        return send_failed(ev, e)
     return collect(s, ev, mode == "mid-stream")
 
 
@@ -366,7 +376,7 @@ def run(mode, port, ip, limit):
     try:
         send(s, *first)
     except OSError as e:
-        return ["abort" if e.errno in (104, 32) else "error-%d" % e.errno]
+        return send_failed([], e)
     s.settimeout(limit)
     return collect(s, ev, close_at="ssc 4@1" if mode == "pre-stream" else None)
 

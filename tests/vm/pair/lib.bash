@@ -323,6 +323,28 @@ pair_both() {
 	pair_step "$name.c2s" client "$limit" "$@"
 }
 
+# pair_pdata_both: vt_cmpdata's steps A0,A255,R0,R255 (accept with 0 and
+# with 255 octets of private data, then reject with each) in both
+# directions. Every step's private data arrives intact, and each guest's
+# mpa_rej_sent and mpa_rej_rcvd grow by one per direction.
+pair_pdata_both() {
+	local script=A0,A255,R0,R255 st0 st1 d c
+	st0=$(vt_stats "$PAIR_DEV")
+	pair_both pdata 120 \
+		"$VT_PROGS/vt_cmpdata" -s -a "{me}" -p "{port}" -x "$script" -- \
+		"$VT_PROGS/vt_cmpdata" -a "{peer}" -p "{port}" -x "$script"
+	for d in s2c c2s; do
+		sed 's/^/    | /' "$VT_TMP/pdata.$d.out"
+		vt_eq "pdata.$d: steps whose private data arrived intact" \
+			"$(grep -c 'octets of private data intact' "$VT_TMP/pdata.$d.out")" 4
+	done
+	st1=$(vt_stats "$PAIR_DEV")
+	for c in mpa_rej_sent mpa_rej_rcvd; do
+		vt_eq "$c grew by 2 (one direction each)" \
+			"$(($(vt_stat "$st1" $c) - $(vt_stat "$st0" $c)))" 2
+	done
+}
+
 # pair_capture_start FILE [FILTER] / pair_capture_stop: tcpdump of eth0's
 # TCP traffic (or what FILTER selects, e.g. sctp; whole frames) into FILE,
 # for tests/vm/pair/tshark-check.sh.
@@ -338,6 +360,23 @@ pair_capture_start() {
 		sleep 0.1
 	done
 	vt_fail "tcpdump did not start: $(cat "$VT_TMP/tcpdump.log")"
+}
+
+# pair_capture_begin FILE [FILTER]: the server guest starts
+# pair_capture_start FILE [FILTER], then both guests meet at "capturing".
+pair_capture_begin() {
+	[ "$PAIR_SIDE" = server ] && pair_capture_start "$@"
+	pair_barrier capturing 60 || vt_die "the peer did not reach the capture"
+}
+
+# pair_capture_end FILE: both guests meet at "traffic-done", then the
+# server guest stops the capture and logs FILE's size.
+pair_capture_end() {
+	pair_barrier traffic-done 120
+	if [ "$PAIR_SIDE" = server ]; then
+		pair_capture_stop
+		vt_log "capture: $(stat -c %s "$1") bytes in $1"
+	fi
 }
 
 # tcpdump writes each frame (-U) to a file on 9p and, under TCG, trails a

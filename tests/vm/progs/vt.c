@@ -52,6 +52,16 @@ void vt_fatal(const char *fmt, ...)
 	exit(2);
 }
 
+void vt_die(int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vt_vreport(stderr, "FAIL", fmt, ap);
+	va_end(ap);
+	exit(code);
+}
+
 int vt_exit(void)
 {
 	if (vt_failures) {
@@ -168,6 +178,24 @@ int vt_post_rdma(struct ibv_qp *qp, enum ibv_wr_opcode op, uint64_t wr_id,
 	wr.wr.rdma.remote_addr = raddr;
 	wr.wr.rdma.rkey = rkey;
 	return ibv_post_send(qp, &wr, &bad);
+}
+
+int vt_post_recv(struct ibv_qp *qp, uint64_t wr_id, void *buf, uint32_t len,
+		 uint32_t lkey)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)buf,
+		.length = len,
+		.lkey = lkey,
+	};
+	struct ibv_recv_wr wr = {
+		.wr_id = wr_id,
+		.sg_list = &sge,
+		.num_sge = 1,
+	};
+	struct ibv_recv_wr *bad;
+
+	return ibv_post_recv(qp, &wr, &bad);
 }
 
 bool vt_term_sent(struct ibv_context *ctx, uint32_t qpn, const char *term)

@@ -29,6 +29,9 @@ void vt_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void vt_pass(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void vt_fatal(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2), noreturn));
+/* Report "FAIL: " and the message on stderr, then exit with @code. */
+void vt_die(int code, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3), noreturn));
 int vt_exit(void);
 
 /* Open the verbs device called @name or exit with status 2. */
@@ -60,6 +63,13 @@ bool vt_poll_one(struct ibv_cq *cq, struct ibv_wc *wc, int ms);
 int vt_post_rdma(struct ibv_qp *qp, enum ibv_wr_opcode op, uint64_t wr_id,
 		 void *buf, uint32_t len, uint32_t lkey, uint64_t raddr,
 		 uint32_t rkey);
+
+/*
+ * Post a receive of up to @len octets into @buf (@lkey) as @wr_id on @qp.
+ * Return: ibv_post_recv()'s result.
+ */
+int vt_post_recv(struct ibv_qp *qp, uint64_t wr_id, void *buf, uint32_t len,
+		 uint32_t lkey);
 
 /*
  * Does `rdma res show qp -dd` show that QP @qpn of @ctx's device sent

@@ -15,7 +15,6 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "vt.h"
@@ -58,24 +57,16 @@ static size_t parse_list(char *list, enum ibv_event_type *out)
 	return n;
 }
 
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
-
 /* Wait up to @ms for the next event; false on timeout. */
 static bool next_event(struct ibv_context *ctx, long long ms,
 		       struct ibv_async_event *ev)
 {
 	struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
-	long long deadline = now_ms() + ms;
+	long long deadline = vt_now_ms() + ms;
 	int rc;
 
 	for (;;) {
-		long long left = deadline - now_ms();
+		long long left = deadline - vt_now_ms();
 
 		if (left < 0)
 			left = 0;
@@ -169,9 +160,9 @@ int main(int argc, char **argv)
 		vt_fatal("fcntl(async_fd): %s", strerror(errno));
 	vt_signal_ready(ready);
 
-	deadline = now_ms() + (long long)timeout_s * 1000;
+	deadline = vt_now_ms() + (long long)timeout_s * 1000;
 	for (i = 0; i < n; i++) {
-		if (!next_event(ctx, deadline - now_ms(), &ev)) {
+		if (!next_event(ctx, deadline - vt_now_ms(), &ev)) {
 			vt_fail("timeout after %lus waiting for event #%zu %s",
 				timeout_s, i, ibv_event_type_str(want[i]));
 			break;

@@ -30,7 +30,6 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -41,6 +40,8 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 #include <rdma/rdma_verbs.h>
+
+#include "vt_cm.h"
 
 #define PAGE 4096
 #define WAIT_MS 120000
@@ -74,38 +75,15 @@ struct conn {
 static const char *prog = "vt_atompair";
 static uint64_t *counter;		/* server: in a page of its own */
 
-static void die(int code, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3), noreturn));
-
-static void die(int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fprintf(stderr, "%s: FAIL: ", prog);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-	exit(code);
-}
-
-static long long now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
 /* One successful completion of opcode @op on @cq within WAIT_MS. */
 static const char *poll_ok(struct ibv_cq *cq, enum ibv_wc_opcode op,
 			   struct ibv_wc *wc)
 {
-	long long end = now_ms() + WAIT_MS;
+	long long end = vt_now_ms() + WAIT_MS;
 	int n;
 
 	while ((n = ibv_poll_cq(cq, 1, wc)) == 0)
-		if (now_ms() > end)
+		if (vt_now_ms() > end)
 			return "no completion in time";
 	if (n < 0)
 		return "ibv_poll_cq failed";
@@ -116,13 +94,9 @@ static const char *poll_ok(struct ibv_cq *cq, enum ibv_wc_opcode op,
 
 static void post_recv(struct conn *c, int slot)
 {
-	struct ibv_sge sge = { (uintptr_t)&c->ctl[slot], sizeof(struct msg),
-			       c->ctl_mr->lkey };
-	struct ibv_recv_wr wr = { .wr_id = (uint64_t)slot, .sg_list = &sge,
-				  .num_sge = 1 }, *bad;
-
-	if (ibv_post_recv(c->id->qp, &wr, &bad))
-		die(2, "ibv_post_recv failed");
+	if (vt_post_recv(c->id->qp, (uint64_t)slot, &c->ctl[slot],
+			 sizeof(struct msg), c->ctl_mr->lkey))
+		vt_die(2, "ibv_post_recv failed");
 }
 
 static void send_msg(struct conn *c, const struct msg *m)
@@ -137,10 +111,10 @@ static void send_msg(struct conn *c, const struct msg *m)
 
 	c->ctl[NRECV] = *m;
 	if (ibv_post_send(c->id->qp, &wr, &bad))
-		die(2, "control Send: ibv_post_send failed");
+		vt_die(2, "control Send: ibv_post_send failed");
 	err = poll_ok(c->id->send_cq, IBV_WC_SEND, &wc);
 	if (err)
-		die(1, "control Send: %s", err);
+		vt_die(1, "control Send: %s", err);
 }
 
 /* The next received message, of type @type; its receive is reposted. */
@@ -151,10 +125,10 @@ static struct msg recv_msg(struct conn *c, uint32_t type)
 	struct msg m;
 
 	if (err)
-		die(1, "control receive: %s", err);
+		vt_die(1, "control receive: %s", err);
 	m = c->ctl[wc.wr_id];
 	if (m.type != type)
-		die(1, "control message %u, expected %u", m.type, type);
+		vt_die(1, "control message %u, expected %u", m.type, type);
 	post_recv(c, (int)wc.wr_id);
 	return m;
 }
@@ -166,22 +140,9 @@ static void setup(struct conn *c)
 	c->ctl_mr = ibv_reg_mr(c->id->qp->pd, c->ctl, sizeof(c->ctl),
 			       IBV_ACCESS_LOCAL_WRITE);
 	if (!c->ctl_mr)
-		die(2, "ibv_reg_mr: %s", strerror(errno));
+		vt_die(2, "ibv_reg_mr: %s", strerror(errno));
 	for (i = 0; i < NRECV; i++)
 		post_recv(c, i);
-}
-
-static struct rdma_addrinfo *resolve(const char *addr, const char *port,
-				     bool passive)
-{
-	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP,
-				       .ai_flags = passive ? RAI_PASSIVE : 0 };
-	struct rdma_addrinfo *res;
-
-	if (rdma_getaddrinfo(addr, port, &hints, &res))
-		die(2, "rdma_getaddrinfo %s:%s: %s", addr ? addr : "*", port,
-		    strerror(errno));
-	return res;
 }
 
 static struct ibv_qp_init_attr qp_attr(void)
@@ -212,7 +173,7 @@ static void *cpu_adder(void *arg)
 
 static void server(const char *addr, const char *port, int n)
 {
-	struct rdma_addrinfo *res = resolve(addr, port, true);
+	struct rdma_addrinfo *res = vt_cm_resolve(addr, port, true);
 	struct ibv_qp_init_attr qa = qp_attr();
 	struct conn c[MAX_CONNS] = { 0 };
 	struct rdma_cm_id *listen;
@@ -221,26 +182,26 @@ static void server(const char *addr, const char *port, int n)
 	int i;
 
 	if (posix_memalign((void **)&counter, PAGE, PAGE))
-		die(2, "posix_memalign failed");
+		vt_die(2, "posix_memalign failed");
 	memset(counter, 0, PAGE);
 	if (rdma_create_ep(&listen, res, NULL, &qa) || rdma_listen(listen, n))
-		die(2, "listen: %s", strerror(errno));
+		vt_die(2, "listen: %s", strerror(errno));
 	for (i = 0; i < n; i++) {
 		if (rdma_get_request(listen, &c[i].id))
-			die(2, "rdma_get_request: %s", strerror(errno));
+			vt_die(2, "rdma_get_request: %s", strerror(errno));
 		setup(&c[i]);
 		c[i].mr = ibv_reg_mr(c[i].id->qp->pd, counter, PAGE,
 				     IBV_ACCESS_LOCAL_WRITE |
 				     IBV_ACCESS_REMOTE_ATOMIC);
 		if (!c[i].mr)
-			die(2, "ibv_reg_mr(counter): %s", strerror(errno));
+			vt_die(2, "ibv_reg_mr(counter): %s", strerror(errno));
 		if (rdma_accept(c[i].id, NULL))
-			die(2, "rdma_accept: %s", strerror(errno));
+			vt_die(2, "rdma_accept: %s", strerror(errno));
 	}
 	for (i = 0; i < n; i++)
 		recv_msg(&c[i], MSG_HELLO);
 	if (pthread_create(&cpu, NULL, cpu_adder, NULL))
-		die(2, "pthread_create failed");
+		vt_die(2, "pthread_create failed");
 	for (i = 0; i < n; i++)
 		send_msg(&c[i], &(struct msg){ .type = MSG_INFO,
 					       .rkey = c[i].mr->rkey,
@@ -256,8 +217,8 @@ static void server(const char *addr, const char *port, int n)
 		send_msg(&c[i], &(struct msg){ .type = MSG_RESULT, .a = final,
 					       .b = cpu_adds });
 	if (final != ops + cpu_adds)
-		die(1, "counter %" PRIu64 ", want %" PRIu64 " remote + %" PRIu64
-		    " CPU adds", final, ops, cpu_adds);
+		vt_die(1, "counter %" PRIu64 ", want %" PRIu64 " remote + %" PRIu64
+		       " CPU adds", final, ops, cpu_adds);
 	printf("%s: counter exact: %" PRIu64 " = %" PRIu64
 	       " remote Fetch-and-Add + %" PRIu64 " CPU adds\n",
 	       prog, final, ops, cpu_adds);
@@ -314,25 +275,25 @@ static void check_originals(struct conn *c, int n, int ops, uint64_t final,
 	uint64_t *all = calloc(total, sizeof(*all)), inside;
 
 	if (!all)
-		die(2, "calloc failed");
+		vt_die(2, "calloc failed");
 	for (i = 0; i < total; i++)
 		all[i] = c[i / ops].res[i % ops];
 	qsort(all, total, sizeof(*all), cmp_u64);
 	for (i = 1; i < total; i++)
 		if (all[i] == all[i - 1])
-			die(1, "two Fetch-and-Adds returned %" PRIu64, all[i]);
+			vt_die(1, "two Fetch-and-Adds returned %" PRIu64, all[i]);
 	if (all[total - 1] >= final)
-		die(1, "an original value %" PRIu64 " is not below the final %"
-		    PRIu64, all[total - 1], final);
+		vt_die(1, "an original value %" PRIu64 " is not below the final %"
+		       PRIu64, all[total - 1], final);
 	if (final != total + adds)
-		die(1, "final %" PRIu64 " is not %zu remote + %" PRIu64
-		    " CPU adds", final, total, adds);
+		vt_die(1, "final %" PRIu64 " is not %zu remote + %" PRIu64
+		       " CPU adds", final, total, adds);
 	printf("%s: %zu originals distinct, below the final %" PRIu64
 	       ": each value once\n", prog, total, final);
 	inside = all[total - 1] - all[0] + 1 - total;
 	if (!inside)
-		die(1, "no CPU add between the first and the last remote atomic (%"
-		    PRIu64 " .. %" PRIu64 ")", all[0], all[total - 1]);
+		vt_die(1, "no CPU add between the first and the last remote atomic (%"
+		       PRIu64 " .. %" PRIu64 ")", all[0], all[total - 1]);
 	printf("%s: %" PRIu64 " CPU adds between the first and the last remote atomic\n",
 	       prog, inside);
 	free(all);
@@ -340,7 +301,7 @@ static void check_originals(struct conn *c, int n, int ops, uint64_t final,
 
 static void client(const char *addr, const char *port, int n, int ops)
 {
-	struct rdma_addrinfo *res = resolve(addr, port, false);
+	struct rdma_addrinfo *res = vt_cm_resolve(addr, port, false);
 	struct ibv_qp_init_attr qa = qp_attr();
 	struct conn c[MAX_CONNS] = { 0 };
 	pthread_t th[MAX_CONNS];
@@ -349,31 +310,31 @@ static void client(const char *addr, const char *port, int n, int ops)
 
 	for (i = 0; i < n; i++) {
 		if (rdma_create_ep(&c[i].id, res, NULL, &qa))
-			die(2, "rdma_create_ep: %s", strerror(errno));
+			vt_die(2, "rdma_create_ep: %s", strerror(errno));
 		setup(&c[i]);
 		c[i].ops = ops;
 		c[i].res = calloc((size_t)ops, sizeof(uint64_t));
 		if (!c[i].res)
-			die(2, "calloc failed");
+			vt_die(2, "calloc failed");
 		c[i].res_mr = ibv_reg_mr(c[i].id->qp->pd, c[i].res,
 					 (size_t)ops * sizeof(uint64_t),
 					 IBV_ACCESS_LOCAL_WRITE);
 		if (!c[i].res_mr)
-			die(2, "ibv_reg_mr: %s", strerror(errno));
+			vt_die(2, "ibv_reg_mr: %s", strerror(errno));
 		if (rdma_connect(c[i].id, NULL))
-			die(2, "rdma_connect %d: %s", i, strerror(errno));
+			vt_die(2, "rdma_connect %d: %s", i, strerror(errno));
 		send_msg(&c[i], &(struct msg){ .type = MSG_HELLO });
 	}
 	for (i = 0; i < n; i++)
 		c[i].info = recv_msg(&c[i], MSG_INFO);
 	for (i = 0; i < n; i++)
 		if (pthread_create(&th[i], NULL, requester, &c[i]))
-			die(2, "pthread_create failed");
+			vt_die(2, "pthread_create failed");
 	for (i = 0; i < n; i++)
 		pthread_join(th[i], NULL);
 	for (i = 0; i < n; i++)
 		if (c[i].err)
-			die(1, "connection %d: Fetch-and-Add: %s", i, c[i].err);
+			vt_die(1, "connection %d: Fetch-and-Add: %s", i, c[i].err);
 	printf("%s: %d connections x %d Fetch-and-Add of 1 completed\n", prog,
 	       n, ops);
 	for (i = 0; i < n; i++)
@@ -400,7 +361,7 @@ int main(int argc, char **argv)
 	bool srv = false, cli = false;
 	int o, n = 4, ops = 200;
 
-	setvbuf(stdout, NULL, _IOLBF, 0);
+	vt_init(prog);
 	while ((o = getopt(argc, argv, "sc:a:p:n:k:")) != -1) {
 		switch (o) {
 		case 's': srv = true; break;

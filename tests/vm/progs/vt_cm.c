@@ -269,3 +269,16 @@ void vt_cm_listen_args(struct vt_cm *cm, int argc, char **argv,
 		usage();
 	vt_cm_listen(cm, addr, port);
 }
+
+struct rdma_addrinfo *vt_cm_resolve(const char *addr, const char *port,
+				    bool passive)
+{
+	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP,
+				       .ai_flags = passive ? RAI_PASSIVE : 0 };
+	struct rdma_addrinfo *res;
+
+	if (rdma_getaddrinfo(addr, port, &hints, &res))
+		vt_die(2, "rdma_getaddrinfo %s:%s: %s", addr ? addr : "*", port,
+		       strerror(errno));
+	return res;
+}

@@ -88,4 +88,11 @@ void vt_cm_conn_close(struct vt_cm *cm, struct vt_cm_conn *c);
 /* The QP of end @end of @c (0 active, 1 passive). */
 struct ibv_qp *vt_cm_conn_qp(const struct vt_cm_conn *c, int end);
 
+/*
+ * rdma_getaddrinfo of ADDR:PORT in the TCP port space (@passive: to listen
+ * on; ADDR may then be NULL), or exit with status 2 and a FAIL message.
+ */
+struct rdma_addrinfo *vt_cm_resolve(const char *addr, const char *port,
+				    bool passive);
+
 #endif

@@ -29,18 +29,18 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
-#include <stdarg.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 #include <rdma/rdma_verbs.h>
+
+#include "vt_cm.h"
 
 #define PAGE 4096
 #define WAIT_MS 60000
@@ -66,38 +66,15 @@ struct ctx {
 
 static const char *prog = "vt_mwpair";
 
-static void die(int code, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3), noreturn));
-
-static void die(int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fprintf(stderr, "%s: FAIL: ", prog);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-	exit(code);
-}
-
-static long long now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
 /* One completion of @cq within WAIT_MS, whatever its status. */
 static void poll_one(struct ibv_cq *cq, struct ibv_wc *wc, const char *what)
 {
-	long long end = now_ms() + WAIT_MS;
+	long long end = vt_now_ms() + WAIT_MS;
 
-	while (now_ms() < end)
+	while (vt_now_ms() < end)
 		if (ibv_poll_cq(cq, 1, wc) == 1)
 			return;
-	die(1, "%s: no completion within %d ms", what, WAIT_MS);
+	vt_die(1, "%s: no completion within %d ms", what, WAIT_MS);
 }
 
 static void expect_ok(struct ibv_cq *cq, enum ibv_wc_opcode op,
@@ -105,19 +82,15 @@ static void expect_ok(struct ibv_cq *cq, enum ibv_wc_opcode op,
 {
 	poll_one(cq, wc, what);
 	if (wc->status != IBV_WC_SUCCESS || wc->opcode != op)
-		die(1, "%s: status %s opcode %d", what,
-		    ibv_wc_status_str(wc->status), wc->opcode);
+		vt_die(1, "%s: status %s opcode %d", what,
+		       ibv_wc_status_str(wc->status), wc->opcode);
 }
 
 static void post_recv(struct ctx *c, int slot)
 {
-	struct ibv_sge sge = { (uintptr_t)&c->ctl[slot], sizeof(struct msg),
-			       c->ctl_mr->lkey };
-	struct ibv_recv_wr wr = { .wr_id = (uint64_t)slot, .sg_list = &sge,
-				  .num_sge = 1 }, *bad;
-
-	if (ibv_post_recv(c->id->qp, &wr, &bad))
-		die(2, "ibv_post_recv failed");
+	if (vt_post_recv(c->id->qp, (uint64_t)slot, &c->ctl[slot],
+			 sizeof(struct msg), c->ctl_mr->lkey))
+		vt_die(2, "ibv_post_recv failed");
 }
 
 static void post_send(struct ctx *c, struct ibv_send_wr *wr, const char *what)
@@ -126,7 +99,7 @@ static void post_send(struct ctx *c, struct ibv_send_wr *wr, const char *what)
 	int rc = ibv_post_send(c->id->qp, wr, &bad);
 
 	if (rc)
-		die(1, "%s: ibv_post_send: %s", what, strerror(rc));
+		vt_die(1, "%s: ibv_post_send: %s", what, strerror(rc));
 }
 
 /* Send control message @m and wait for its completion. */
@@ -152,7 +125,7 @@ static struct msg recv_msg(struct ctx *c, uint32_t type, struct ibv_wc *wc)
 	expect_ok(c->id->recv_cq, IBV_WC_RECV, "control receive", wc);
 	m = c->ctl[wc->wr_id];
 	if (m.type != type)
-		die(1, "control message %u, expected %u", m.type, type);
+		vt_die(1, "control message %u, expected %u", m.type, type);
 	post_recv(c, (int)wc->wr_id);
 	return m;
 }
@@ -164,12 +137,12 @@ static void setup(struct ctx *c, int access)
 	c->ctl_mr = ibv_reg_mr(c->id->qp->pd, c->ctl, sizeof(c->ctl),
 			       IBV_ACCESS_LOCAL_WRITE);
 	if (posix_memalign((void **)&c->buf, PAGE, 2 * PAGE))
-		die(2, "posix_memalign failed");
+		vt_die(2, "posix_memalign failed");
 	memset(c->buf, 0, 2 * PAGE);
 	c->buf_mr = ibv_reg_mr(c->id->qp->pd, c->buf, 2 * PAGE,
 			       IBV_ACCESS_LOCAL_WRITE | access);
 	if (!c->ctl_mr || !c->buf_mr)
-		die(2, "ibv_reg_mr: %s", strerror(errno));
+		vt_die(2, "ibv_reg_mr: %s", strerror(errno));
 	for (i = 0; i < NRECV; i++)
 		post_recv(c, i);
 }
@@ -181,19 +154,6 @@ static bool all(const uint8_t *b, size_t from, size_t to, uint8_t val)
 		if (b[from] != val)
 			return false;
 	return true;
-}
-
-static struct rdma_addrinfo *resolve(const char *addr, const char *port,
-				     bool passive)
-{
-	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP,
-				       .ai_flags = passive ? RAI_PASSIVE : 0 };
-	struct rdma_addrinfo *res;
-
-	if (rdma_getaddrinfo(addr, port, &hints, &res))
-		die(2, "rdma_getaddrinfo %s:%s: %s", addr ? addr : "*", port,
-		    strerror(errno));
-	return res;
 }
 
 static struct ibv_qp_init_attr qp_attr(void)
@@ -208,7 +168,7 @@ static struct ibv_qp_init_attr qp_attr(void)
 /* The owner: bind, check the Write, see the invalidation and the refusal. */
 static void server(const char *addr, const char *port)
 {
-	struct rdma_addrinfo *res = resolve(addr, port, true);
+	struct rdma_addrinfo *res = vt_cm_resolve(addr, port, true);
 	struct ibv_qp_init_attr qa = qp_attr();
 	struct rdma_cm_id *listen;
 	struct ctx c = { 0 };
@@ -219,16 +179,16 @@ static void server(const char *addr, const char *port)
 	uint32_t rkey;
 
 	if (rdma_create_ep(&listen, res, NULL, &qa) || rdma_listen(listen, 1))
-		die(2, "listen: %s", strerror(errno));
+		vt_die(2, "listen: %s", strerror(errno));
 	if (rdma_get_request(listen, &c.id))
-		die(2, "rdma_get_request: %s", strerror(errno));
+		vt_die(2, "rdma_get_request: %s", strerror(errno));
 	setup(&c, IBV_ACCESS_MW_BIND);
 	if (rdma_accept(c.id, NULL))
-		die(2, "rdma_accept: %s", strerror(errno));
+		vt_die(2, "rdma_accept: %s", strerror(errno));
 	recv_msg(&c, MSG_HELLO, &wc);
 	mw = ibv_alloc_mw(c.id->qp->pd, IBV_MW_TYPE_2);
 	if (!mw)
-		die(2, "ibv_alloc_mw(type 2): %s", strerror(errno));
+		vt_die(2, "ibv_alloc_mw(type 2): %s", strerror(errno));
 	rkey = ibv_inc_rkey(mw->rkey);
 	wr.bind_mw.mw = mw;
 	wr.bind_mw.rkey = rkey;
@@ -245,25 +205,25 @@ static void server(const char *addr, const char *port)
 	printf("%s: type 2 window bound, rkey 0x%x\n", prog, rkey);
 	recv_msg(&c, MSG_WROTE, &wc);
 	if (!all(c.buf, 0, PAGE, 0) || !all(c.buf, PAGE, 2 * PAGE, 0x5c))
-		die(1, "the peer's Write did not land in the window's page alone");
+		vt_die(1, "the peer's Write did not land in the window's page alone");
 	printf("%s: the peer's Write through the window landed in its page only\n",
 	       prog);
 	poll_one(c.id->recv_cq, &wc, "Send with Invalidate");
 	if (wc.status != IBV_WC_SUCCESS || !(wc.wc_flags & IBV_WC_WITH_INV) ||
 	    wc.invalidated_rkey != rkey)
-		die(1, "Send with Invalidate: status %s flags 0x%x rkey 0x%x, want WITH_INV 0x%x",
-		    ibv_wc_status_str(wc.status), wc.wc_flags,
-		    wc.invalidated_rkey, rkey);
+		vt_die(1, "Send with Invalidate: status %s flags 0x%x rkey 0x%x, want WITH_INV 0x%x",
+		       ibv_wc_status_str(wc.status), wc.wc_flags,
+		       wc.invalidated_rkey, rkey);
 	post_recv(&c, (int)wc.wr_id);
 	printf("%s: Send with Invalidate received: IBV_WC_WITH_INV, rkey 0x%x\n",
 	       prog, rkey);
 	send_msg(&c, &(struct msg){ .type = MSG_INVALIDATED });
 	poll_one(c.id->recv_cq, &wc, "the refused access");
 	if (wc.status == IBV_WC_SUCCESS)
-		die(1, "a receive completed after the invalidation (opcode %d)",
-		    wc.opcode);
+		vt_die(1, "a receive completed after the invalidation (opcode %d)",
+		       wc.opcode);
 	if (!all(c.buf, 0, PAGE, 0) || !all(c.buf, PAGE, 2 * PAGE, 0x5c))
-		die(1, "the memory changed after the invalidation");
+		vt_die(1, "the memory changed after the invalidation");
 	printf("%s: access after invalidation refused: QP failed (receive %s), memory unchanged\n",
 	       prog, ibv_wc_status_str(wc.status));
 	rdma_disconnect(c.id);
@@ -273,7 +233,7 @@ static void server(const char *addr, const char *port)
 /* The peer: Write and Read through the window, invalidate, try again. */
 static void client(const char *addr, const char *port)
 {
-	struct rdma_addrinfo *res = resolve(addr, port, false);
+	struct rdma_addrinfo *res = vt_cm_resolve(addr, port, false);
 	struct ibv_qp_init_attr qa = qp_attr();
 	struct ctx c = { 0 };
 	struct ibv_sge sge;
@@ -283,10 +243,10 @@ static void client(const char *addr, const char *port)
 	struct msg info;
 
 	if (rdma_create_ep(&c.id, res, NULL, &qa))
-		die(2, "rdma_create_ep: %s", strerror(errno));
+		vt_die(2, "rdma_create_ep: %s", strerror(errno));
 	setup(&c, 0);
 	if (rdma_connect(c.id, NULL))
-		die(2, "rdma_connect: %s", strerror(errno));
+		vt_die(2, "rdma_connect: %s", strerror(errno));
 	send_msg(&c, &(struct msg){ .type = MSG_HELLO });
 	info = recv_msg(&c, MSG_INFO, &wc);
 	memset(c.buf, 0x5c, PAGE);
@@ -303,7 +263,7 @@ static void client(const char *addr, const char *port)
 	expect_ok(c.id->send_cq, IBV_WC_RDMA_READ,
 		  "RDMA Read through the window", &wc);
 	if (!all(c.buf, PAGE, 2 * PAGE, 0x5c))
-		die(1, "the Read through the window brought other data");
+		vt_die(1, "the Read through the window brought other data");
 	printf("%s: RDMA Write and Read through the peer's type 2 window\n",
 	       prog);
 	send_msg(&c, &(struct msg){ .type = MSG_WROTE });
@@ -332,7 +292,7 @@ static void client(const char *addr, const char *port)
 	poll_one(c.id->send_cq, &wc, "RDMA Write after the invalidation");
 	poll_one(c.id->send_cq, &wc, "RDMA Read after the invalidation");
 	if (wc.status == IBV_WC_SUCCESS)
-		die(1, "RDMA Read after the invalidation succeeded");
+		vt_die(1, "RDMA Read after the invalidation succeeded");
 	printf("%s: RDMA Read through the invalidated window: %s\n", prog,
 	       ibv_wc_status_str(wc.status));
 	rdma_disconnect(c.id);
@@ -350,7 +310,7 @@ int main(int argc, char **argv)
 	bool srv = false, cli = false;
 	int o;
 
-	setvbuf(stdout, NULL, _IOLBF, 0);
+	vt_init(prog);
 	while ((o = getopt(argc, argv, "sc:a:p:")) != -1) {
 		switch (o) {
 		case 's': srv = true; break;

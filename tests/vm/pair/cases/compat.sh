@@ -192,21 +192,7 @@ if [ "$PAIR_SIDE" = client ]; then
 fi
 
 # --- 4. private data of 0 and 255 octets, both ways -------------------------
-script=A0,A255,R0,R255
-st0=$(vt_stats "$PAIR_DEV")
-pair_both pdata 120 \
-	"$VT_PROGS/vt_cmpdata" -s -a "{me}" -p "{port}" -x "$script" -- \
-	"$VT_PROGS/vt_cmpdata" -a "{peer}" -p "{port}" -x "$script"
-for d in s2c c2s; do
-	sed 's/^/    | /' "$VT_TMP/pdata.$d.out"
-	vt_eq "pdata.$d: steps whose private data arrived intact" \
-		"$(grep -c 'octets of private data intact' "$VT_TMP/pdata.$d.out")" 4
-done
-st1=$(vt_stats "$PAIR_DEV")
-for c in mpa_rej_sent mpa_rej_rcvd; do
-	vt_eq "$c grew by 2 (one direction each)" \
-		"$(($(vt_stat "$st1" $c) - $(vt_stat "$st0" $c)))" 2
-done
+pair_pdata_both
 
 # --- 5. draft-00 against a kiwi without it --------------------------------
 [ "$PAIR_SIDE" = server ] && set_kiwi ulpf00 Y

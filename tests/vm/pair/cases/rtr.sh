@@ -37,8 +37,7 @@ rtr_set() {
 		vt_fail "cannot set mpa_rtr to $1"
 }
 
-[ "$PAIR_SIDE" = server ] && pair_capture_start "$pcap"
-pair_barrier capturing 60 || vt_die "the peer did not reach the capture"
+pair_capture_begin "$pcap"
 want=()
 for t in $types; do
 	rtr_set "$t"

@@ -82,8 +82,7 @@ if [ "$PAIR_SERVER-$PAIR_CLIENT" != kiwi-kiwi ] || [ "$llp" != sctp ]; then
 fi
 
 # --- 1. the association on the wire ------------------------------------------
-[ "$PAIR_SIDE" = server ] && pair_capture_start "$pcap" sctp
-pair_barrier capturing 60 || vt_die "the peer did not reach the capture"
+pair_capture_begin "$pcap" sctp
 pair_both rping 120 \
 	rping -s -v -a "{me}" -p "{port}" -C 20 -- \
 	rping -c -v -a "{peer}" -p "{port}" -C 20
@@ -185,21 +184,7 @@ else
 fi
 
 # --- 3. private data and Reject, both ways ----------------------------------
-pdata_script=A0,A255,R0,R255
-st0=$(vt_stats "$PAIR_DEV")
-pair_both pdata 120 \
-	"$VT_PROGS/vt_cmpdata" -s -a "{me}" -p "{port}" -x "$pdata_script" -- \
-	"$VT_PROGS/vt_cmpdata" -a "{peer}" -p "{port}" -x "$pdata_script"
-for d in s2c c2s; do
-	sed 's/^/    | /' "$VT_TMP/pdata.$d.out"
-	vt_check "pdata.$d: 4 steps, private data intact in every event" \
-		test "$(grep -c 'octets of private data intact' "$VT_TMP/pdata.$d.out")" = 4
-done
-st1=$(vt_stats "$PAIR_DEV")
-for c in mpa_rej_sent mpa_rej_rcvd; do
-	vt_eq "$c grew by 2 (one direction each)" \
-		"$(($(vt_stat "$st1" $c) - $(vt_stat "$st0" $c)))" 2
-done
+pair_pdata_both
 
 # --- 4. a hostile SCTP peer mid-connection -------------------------------
 mid=(mid-dup mid-overlap mid-old mid-beyond mid-big mid-huge mid-stream mid-reorder)

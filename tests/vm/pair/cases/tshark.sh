@@ -19,8 +19,7 @@ vt_need_progs
 pcap=$KIWI_RESULTS/$PAIR_ID.pcap
 pair_up
 pair_wire_expect > "$KIWI_RESULTS/$PAIR_ID.expect"
-[ "$PAIR_SIDE" = server ] && pair_capture_start "$pcap"
-pair_barrier capturing 60 || vt_die "the peer did not reach the capture"
+pair_capture_begin "$pcap"
 pair_both rping 120 \
 	rping -s -v -a "{me}" -p "{port}" -C 20 -- \
 	rping -c -v -a "{peer}" -p "{port}" -C 20
@@ -35,10 +34,6 @@ read -r -a opts <<< "$(pair_integrity_opts)"
 pair_step integrity server 300 \
 	"$VT_PROGS/vt_integrity" -s -a "{me}" -p "{port}" --quick "${opts[@]}" -- \
 	"$VT_PROGS/vt_integrity" -c "{peer}" -p "{port}" --quick "${opts[@]}"
-pair_barrier traffic-done 120
-if [ "$PAIR_SIDE" = server ]; then
-	pair_capture_stop
-	vt_log "capture: $(stat -c %s "$pcap") bytes in $pcap"
-fi
+pair_capture_end "$pcap"
 pair_down
 vt_finish

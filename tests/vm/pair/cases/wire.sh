@@ -40,15 +40,10 @@ if [ "$PAIR_SIDE" = client ] && [ "$PAIR_PROV" = kiwi ] &&
 	vt_log "markers in one direction: the client guest asks for none"
 fi
 pair_wire_expect > "$KIWI_RESULTS/$PAIR_ID.expect"
-[ "$PAIR_SIDE" = server ] && pair_capture_start "$pcap"
-pair_barrier capturing 60 || vt_die "the peer did not reach the capture"
+pair_capture_begin "$pcap"
 pair_both rping 120 \
 	rping -s -v -a "{me}" -p "{port}" -C 10 -- \
 	rping -c -v -a "{peer}" -p "{port}" -C 10
-pair_barrier traffic-done 120
-if [ "$PAIR_SIDE" = server ]; then
-	pair_capture_stop
-	vt_log "capture: $(stat -c %s "$pcap") bytes in $pcap"
-fi
+pair_capture_end "$pcap"
 pair_down
 vt_finish
