@@ -302,13 +302,19 @@ static void check_originals(struct conn *c, int n, int ops, uint64_t final,
 static void client(const char *addr, const char *port, int n, int ops)
 {
 	struct rdma_addrinfo *res = vt_cm_resolve(addr, port, false);
-	struct ibv_qp_init_attr qa = qp_attr();
 	struct conn c[MAX_CONNS] = { 0 };
 	pthread_t th[MAX_CONNS];
 	struct msg result = { 0 };
 	int i;
 
 	for (i = 0; i < n; i++) {
+		/*
+		 * Fresh for each connection: rdma_create_ep() writes the CQs it
+		 * made into the attributes, and given them it makes none, which
+		 * would leave the next id without send_cq and recv_cq.
+		 */
+		struct ibv_qp_init_attr qa = qp_attr();
+
 		if (rdma_create_ep(&c[i].id, res, NULL, &qa))
 			vt_die(2, "rdma_create_ep: %s", strerror(errno));
 		setup(&c[i]);
