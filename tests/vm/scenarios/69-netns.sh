@@ -8,9 +8,10 @@
 # kiwi's listener socket in the namespace of its device and in no other
 # (the connection's own sockets are not checked: a check written for
 # them saw the responder's socket in its namespace in one run and in none
-# in three; not understood). The devices are visible everywhere in this shared mode, their addresses are not: an rdma_cm
-# listener on A's address from the initial namespace or a third one fails
-# cleanly (the address is not theirs), and so does a client there. Then
+# in three; not understood). The devices are visible everywhere in this
+# shared mode, their addresses are not: an rdma_cm listener on A's
+# address from the initial namespace or a third one fails cleanly (the
+# address is not theirs), and so does a client there. Then
 # the RDMA subsystem in exclusive mode: each device moved into its
 # namespace with `rdma dev set NAME netns NS` is seen there only (not in
 # the initial namespace, not in the other one, not in a third), served by
