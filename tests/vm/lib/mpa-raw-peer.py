@@ -13,6 +13,9 @@ request        connect, send a valid revision 1 Request (CRC), then wait;
 stall          listen, accept, answer the Request with a Reply that agrees
                to it, then never read: the initiator's TX fills TCP's
                buffers and stalls; prints "held N" after SECONDS and closes
+stall-drain    the same, but after SECONDS reads what arrives until the
+               initiator has sent nothing for a second, prints "drained N"
+               and closes: the stalled TX is woken and sends the rest
 rev0-reply     listen, accept, answer the Request as an RDMAC RNIC does
                (RFC 5044 C.2.2): a revision 0 Reply, M=1, C=1, no private
                data; a kiwi initiator must fail its connect and close
@@ -108,6 +111,21 @@ ANSWERS = {
 }
 
 
+def drain(s):
+    """Read until the peer sends nothing for a second; octets read."""
+    s.settimeout(1)
+    got = 0
+    try:
+        while True:
+            data = s.recv(65536)
+            if not data:
+                break
+            got += len(data)
+    except OSError:
+        pass
+    return got
+
+
 def first_term(data):
     """Layer/EType/ECode of a Terminate FPDU (no markers) at @data."""
     if len(data) < 2:
@@ -122,7 +140,7 @@ def first_term(data):
 def main():
     mode, port, ip = sys.argv[1], int(sys.argv[2]), sys.argv[3]
     wait = float(sys.argv[4]) if len(sys.argv) > 4 else 60
-    server = mode in ("silent-server", "stall") or mode in ANSWERS
+    server = mode in ("silent-server", "stall", "stall-drain") or mode in ANSWERS
     if server:
         ls = socket.socket()
         ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -144,10 +162,12 @@ def main():
     s.settimeout(wait)
     got = 0
     after = b""
-    if mode == "stall":
+    if mode in ("stall", "stall-drain"):
         answer_agreeing(s)
         time.sleep(wait)
         print("held %.1f" % (time.time() - t0), flush=True)
+        if mode == "stall-drain":
+            print("drained %d" % drain(s), flush=True)
         s.close()
         return
     try:
