@@ -17,7 +17,7 @@ KVER = $(shell $(MAKE) -s -C $(KDIR) kernelrelease 2>/dev/null)
 .PHONY: all kernel userlib deps install uninstall deb dkms dkms-remove test \
 	check-unit check-kunit check-asan check-tsan check-sanitize check-fuzz \
 	check-fuzz-long check-vm check-vm-debug check-debug check-pkg check-pkg-full \
-	check-pair check-pair-full \
+	check-pair check-pair-ci check-pair-full \
 	check-soak soak check-ulp check-ulp-full check-ulp-debug check-ulp-removal ci-fresh bench bench-sweep bench-ulp demo lint clean help
 
 all: kernel userlib
@@ -39,7 +39,8 @@ help:
 	@echo "make check-debug     check-kunit and check-vm-debug in one debug boot (DEBUG_VM=scenarios)"
 	@echo "make check-pkg  build the packages; on a fresh Debian 12 root: install (apt resolves Depends, DKMS natively), a second kernel's headers (DKMS hook), use in a guest, purge"
 	@echo "make check-pkg-full  check-pkg also booting the second kernel and running make dkms; then all in a guest (DKMS under TCG)"
-	@echo "make check-pair two guests: kiwi<->kiwi, kiwi<->siw (short runs; in make test)"
+	@echo "make check-pair two guests: kiwi<->kiwi, kiwi<->siw, every case in short runs (not in make test)"
+	@echo "make check-pair-ci  the subset of check-pair that make test runs (one boot plus the short soak)"
 	@echo "make check-pair-full  every combination and flavour, long sweeps (not in CI)"
 	@echo "make check-soak netem loss, connection churn, faults mid-transfer, short (soak: long, not in CI)"
 	@echo "make check-ulp  NVMe-oF, NFS/RDMA, iSER over kiwi and siw, device removal (not in make test)"
@@ -141,6 +142,9 @@ check-pkg-full:
 
 check-pair: all
 	bash tests/vm/pair/ci.sh
+
+check-pair-ci: all
+	bash tests/vm/pair/ci.sh --ci
 
 check-pair-full: all
 	bash tests/vm/pair/ci.sh --full

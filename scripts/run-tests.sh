@@ -5,16 +5,16 @@
 # check-sanitize (the unit suites under ASan+UBSan and libkiwi's under TSan),
 # check-fuzz (FUZZ_SECONDS 15 per target unless set), check-vm, check-pkg
 # (the Debian packages on a fresh Debian 12 root; DKMS builds natively),
-# check-pair, check-debug (KUnit and the scenarios in DEBUG_VM_CI, in one
-# boot of the debug kernel) in that order, each one even when an earlier
-# one failed.
+# check-pair-ci (check-pair's CI subset), check-debug (KUnit and the
+# scenarios in DEBUG_VM_CI, in one boot of the debug kernel) in that order,
+# each one even when an earlier one failed.
 # check-sanitize and check-fuzz need only the host's CPU: when check-vm is
 # asked for too, they run in the background at nice 10 beside it (its one
 # guest keeps about one of the two cores busy) and their output follows
 # check-vm's. When a debug kernel tier is asked for and the debug kernel is
 # not cached (nor being built already, as .ci/run starts it during deps),
 # its build starts in the background at nice 19 right after the build
-# tier: it takes the CPU the guests of check-vm and check-pair leave idle,
+# tier: it takes the CPU the guests of check-vm and check-pair-ci leave idle,
 # and the debug tiers come last, waiting for it (scripts/debug-kernel.sh
 # locks its cache entry). Its output goes to build/test-logs/debug-kernel.log.
 # Arguments pick tiers (e.g. `scripts/run-tests.sh build check-unit`). Each
@@ -29,7 +29,7 @@ set -uo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=scripts/lab/summary.bash
 . "$REPO/scripts/lab/summary.bash"
-ALL_TIERS=(build check-unit check-sanitize check-fuzz check-vm check-pkg check-pair check-debug)
+ALL_TIERS=(build check-unit check-sanitize check-fuzz check-vm check-pkg check-pair-ci check-debug)
 # Under the debug kernel CI runs the scenarios that drive connections, the
 # QP state machine and device removal (about 4 minutes); the rest, the
 # hostile peer included, run in `make check-vm-debug` (about 25 minutes).
