@@ -118,7 +118,9 @@ ns_integrity() {
 # ns_perftest WHAT: ib_write_bw over rdma_cm, 200 iterations of 64 KiB,
 # server kiwiA in A, client kiwiB in B. A client that loses perftest's
 # reconnect race (tests/vm/pair/lib.bash, pair_perftest_race) runs once
-# more.
+# more; so does one whose parameter exchange failed ("Unable to read to
+# socket/rdma_cm", seen once in exclusive mode in a CI run on a loaded
+# machine, not understood; the log says so when it happens).
 ns_perftest() {
 	local p=$((PORT + 2)) srv rc attempt
 	for attempt in 1 2; do
@@ -133,10 +135,13 @@ ns_perftest() {
 		wait $srv
 		if [ $rc = 0 ] || [ "$attempt" = 2 ] ||
 			! grep -q -e 'RDMA_CM_EVENT_REJECTED; error: -111' \
-				-e 'Function rdma_connect failed' "$VT_TMP/ns-bw-cli"; then
+				-e 'Function rdma_connect failed' \
+				-e 'Unable to read to socket/rdma_cm' "$VT_TMP/ns-bw-cli"; then
 			break
 		fi
-		vt_log "$1: perftest's reconnect race, once more"
+		vt_log "$1: perftest client failed ($(grep -m1 -e REJECTED -e 'rdma_connect failed' \
+			-e 'Unable to read' "$VT_TMP/ns-bw-cli")), once more; its output:"
+		sed 's/^/    | /' "$VT_TMP/ns-bw-cli"
 		p=$((p + 10))
 	done
 	if [ $rc = 0 ]; then
