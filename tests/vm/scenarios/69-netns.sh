@@ -116,11 +116,12 @@ ns_integrity() {
 }
 
 # ns_perftest WHAT: ib_write_bw over rdma_cm, 200 iterations of 64 KiB,
-# server kiwiA in A, client kiwiB in B. A client that loses perftest's
-# reconnect race (tests/vm/pair/lib.bash, pair_perftest_race) runs once
-# more; so does one whose parameter exchange failed ("Unable to read to
-# socket/rdma_cm", seen once in exclusive mode in a CI run on a loaded
-# machine, not understood; the log says so when it happens).
+# server kiwiA in A, client kiwiB in B. A client that fails runs once more,
+# the first attempt's output of both sides logged: besides perftest's
+# reconnect race (tests/vm/pair/lib.bash, pair_perftest_race), the client
+# failed once in exclusive mode in a ci-fresh run on a loaded machine, its
+# output cut off by the report (the server then saw the client's connection
+# go: "Unable to read to socket/rdma_cm"); not understood yet.
 ns_perftest() {
 	local p=$((PORT + 2)) srv rc attempt
 	for attempt in 1 2; do
@@ -133,22 +134,16 @@ ns_perftest() {
 		rc=$?
 		[ $rc = 0 ] || kill $srv 2>/dev/null
 		wait $srv
-		if [ $rc = 0 ] || [ "$attempt" = 2 ] ||
-			! grep -q -e 'RDMA_CM_EVENT_REJECTED; error: -111' \
-				-e 'Function rdma_connect failed' \
-				-e 'Unable to read to socket/rdma_cm' "$VT_TMP/ns-bw-cli"; then
-			break
-		fi
-		vt_log "$1: perftest client failed ($(grep -m1 -e REJECTED -e 'rdma_connect failed' \
-			-e 'Unable to read' "$VT_TMP/ns-bw-cli")), once more; its output:"
-		sed 's/^/    | /' "$VT_TMP/ns-bw-cli"
+		[ $rc != 0 ] || break
+		vt_log "$1: ib_write_bw attempt $attempt: client status $rc; client, then server:"
+		sed 's/^/    c| /' "$VT_TMP/ns-bw-cli"
+		sed 's/^/    s| /' "$VT_TMP/ns-bw-srv"
 		p=$((p + 10))
 	done
 	if [ $rc = 0 ]; then
 		vt_pass "$1: ib_write_bw -R $NSB -> $NSA: $(grep -E '^ *65536 ' "$VT_TMP/ns-bw-cli" | tr -s ' ' | head -1)"
 	else
-		vt_fail "$1: ib_write_bw status $rc"
-		sed 's/^/    | /' "$VT_TMP/ns-bw-cli" "$VT_TMP/ns-bw-srv" | tail -n 30
+		vt_fail "$1: ib_write_bw status $rc in both attempts"
 	fi
 }
 
