@@ -116,20 +116,22 @@ ns_integrity() {
 }
 
 # ns_perftest WHAT: ib_write_bw over rdma_cm, 200 iterations of 64 KiB,
-# server kiwiA in A, client kiwiB in B. A client that fails runs once more,
-# the first attempt's output of both sides logged: besides perftest's
-# reconnect race (tests/vm/pair/lib.bash, pair_perftest_race), the client
-# failed once in exclusive mode in a ci-fresh run on a loaded machine, its
-# output cut off by the report (the server then saw the client's connection
-# go: "Unable to read to socket/rdma_cm"); not understood yet.
+# server kiwiA in A, client kiwiB in B, with -F like every perftest run of
+# the lab: perftest calibrates its clock before it reports (gettimeofday
+# against the TSC, r^2 of at least 0.9), which under TCG on a loaded host
+# fails after a good transfer ("Correlation coefficient r^2: 0.79 < 0.9",
+# "Can't produce a report", exit status 1: two runs of five without -F);
+# -F reports anyway. A client that loses perftest's reconnect race
+# (tests/vm/pair/lib.bash, pair_perftest_race) runs once more; a failure
+# logs both sides' output.
 ns_perftest() {
 	local p=$((PORT + 2)) srv rc attempt
 	for attempt in 1 2; do
-		timeout 120 ip netns exec $NSA ib_write_bw -d kiwiA -R -n 200 -p $p \
+		timeout 120 ip netns exec $NSA ib_write_bw -d kiwiA -R -F -n 200 -p $p \
 			> "$VT_TMP/ns-bw-srv" 2>&1 &
 		srv=$!
 		vt_wait_for 30 listening $NSA $p
-		timeout 120 ip netns exec $NSB ib_write_bw -d kiwiB -R -n 200 -p $p $A_IP \
+		timeout 120 ip netns exec $NSB ib_write_bw -d kiwiB -R -F -n 200 -p $p $A_IP \
 			> "$VT_TMP/ns-bw-cli" 2>&1
 		rc=$?
 		[ $rc = 0 ] || kill $srv 2>/dev/null
@@ -138,12 +140,14 @@ ns_perftest() {
 		vt_log "$1: ib_write_bw attempt $attempt: client status $rc; client, then server:"
 		sed 's/^/    c| /' "$VT_TMP/ns-bw-cli"
 		sed 's/^/    s| /' "$VT_TMP/ns-bw-srv"
+		grep -q -e 'RDMA_CM_EVENT_REJECTED; error: -111' \
+			-e 'Function rdma_connect failed' "$VT_TMP/ns-bw-cli" || break
 		p=$((p + 10))
 	done
 	if [ $rc = 0 ]; then
 		vt_pass "$1: ib_write_bw -R $NSB -> $NSA: $(grep -E '^ *65536 ' "$VT_TMP/ns-bw-cli" | tr -s ' ' | head -1)"
 	else
-		vt_fail "$1: ib_write_bw status $rc in both attempts"
+		vt_fail "$1: ib_write_bw status $rc"
 	fi
 }
 
