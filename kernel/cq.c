@@ -327,7 +327,7 @@ void kiwi_cq_signal(struct kiwi_cq *cq, int push_result)
 		return;
 	if (cq->ibcq.event_handler)
 		cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
-	schedule_work(&cq->overrun_work);
+	queue_work(kiwi_wq, &cq->overrun_work);
 }
 
 static void kiwi_cqe_to_wc(const struct kiwi_cqe *cqe, struct ib_qp *qp,

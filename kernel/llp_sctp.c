@@ -619,13 +619,16 @@ static void kiwi_sctp_rx_work(struct work_struct *work)
 		kiwi_sctp_rx_msg(qp, sc, &m);
 		kiwi_sctp_consumed(sc);
 	}
-	queue_work(system_wq, &sc->rx_work);
+	queue_work(kiwi_wq, &sc->rx_work);
 }
 
-/* sk_data_ready, forwarded: the work reads (recvmsg may sleep). */
+/*
+ * sk_data_ready, forwarded: the work reads (recvmsg may sleep), on kiwi_wq
+ * because detach cancels it from the CM's workqueue.
+ */
 static void kiwi_llp_sctp_receive(struct kiwi_qp *qp, struct sock *sk)
 {
-	queue_work(system_wq, &qp->tx.sctp->rx_work);
+	queue_work(kiwi_wq, &qp->tx.sctp->rx_work);
 }
 
 static void kiwi_llp_sctp_stop(struct kiwi_qp *qp)

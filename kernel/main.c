@@ -170,6 +170,8 @@ static void kiwi_unregister_all(void)
 	}
 }
 
+struct workqueue_struct *kiwi_wq;
+
 static int __init kiwi_init(void)
 {
 	int rv;
@@ -177,9 +179,14 @@ static int __init kiwi_init(void)
 	rv = kiwi_tx_wq_init();
 	if (rv)
 		return rv;
+	kiwi_wq = alloc_workqueue("kiwi", WQ_MEM_RECLAIM, 0);
+	if (!kiwi_wq) {
+		rv = -ENOMEM;
+		goto out_tx;
+	}
 	rv = kiwi_cm_init();
 	if (rv)
-		goto out_tx;
+		goto out_wq;
 	rv = register_netdevice_notifier(&kiwi_netdev_nb);
 	if (rv)
 		goto out_cm;
@@ -188,6 +195,8 @@ static int __init kiwi_init(void)
 
 out_cm:
 	kiwi_cm_exit();
+out_wq:
+	destroy_workqueue(kiwi_wq);
 out_tx:
 	kiwi_tx_wq_exit();
 	return rv;
@@ -199,6 +208,7 @@ static void __exit kiwi_exit(void)
 	kiwi_unregister_all();
 	unregister_netdevice_notifier(&kiwi_netdev_nb);
 	kiwi_cm_exit();
+	destroy_workqueue(kiwi_wq);
 	kiwi_tx_wq_exit();
 	/* MRs are freed by RCU callbacks (mem.c). */
 	rcu_barrier();
