@@ -4,8 +4,8 @@
 # usage: tests/vm/pair/ci.sh [--ci | --full]
 #
 # `--ci` (make check-pair-ci, the pair tier of make test): the subset CI
-# can afford in one two-guest boot, plus the soak boot below, about 15
-# minutes on a loaded host: kiwi<->kiwi rdmacm, integrity, rping, atomics
+# can afford in one two-guest boot, plus the soak boot below, 20 minutes
+# in a ci-fresh run (first boot 14, soak boot 5): kiwi<->kiwi rdmacm, integrity, rping, atomics
 # and compat; DDP over SCTP rping and the sctp case; the markers wire case;
 # the draft-00 profile's rping and wire cases; siw:p2p as server with
 # integrity, kiwi with siw:p2p's RTRs (rtr, its capture checked by tshark
