@@ -42,6 +42,7 @@ struct vmtest_delay {
 int vmtest_delay_set(const struct vmtest_delay *d);
 int vmtest_delay_parse(const char *spec, struct vmtest_delay *d);
 void vmtest_delay_clear(void);
+void vmtest_delay_pause(void);
 bool vmtest_delay_wait_started(unsigned int timeout_ms);
 
 /* vmtest_main.c: where the kernel-ULP tests connect */

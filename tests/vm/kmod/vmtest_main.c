@@ -5,7 +5,8 @@
  *   dev, addr, port   the kiwi device and the address:port the kernel-ULP
  *                     tests listen on and connect to (set at load time)
  *   delay             write "SYM[@ret],MS[,COUNT[,CALLER]]" to delay the
- *                     next COUNT calls of kiwi's SYM; "off" clears it
+ *                     next COUNT calls of kiwi's SYM; "off" ends it (the probe
+ *                     stays for the next rule at the same place)
  *   probes            Y when the kernel has kprobes (else no delays and no
  *                     socket checks: the kernel-ULP tests still run)
  *   delays            delays run so far (read-only)
@@ -56,7 +57,7 @@ static int vmtest_set_delay(const char *val, const struct kernel_param *kp)
 	int rv;
 
 	if (sysfs_streq(val, "off")) {
-		vmtest_delay_clear();
+		vmtest_delay_pause();
 		return 0;
 	}
 	rv = vmtest_delay_parse(val, &d);

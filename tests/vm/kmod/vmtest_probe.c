@@ -97,12 +97,43 @@ void vmtest_delay_clear(void)
 	mutex_unlock(&vmtest_delay_lock);
 }
 
+/*
+ * Stop delaying but keep the probe: a rule for the same place reuses it.
+ * vt_rerace sets and ends a rule per round while kiwi calls the probed
+ * function on another CPU; one registration for the run instead of one
+ * per round (a run that registered and unregistered a kretprobe on
+ * kiwi_mr_page each round once oopsed at a call into it, RIP 0, cause not
+ * found).
+ */
+void vmtest_delay_pause(void)
+{
+	atomic_set(&vmtest_left, 0);
+}
+
+/* Under vmtest_delay_lock: is @d's probe the one registered? */
+static bool vmtest_probe_kept(const struct vmtest_delay *d)
+{
+	if (!(d->at_return ? vmtest_krp_on : vmtest_kp_on))
+		return false;
+	return !strcmp(vmtest_rule.sym, d->sym);
+}
+
 int vmtest_delay_set(const struct vmtest_delay *d)
 {
 	int rv;
 
 	if (!vmtest_probes)
 		return -EOPNOTSUPP;
+	mutex_lock(&vmtest_delay_lock);
+	if (vmtest_probe_kept(d)) {
+		atomic_set(&vmtest_left, 0);
+		vmtest_rule = *d;
+		atomic_set(&vmtest_started, 0);
+		atomic_set(&vmtest_left, d->count);
+		mutex_unlock(&vmtest_delay_lock);
+		return 0;
+	}
+	mutex_unlock(&vmtest_delay_lock);
 	vmtest_delay_clear();
 	mutex_lock(&vmtest_delay_lock);
 	vmtest_rule = *d;
