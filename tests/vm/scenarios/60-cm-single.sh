@@ -102,7 +102,15 @@ else
 	vt_fail "bad Request key: $res"
 fi
 
-# 6. Listener destroyed while a child still waits for its Request.
+# 6. Listener destroyed while a child still waits for its Request. The
+# rping server of step 5 must still listen: neither peer may have reached
+# it (kiwi answers both before any iw_cm event).
+if kill -0 $srv 2>/dev/null; then
+	vt_pass "rping server still running after the silent and bad initiators"
+else
+	vt_fail "rping server gone after the silent and bad initiators; its output:"
+	sed 's/^/    | /' "$VT_TMP/srv.7111"
+fi
 echo 30 > $S/mpa_timeout
 python3 "$PEER" silent-client 7111 "$IP" > "$VT_TMP/pending" 2>&1 &
 peer=$!

@@ -55,11 +55,11 @@ done
 atomic_perftest() {
 	local t=$1 port=$((18515 + RANDOM % 1000)) srv rc
 
-	timeout 120 "$t" -d kiwi0 -R -p "$port" -n 1000 > "$VT_TMP/$t.srv" 2>&1 &
+	timeout 120 "$t" -d kiwi0 -R -F -p "$port" -n 1000 > "$VT_TMP/$t.srv" 2>&1 &
 	srv=$!
 	vt_wait_for 30 vt_listening "$port" ||
 		vt_log "$t: no listener on port $port after 30 s"
-	timeout 120 "$t" -d kiwi0 -R -p "$port" -n 1000 "$IP" > "$VT_TMP/$t.cli" 2>&1
+	timeout 120 "$t" -d kiwi0 -R -F -p "$port" -n 1000 "$IP" > "$VT_TMP/$t.cli" 2>&1
 	rc=$?
 	[ "$rc" = 0 ] || kill "$srv" 2>/dev/null
 	wait "$srv"
