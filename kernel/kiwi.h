@@ -497,7 +497,14 @@ static inline bool kiwi_count_get(atomic_t *count, int max)
 	return false;
 }
 
-/* main.c */
+/*
+ * main.c. kiwi_wq: the workqueue for work a teardown path cancels (SCTP RX,
+ * a CQ overrun). WQ_MEM_RECLAIM: the CM's workqueue and kernel ULPs'
+ * recovery workers are reclaim workqueues, and one may wait for a work only
+ * on another (check_flush_dependency()); a system_wq work found running at
+ * such a cancel was a workqueue WARNING.
+ */
+extern struct workqueue_struct *kiwi_wq;
 int kiwi_device_list_add(struct kiwi_device *kdev);
 void kiwi_device_unlist(struct kiwi_device *kdev);
 void kiwi_device_recheck(struct kiwi_device *kdev);
@@ -620,14 +627,6 @@ void kiwi_qp_term_received(struct kiwi_qp *qp, const u8 *ulpdu, u32 len,
 /* tx.c */
 int kiwi_tx_wq_init(void);
 void kiwi_tx_wq_exit(void);
-/*
- * main.c: the workqueue for work a teardown path cancels (SCTP RX, a CQ
- * overrun). WQ_MEM_RECLAIM: the CM's workqueue and kernel ULPs' recovery
- * workers are reclaim workqueues, and one may wait for a work only on
- * another (check_flush_dependency()); a system_wq work found running at
- * such a cancel was a workqueue WARNING.
- */
-extern struct workqueue_struct *kiwi_wq;
 void kiwi_tx_init(struct kiwi_qp *qp);
 int kiwi_tx_attach(struct kiwi_qp *qp, u32 ord, u32 ird);
 void kiwi_tx_release(struct kiwi_qp *qp);
