@@ -79,17 +79,11 @@ PAIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 mode=--quick
 [ "${1:-}" = --full ] && mode=--full
 
-if [ "${1:-}" = --ci ]; then
-	runs=(
-		"kiwi-kiwi/rdmacm+integrity+rping+atomics+compat kiwi:llp=sctp-kiwi:llp=sctp/rping+sctp kiwi:mpa_markers=Y-kiwi:mpa_markers=Y/wire siw:p2p-kiwi/integrity kiwi-siw:p2p/rtr siw-kiwi/rping kiwi:ulpf00=Y-kiwi:ulpf00=Y/rping+wire"
-		"--cases-dir $PAIR/../soak/cases kiwi-kiwi"
-	)
-else
-	runs=(
-		"kiwi-kiwi/rdmacm+perftest+integrity+tshark+rping+rtr+atomics+mw+exverbs+compat kiwi:llp=sctp-kiwi:llp=sctp/rping+sctp+rdmacm+integrity+perftest kiwi:mpa_markers=Y-kiwi:mpa_markers=Y/tshark+wire siw:p2p-kiwi/integrity+atomics+mw+exverbs kiwi-siw:p2p/perftest+rtr kiwi-siw/integrity siw-kiwi/rping kiwi:mpa_crc_off=Y-siw/rping siw:rev1-kiwi/rping kiwi:ulpf00=Y-kiwi:ulpf00=Y/rping+wire+integrity"
-		"--cases-dir $PAIR/../soak/cases kiwi-kiwi"
-	)
-fi
+# The first boot's combos and cases; the soak's boot follows it.
+first="kiwi-kiwi/rdmacm+perftest+integrity+tshark+rping+rtr+atomics+mw+exverbs+compat kiwi:llp=sctp-kiwi:llp=sctp/rping+sctp+rdmacm+integrity+perftest kiwi:mpa_markers=Y-kiwi:mpa_markers=Y/tshark+wire siw:p2p-kiwi/integrity+atomics+mw+exverbs kiwi-siw:p2p/perftest+rtr kiwi-siw/integrity siw-kiwi/rping kiwi:mpa_crc_off=Y-siw/rping siw:rev1-kiwi/rping kiwi:ulpf00=Y-kiwi:ulpf00=Y/rping+wire+integrity"
+[ "${1:-}" != --ci ] ||
+	first="kiwi-kiwi/rdmacm+integrity+rping+atomics+compat kiwi:llp=sctp-kiwi:llp=sctp/rping+sctp kiwi:mpa_markers=Y-kiwi:mpa_markers=Y/wire siw:p2p-kiwi/integrity kiwi-siw:p2p/rtr siw-kiwi/rping kiwi:ulpf00=Y-kiwi:ulpf00=Y/rping+wire"
+runs=("$first" "--cases-dir $PAIR/../soak/cases kiwi-kiwi")
 if [ "$mode" = --full ]; then
 	runs=(
 		"kiwi-kiwi siw:p2p-kiwi kiwi-siw:p2p siw-siw rxe-rxe"
