@@ -84,9 +84,9 @@ static int vmtest_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 	return 0;
 }
 
-void vmtest_delay_clear(void)
+/* Under vmtest_delay_lock: no more delays, and the probe removed. */
+static void vmtest_unprobe(void)
 {
-	mutex_lock(&vmtest_delay_lock);
 	atomic_set(&vmtest_left, 0);
 	if (vmtest_kp_on)
 		unregister_kprobe(&vmtest_kp);
@@ -94,6 +94,12 @@ void vmtest_delay_clear(void)
 		unregister_kretprobe(&vmtest_krp);
 	vmtest_kp_on = false;
 	vmtest_krp_on = false;
+}
+
+void vmtest_delay_clear(void)
+{
+	mutex_lock(&vmtest_delay_lock);
+	vmtest_unprobe();
 	mutex_unlock(&vmtest_delay_lock);
 }
 
@@ -118,28 +124,12 @@ static bool vmtest_probe_kept(const struct vmtest_delay *d)
 	return !strcmp(vmtest_rule.sym, d->sym);
 }
 
-int vmtest_delay_set(const struct vmtest_delay *d)
+/* Under vmtest_delay_lock: probe the place vmtest_rule names. */
+static int vmtest_probe(void)
 {
 	int rv;
 
-	if (!vmtest_probes)
-		return -EOPNOTSUPP;
-	mutex_lock(&vmtest_delay_lock);
-	if (vmtest_probe_kept(d)) {
-		atomic_set(&vmtest_left, 0);
-		vmtest_rule = *d;
-		atomic_set(&vmtest_started, 0);
-		atomic_set(&vmtest_left, d->count);
-		mutex_unlock(&vmtest_delay_lock);
-		return 0;
-	}
-	mutex_unlock(&vmtest_delay_lock);
-	vmtest_delay_clear();
-	mutex_lock(&vmtest_delay_lock);
-	vmtest_rule = *d;
-	atomic_set(&vmtest_started, 0);
-	atomic_set(&vmtest_left, d->count);
-	if (d->at_return) {
+	if (vmtest_rule.at_return) {
 		memset(&vmtest_krp, 0, sizeof(vmtest_krp));
 		vmtest_krp.kp.symbol_name = vmtest_rule.sym;
 		vmtest_krp.entry_handler = vmtest_ret_entry;
@@ -154,6 +144,26 @@ int vmtest_delay_set(const struct vmtest_delay *d)
 		rv = register_kprobe(&vmtest_kp);
 		vmtest_kp_on = !rv;
 	}
+	return rv;
+}
+
+int vmtest_delay_set(const struct vmtest_delay *d)
+{
+	bool kept;
+	int rv;
+
+	if (!vmtest_probes)
+		return -EOPNOTSUPP;
+	mutex_lock(&vmtest_delay_lock);
+	kept = vmtest_probe_kept(d);
+	if (!kept)
+		vmtest_unprobe();
+	/* No delay starts while the rule changes. */
+	atomic_set(&vmtest_left, 0);
+	vmtest_rule = *d;
+	atomic_set(&vmtest_started, 0);
+	atomic_set(&vmtest_left, d->count);
+	rv = kept ? 0 : vmtest_probe();
 	if (rv)
 		atomic_set(&vmtest_left, 0);
 	mutex_unlock(&vmtest_delay_lock);
