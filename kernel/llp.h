@@ -44,9 +44,11 @@ struct sock;
  *             Return 0 or a negative errno (nothing framed).
  * @batch: optional: the transmit buffer is empty and a batch of segments
  *         is about to be framed into it: refresh tx->mulpdu from what
- *         the stream allows now and reset tx->seg (segments already
- *         framed were sent as they were). TX context. Without it MULPDU
- *         stays as @setup set it and tx->seg as attach left it.
+ *         the stream allows now and, where segments are aligned to
+ *         the stream's, reset tx->seg (segments already framed were
+ *         sent as they were). TX context (process, may sleep). Without
+ *         it MULPDU stays as @setup set it; tx->seg stays as attach left
+ *         it unless this resets it.
  * @send: hand octets [tx->sent, tx->len) of the transmit buffer to @sock,
  *        never blocking. Return the octets taken (possibly fewer than
  *        offered), or a negative errno (-EAGAIN: no room now; the

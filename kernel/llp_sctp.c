@@ -508,6 +508,32 @@ static u32 kiwi_llp_sctp_wire_len(const struct kiwi_qp_tx *tx, u32 ulpdu_len)
 	return KIWI_SCTP_TX_ROOM + ulpdu_len;
 }
 
+/*
+ * A batch takes the MULPDU of the association's path MTU now (draft
+ * section 9): SCTP lowers it on an ICMP "fragmentation needed" or a route
+ * change, and a DDP Segment sized for the old one would be fragmented by
+ * SCTP. Segments framed already go out as they are. It never exceeds the
+ * MULPDU the association started with (sc->mulpdu): a peer refuses
+ * segments above the MULPDU of its own path MTU at startup, as kiwi does.
+ */
+static void kiwi_llp_sctp_batch(struct kiwi_qp_tx *tx, struct socket *sock)
+{
+	struct sock *sk = sock->sk;
+	struct sctp_association *asoc;
+	u32 pmtu = 0;
+
+	lock_sock(sk);
+	asoc = list_first_entry_or_null(&sctp_sk(sk)->ep->asocs,
+					struct sctp_association, asocs);
+	if (asoc)
+		pmtu = asoc->pathmtu;
+	release_sock(sk);
+	if (pmtu)
+		WRITE_ONCE(tx->mulpdu,
+			   min(kiwi_sctp_mulpdu(pmtu, sk->sk_family == AF_INET6),
+			       tx->sctp->mulpdu));
+}
+
 /* The DDP-SSN goes in front; the length stays for send(). */
 static int kiwi_llp_sctp_frame(struct kiwi_qp_tx *tx, u32 ulpdu_len)
 {
@@ -649,6 +675,7 @@ const struct kiwi_llp_ops kiwi_llp_sctp = {
 	.seg_room = KIWI_SCTP_TX_ROOM,
 	.seg_wire_len = kiwi_llp_sctp_wire_len,
 	.seg_frame = kiwi_llp_sctp_frame,
+	.batch = kiwi_llp_sctp_batch,
 	.send = kiwi_llp_sctp_send,
 	.receive = kiwi_llp_sctp_receive,
 	.close = kiwi_ep_llp_close,

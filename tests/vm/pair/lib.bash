@@ -351,7 +351,8 @@ pair_pdata_both() {
 # Under TCG tcpdump falls behind bursts: a 128 MiB capture buffer keeps the
 # kernel from dropping frames (a capture with gaps cannot be judged).
 pair_capture_start() {
-	tcpdump -i eth0 -s 0 -B 131072 -U -w "$1" "${2:-tcp}" > "$VT_TMP/tcpdump.log" 2>&1 &
+	tcpdump -i eth0 -s "${PAIR_SNAPLEN:-0}" -B 131072 -U -w "$1" "${2:-tcp}" \
+		> "$VT_TMP/tcpdump.log" 2>&1 &
 	PAIR_TCPDUMP=$!
 	PAIR_PCAP=$1
 	local i

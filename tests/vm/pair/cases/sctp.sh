@@ -48,6 +48,10 @@
 # 5. mpa_markers, mpa_crc_off and ulpf00 set to Y on an llp=sctp device:
 #    rdma_listen and rdma_connect fail with EOPNOTSUPP (each guest alone).
 # 6. IPv6 (fd77::/64): rping with data verification and vt_cmpdata.
+# 7. The path MTU drops mid-connection: after the client's eth0 goes from
+#    MTU 1500 to 1200 during an ib_send_bw, its DDP Segments follow the new
+#    MULPDU (1150) as whole DATA chunks; only segments framed before the
+#    change are fragmented by SCTP (section 9, SCTP-027).
 # 2b. Beyond the listener's backlog: four associations that send nothing
 #    fill vt_cmpdata's backlog of 4, a fifth one's Initiate gets a Session
 #    Terminate (sctp_ssc_term_sent moves, the listener's device logs it),
@@ -306,5 +310,42 @@ pair_step pdata6 client 120 \
 vt_check "pdata6: private data intact over IPv6" \
 	test "$(grep -c 'octets of private data intact' "$VT_TMP/pdata6.out")" = 2
 ip -6 addr del "$me6/64" dev eth0
+
+# --- 7. the path MTU drops mid-connection (section 9) ----------------------
+# ib_send_bw of 4000-octet messages from the client for 8 s; 4 s in, the
+# client's eth0 goes from MTU 1500 to 1200. SCTP takes the new path MTU
+# at its next packet and kiwi's next TX batch its MULPDU: 1150 octets
+# (1200 - IPv4 20 - SCTP 12 - DATA 16 - DDP-SSN 2), so full segments then
+# travel as whole DATA chunks of 1168 octets (B = E = 1); a kiwi that kept
+# 1450 sends 1452-octet messages SCTP must cut into fragments of at most
+# 1152 (B or E clear). Only segments framed before the change, at most a
+# transmit buffer's worth, may be fragmented. The capture keeps 128
+# octets of each frame, the headers, which tests/vm/lib/sctp-first-chunks.py
+# reads (the first chunk of each of the client's packets).
+pmtu_cap=$KIWI_RESULTS/$PAIR_ID.pmtu.cap
+PAIR_SNAPLEN=128 pair_capture_begin "$pmtu_cap" sctp
+pair_step pmtu server 120 \
+	ib_send_bw -d "$PAIR_DEV" -R -F -D 8 -s 4000 -p "{port}" -- \
+	bash -c "(sleep 4; ip link set eth0 mtu 1200) &
+		ib_send_bw -d $PAIR_DEV -R -F -D 8 -s 4000 -p {port} {peer}; rc=\$?; wait; exit \$rc"
+[ "$PAIR_SIDE" = client ] && ip link set eth0 mtu 1500
+pair_barrier traffic-done 120
+if [ "$PAIR_SIDE" = server ]; then
+	pair_capture_stop
+	# tshark does not dissect truncated SCTP packets: read the headers.
+	chunks=$(python3 "$KIWI_SRC/tests/vm/lib/sctp-first-chunks.py" "$pmtu_cap" \
+		"$KIWI_PEER_IP" | grep -E '^0 [01] [01] [0-9]+ 16$')
+	whole_old=$(grep -c '^0 1 1 1468 16$' <<<"$chunks")
+	whole_new=$(grep -c '^0 1 1 1168 16$' <<<"$chunks")
+	frag=$(grep -cvE '^0 1 1 |^$' <<<"$chunks")
+	vt_log "pmtu: DDP Segment chunks from the client: $(grep -c . <<<"$chunks")," \
+		"whole at MULPDU 1450: $whole_old, whole at MULPDU 1150: $whole_new, fragments: $frag"
+	vt_check "pmtu: whole 1450-octet segments before the change ($whole_old >= 50)" \
+		test "$whole_old" -ge 50
+	vt_check "pmtu: whole 1150-octet segments after it ($whole_new >= 50)" \
+		test "$whole_new" -ge 50
+	vt_check "pmtu: fragmented chunks only from before the change ($frag <= 360)" \
+		test "$frag" -le 360
+fi
 pair_down
 vt_finish
