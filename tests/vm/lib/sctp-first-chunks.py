@@ -7,35 +7,15 @@ print the first chunk's type, B and E flags, length and, for a DATA chunk,
 its PPID: "TYPE B E LENGTH PPID" (PPID - for other chunks). Reads only the
 headers, so a capture with a short snap length (tcpdump -s 128) works,
 where tshark refuses to dissect truncated SCTP packets. Exit status 2 if
-PCAP is not a classic Ethernet pcap.
+PCAP cannot be read as a classic Ethernet pcap.
 """
+import os
 import socket
 import struct
 import sys
 
-
-def frames(path):
-    with open(path, "rb") as f:
-        hdr = f.read(24)
-        if len(hdr) < 24:
-            sys.exit("sctp-first-chunks: %s: no pcap header" % path)
-        magic = hdr[:4]
-        if magic in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1"):
-            endian = "<"
-        elif magic in (b"\xa1\xb2\xc3\xd4", b"\xa1\xb2\x3c\x4d"):
-            endian = ">"
-        else:
-            print("sctp-first-chunks: %s: not a classic pcap" % path, file=sys.stderr)
-            sys.exit(2)
-        if struct.unpack(endian + "I", hdr[20:24])[0] != 1:
-            print("sctp-first-chunks: %s: not Ethernet" % path, file=sys.stderr)
-            sys.exit(2)
-        while True:
-            rec = f.read(16)
-            if len(rec) < 16:
-                return
-            incl = struct.unpack(endian + "I", rec[8:12])[0]
-            yield f.read(incl)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pcapfile import ethernet_frames  # noqa: E402
 
 
 def first_chunk(frame, src):
@@ -61,10 +41,14 @@ def main():
         print(__doc__, file=sys.stderr)
         sys.exit(2)
     src = socket.inet_aton(sys.argv[2])
-    for frame in frames(sys.argv[1]):
-        line = first_chunk(frame, src)
-        if line:
-            print(line)
+    try:
+        for frame, _ in ethernet_frames(sys.argv[1]):
+            line = first_chunk(frame, src)
+            if line:
+                print(line)
+    except (OSError, ValueError) as e:
+        print("sctp-first-chunks: %s: %s" % (sys.argv[1], e), file=sys.stderr)
+        sys.exit(2)
 
 
 if __name__ == "__main__":

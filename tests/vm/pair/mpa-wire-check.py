@@ -70,6 +70,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "lib"))
 from crc32c import crc32c_update  # noqa: E402
+from pcapfile import ethernet_frames  # noqa: E402
 
 ULPF_MAGIC = b"KIWIULPF"
 ULPF_PDU_MAX = 65528
@@ -80,26 +81,8 @@ MARKER_INTERVAL = 512
 
 def read_pcap(path):
     """Yields (src, sport, dst, dport, seq, flags, payload) of TCP/IPv4."""
-    with open(path, "rb") as f:
-        data = f.read()
-    if len(data) < 24:
-        raise ValueError("not a pcap file")
-    magic = data[:4]
-    if magic in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1"):
-        end = "<"
-    elif magic in (b"\xa1\xb2\xc3\xd4", b"\xa1\xb2\x3c\x4d"):
-        end = ">"
-    else:
-        raise ValueError("not a pcap file (pcapng is not read)")
-    linktype = struct.unpack(end + "I", data[20:24])[0]
-    if linktype != 1:
-        raise ValueError("link type %d is not Ethernet" % linktype)
-    off = 24
-    while off + 16 <= len(data):
-        incl, orig = struct.unpack(end + "II", data[off + 8:off + 16])
-        frame = data[off + 16:off + 16 + incl]
-        off += 16 + incl
-        if incl < orig:
+    for frame, orig in ethernet_frames(path):
+        if len(frame) < orig:
             raise ValueError("a frame is truncated (capture with -s 0)")
         if len(frame) < 34 or frame[12:14] != b"\x08\x00":
             continue
