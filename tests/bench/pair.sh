@@ -17,7 +17,9 @@
 # trip), guest CPU seconds per GiB moved (both guests), the ratios kiwi/TCP
 # and kiwi/siw with the same CRC setting; and writes every figure as CSV to
 # build/bench/pair-TIME.csv. The default run (6 combos, 3 rounds) takes
-# about 25 minutes under TCG.
+# about 40 minutes under TCG (4 combos took 26 on 2026-11-28); each
+# combo's case may take 240 s per round (900 with --sweep) plus 120,
+# unless --case-timeout says otherwise.
 #
 # Default combos, CRC like with like:
 #   kiwi-kiwi (MPA CRC on: kiwi asks for it), siw:crc-siw:crc (CRC on),
@@ -60,6 +62,12 @@ if [ ${#combos[@]} -eq 0 ]; then
 	[ "$sweep" = 0 ] || combos+=(rxe-rxe)
 fi
 export BENCH_SWEEP=$sweep
+# A round of one combo took up to 140 s (siw-siw, TCG), a sweep round
+# about 500: the case limit grows with the rounds unless one is given
+# (run.sh's default of 420 s cut siw-siw's third round short).
+if [[ " ${args[*]} " != *" --case-timeout "* ]]; then
+	args+=(--case-timeout "$((${BENCH_REPS:-3} * (sweep ? 900 : 240) + 120))")
+fi
 
 stamp=$(date +%Y%m%d-%H%M%S)
 results=$REPO/build/vm-results/bench-$stamp-$$
