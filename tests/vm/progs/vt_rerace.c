@@ -7,13 +7,20 @@
  *   vt_rerace -a ADDR [-p PORT] [-n ROUNDS] [-D DIR]
  *
  * The passive end owns 64 KiB of memory, all 0xa5, registered (and in
- * window rounds covered by a type 2 window bound on its QP); the active
+ * window rounds covered by a window: type 2 bound on its QP, or type 1
+ * bound with ibv_bind_mw); the active
  * end (a thread) keeps 8 signaled 16 KiB Writes of 0xa5 and Reads under
  * that rkey in flight until one of its WRs fails. After a few ms the
  * owner changes the memory's rights, round by round in turn:
  *  - ibv_rereg_mr(IBV_REREG_MR_CHANGE_TRANSLATION) to other memory;
  *  - ibv_rereg_mr(IBV_REREG_MR_CHANGE_ACCESS), same rights, new keys;
- *  - IBV_WR_LOCAL_INV of the window, waiting for its completion;
+ *  - IBV_WR_LOCAL_INV of the type 2 window, waiting for its completion;
+ *  - the peer's Send with Invalidate of the type 2 window, posted by the
+ *    active end among its Writes and Reads, waiting for the owner's
+ *    receive completion with IBV_WC_WITH_INV;
+ *  - a zero-length ibv_bind_mw of the type 1 window (its unbind), waiting
+ *    for its completion;
+ *  - ibv_dealloc_mw of the type 1 window;
  * and, as soon as the call returns (the completion is polled), overwrites
  * the old memory with a guard pattern, 0x3c. Every access must either
  * complete entirely before the change or be refused: a Write placed, or a
@@ -45,14 +52,20 @@
 #define END_MS 15000
 #define DELAY_MS 60
 #define CHANGE_MS 5
+#define INV_WR_ID UINT64_MAX	/* the active end's Send with Invalidate */
 
 #define RW (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |		\
 	    IBV_ACCESS_REMOTE_READ)
 
-enum kind { REREG_TRANS, REREG_ACCESS, MW_INV, NKINDS };
+enum kind {
+	REREG_TRANS, REREG_ACCESS, MW_INV, MW_REMOTE_INV, MW1_UNBIND,
+	MW1_DEALLOC, NKINDS
+};
 
 static const char *const kind_name[NKINDS] = {
 	"rereg translation", "rereg access", "window invalidation",
+	"window invalidated by the peer", "type 1 window unbound",
+	"type 1 window deallocated",
 };
 
 /* The active end's stream; written by its thread until it is joined. */
@@ -67,6 +80,9 @@ struct stream {
 	unsigned int writes, reads, bad_reads, flushed;
 	enum ibv_wc_status err;	/* the first failed WR's status */
 	bool ended;		/* an error came and everything drained */
+	uint32_t inv_rkey;	/* MW_REMOTE_INV: the window's rkey */
+	int inv_asked;		/* set by the owner: post the Send with Inv */
+	bool inv_posted;
 };
 
 static struct vt_cm cm;
@@ -122,10 +138,24 @@ static int post_io(struct stream *s, uint64_t k)
 			    s->mr->lkey, raddr, s->rkey);
 }
 
+/* The active end's Send with Invalidate of the owner's window. */
+static int post_remote_inv(struct stream *s)
+{
+	struct ibv_send_wr wr = { .wr_id = INV_WR_ID,
+				  .opcode = IBV_WR_SEND_WITH_INV,
+				  .send_flags = IBV_SEND_SIGNALED,
+				  .invalidate_rkey = s->inv_rkey }, *bad;
+
+	s->inv_posted = true;
+	return ibv_post_send(s->qp, &wr, &bad);
+}
+
 static void account(struct stream *s, const struct ibv_wc *wc)
 {
 	uint8_t *slot = s->sink + (wc->wr_id % DEPTH) * IO_LEN;
 
+	if (wc->wr_id == INV_WR_ID && wc->status == IBV_WC_SUCCESS)
+		return;
 	if (wc->status != IBV_WC_SUCCESS) {
 		if (s->err == IBV_WC_SUCCESS)
 			s->err = wc->status;
@@ -148,6 +178,12 @@ static void *run_stream(void *arg)
 	int n;
 
 	while (vt_now_ms() < end) {
+		if (s->err == IBV_WC_SUCCESS && !s->inv_posted &&
+		    __atomic_load_n(&s->inv_asked, __ATOMIC_ACQUIRE)) {
+			next++;
+			if (post_remote_inv(s))
+				s->err = IBV_WC_GENERAL_ERR;
+		}
 		while (s->err == IBV_WC_SUCCESS && next - done < DEPTH)
 			if (post_io(s, next++))
 				s->err = IBV_WC_GENERAL_ERR;
@@ -195,6 +231,59 @@ static struct ibv_mw *bind_window(struct ibv_qp *qp, struct ibv_cq *cq,
 	return mw;
 }
 
+/* Bind a type 1 window over all of @mr with the owner's @qp; its rkey. */
+static struct ibv_mw *bind_type1(struct ibv_qp *qp, struct ibv_cq *cq,
+				 struct ibv_mr *mr, uint32_t *rkey)
+{
+	struct ibv_mw *mw = ibv_alloc_mw(pd, IBV_MW_TYPE_1);
+	struct ibv_mw_bind b = {
+		.wr_id = 3, .send_flags = IBV_SEND_SIGNALED,
+		.bind_info = { .mr = mr, .addr = (uintptr_t)mr->addr,
+			       .length = LEN,
+			       .mw_access_flags = IBV_ACCESS_REMOTE_WRITE |
+						  IBV_ACCESS_REMOTE_READ },
+	};
+	struct ibv_wc wc;
+
+	if (!mw)
+		vt_fatal("ibv_alloc_mw(type 1): %s", strerror(errno));
+	if (ibv_bind_mw(qp, mw, &b) || !vt_poll_one(cq, &wc, 10000) ||
+	    wc.status != IBV_WC_SUCCESS)
+		vt_fatal("bind of the type 1 window failed");
+	*rkey = mw->rkey;
+	return mw;
+}
+
+/* A zero-length bind of type 1 window @mw, its completion polled. */
+static void unbind_type1(struct ibv_qp *qp, struct ibv_cq *cq,
+			 struct ibv_mw *mw)
+{
+	struct ibv_mw_bind b = { .wr_id = 4,
+				 .send_flags = IBV_SEND_SIGNALED };
+	struct ibv_wc wc;
+
+	if (ibv_bind_mw(qp, mw, &b) || !vt_poll_one(cq, &wc, 10000) ||
+	    wc.status != IBV_WC_SUCCESS)
+		vt_fatal("zero-length bind of the type 1 window failed");
+}
+
+/*
+ * The owner's receive of the peer's Send with Invalidate of @rkey: asks
+ * the active end's thread for it and polls the completion.
+ */
+static void remote_invalidate(struct stream *s, struct ibv_cq *cq,
+			      uint32_t rkey)
+{
+	struct ibv_wc wc;
+
+	__atomic_store_n(&s->inv_asked, 1, __ATOMIC_RELEASE);
+	if (!vt_poll_one(cq, &wc, 10000) || wc.status != IBV_WC_SUCCESS ||
+	    wc.opcode != IBV_WC_RECV || !(wc.wc_flags & IBV_WC_WITH_INV) ||
+	    wc.invalidated_rkey != rkey)
+		vt_fatal("no receive of the peer's Send with Invalidate of 0x%x",
+			 rkey);
+}
+
 static void invalidate(struct ibv_qp *qp, struct ibv_cq *cq, uint32_t rkey)
 {
 	struct ibv_send_wr wr = { .wr_id = 2, .opcode = IBV_WR_LOCAL_INV,
@@ -207,9 +296,12 @@ static void invalidate(struct ibv_qp *qp, struct ibv_cq *cq, uint32_t rkey)
 		vt_fatal("IBV_WR_LOCAL_INV of the window failed");
 }
 
-/* The owner's change of @kind (MR @mr or window @mw_rkey); done on return. */
-static void change(enum kind kind, struct ibv_mr *mr, uint32_t mw_rkey,
-		   uint8_t *other, const struct vt_cm_conn *c)
+/*
+ * The owner's change of @kind (MR @mr, window *@mw under the stream's
+ * rkey); done on return. A deallocated window is gone from *@mw.
+ */
+static void change(enum kind kind, struct ibv_mr *mr, struct ibv_mw **mw,
+		   struct stream *s, uint8_t *other, const struct vt_cm_conn *c)
 {
 	int rc = 0;
 
@@ -222,12 +314,21 @@ static void change(enum kind kind, struct ibv_mr *mr, uint32_t mw_rkey,
 		rc = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
 				  RW);
 		break;
+	case MW_INV:
+		invalidate(vt_cm_conn_qp(c, 1), c->cq[1], s->rkey);
+		break;
+	case MW_REMOTE_INV:
+		remote_invalidate(s, c->cq[1], s->rkey);
+		break;
+	case MW1_UNBIND:
+		unbind_type1(vt_cm_conn_qp(c, 1), c->cq[1], *mw);
+		break;
 	default:
-		invalidate(vt_cm_conn_qp(c, 1), c->cq[1], mw_rkey);
+		rc = ibv_dealloc_mw(*mw);
+		*mw = NULL;
 	}
 	if (rc)
-		vt_fatal("ibv_rereg_mr(%s): %d (%s)", kind_name[kind], rc,
-			 strerror(errno));
+		vt_fatal("%s: %d (%s)", kind_name[kind], rc, strerror(errno));
 }
 
 static void judge(unsigned int round, enum kind kind, const struct stream *s,
@@ -278,8 +379,16 @@ static void run_round(unsigned int round, uint8_t *sbuf, struct ibv_mr *smr)
 	s.cq = c.cq[0];
 	s.addr = (uintptr_t)old;
 	s.rkey = mr->rkey;
-	if (kind == MW_INV) {
+	if (kind == MW_INV || kind == MW_REMOTE_INV)
 		mw = bind_window(vt_cm_conn_qp(&c, 1), c.cq[1], mr, &s.rkey);
+	if (kind == MW1_UNBIND || kind == MW1_DEALLOC)
+		mw = bind_type1(vt_cm_conn_qp(&c, 1), c.cq[1], mr, &s.rkey);
+	if (kind == MW_REMOTE_INV) {
+		struct ibv_recv_wr rwr = { .wr_id = 5 }, *rbad;
+
+		s.inv_rkey = s.rkey;
+		if (ibv_post_recv(vt_cm_conn_qp(&c, 1), &rwr, &rbad))
+			vt_fatal("ibv_post_recv: %s", strerror(errno));
 	}
 	if (pthread_create(&t, NULL, run_stream, &s))
 		vt_fatal("pthread_create failed");
@@ -292,7 +401,7 @@ static void run_round(unsigned int round, uint8_t *sbuf, struct ibv_mr *smr)
 		vmtest_set("delay", rule);
 		usleep(CHANGE_MS * 1000);
 	}
-	change(kind, mr, s.rkey, other, &c);
+	change(kind, mr, &mw, &s, other, &c);
 	memset(old, GUARD, LEN);
 	pthread_join(t, NULL);
 	if (vmtest)

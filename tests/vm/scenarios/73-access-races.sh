@@ -4,12 +4,15 @@
 # A peer's in-flight accesses racing the owner's change of its memory
 # (Documentation/datapath.md, invalidation and in-flight accesses), kiwi0
 # on both ends over the guest's own address: vt_rerace. A thread keeps
-# eight 16 KiB RDMA Writes and Reads in flight into a 64 KiB MR (or a type
-# 2 window over it) while the owner, after a few ms, reregisters the MR
+# eight 16 KiB RDMA Writes and Reads in flight into a 64 KiB MR (or a
+# window over it) while the owner, after a few ms, reregisters the MR
 # to other memory (ibv_rereg_mr CHANGE_TRANSLATION), reregisters it with
-# new keys (CHANGE_ACCESS) or invalidates the window (IBV_WR_LOCAL_INV,
-# its completion polled), round by round, and writes a guard pattern over
-# the old memory as soon as that returns. Every round: the stream ends
+# new keys (CHANGE_ACCESS), invalidates a type 2 window (IBV_WR_LOCAL_INV,
+# its completion polled), has the peer invalidate it (the peer's Send with
+# Invalidate among its Writes and Reads, the owner's receive completion
+# polled), unbinds a type 1 window (a zero-length ibv_bind_mw, its
+# completion polled) or deallocates it (ibv_dealloc_mw), round by round,
+# and writes a guard pattern over the old memory as soon as that returns. Every round: the stream ends
 # with an error completion (the owner's Terminate), no successful Read
 # brought the guard back, no Write landed in the guard, the new
 # translation is untouched. VT_RERACE_ROUNDS rounds (24 by default).
@@ -17,7 +20,7 @@
 # 12 rounds in which the next kiwi_mr_page call before each change spins
 # 60 ms after its check, holding a copy that passed it open across the
 # change (vt_rerace -D): the change must wait for it (kiwi_mr_quiesce(),
-# the window's grace period). The lab fails the scenario on any kernel
+# the windows' grace period). The lab fails the scenario on any kernel
 # warning.
 # kiwi-lab: timeout=600
 
