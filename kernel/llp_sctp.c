@@ -127,6 +127,20 @@ void kiwi_sctp_sock_detach(struct kiwi_sctp_conn *sc)
 	sc->sock = NULL;
 }
 
+/* Under @sk's lock: the association of one-to-one socket @sk, if any. */
+static struct sctp_association *kiwi_sctp_asoc(struct sock *sk)
+{
+	return list_first_entry_or_null(&sctp_sk(sk)->ep->asocs,
+					struct sctp_association, asocs);
+}
+
+/* Under @sk's lock: the MULPDU of @asoc's path MTU now (section 9). */
+static u32 kiwi_sctp_path_mulpdu(struct sock *sk,
+				 const struct sctp_association *asoc)
+{
+	return kiwi_sctp_mulpdu(asoc->pathmtu, sk->sk_family == AF_INET6);
+}
+
 /**
  * kiwi_sctp_peer_check - the association is up: may DDP run on it?
  * @sc: its state; sc->sock established
@@ -144,13 +158,11 @@ int kiwi_sctp_peer_check(struct kiwi_sctp_conn *sc)
 	int rv = -ENOTCONN;
 
 	lock_sock(sk);
-	asoc = list_first_entry_or_null(&sctp_sk(sk)->ep->asocs,
-					struct sctp_association, asocs);
+	asoc = kiwi_sctp_asoc(sk);
 	if (asoc) {
 		rv = asoc->peer.adaptation_ind == KIWI_SCTP_ADAPT_DDP ?
 		     0 : -EPROTO;
-		sc->mulpdu = kiwi_sctp_mulpdu(asoc->pathmtu,
-					      sk->sk_family == AF_INET6);
+		sc->mulpdu = kiwi_sctp_path_mulpdu(sk, asoc);
 	}
 	release_sock(sk);
 	return rv;
@@ -472,7 +484,7 @@ bool kiwi_sctp_peer_closed(struct socket *sock, int *err)
 	bool closed;
 
 	lock_sock(sk);
-	closed = list_empty(&sctp_sk(sk)->ep->asocs) || sk->sk_err ||
+	closed = !kiwi_sctp_asoc(sk) || sk->sk_err ||
 		 ((sk->sk_shutdown & RCV_SHUTDOWN) &&
 		  skb_queue_empty(&sk->sk_receive_queue));
 	release_sock(sk);
@@ -520,18 +532,15 @@ static void kiwi_llp_sctp_batch(struct kiwi_qp_tx *tx, struct socket *sock)
 {
 	struct sock *sk = sock->sk;
 	struct sctp_association *asoc;
-	u32 pmtu = 0;
+	u32 mulpdu = 0;
 
 	lock_sock(sk);
-	asoc = list_first_entry_or_null(&sctp_sk(sk)->ep->asocs,
-					struct sctp_association, asocs);
+	asoc = kiwi_sctp_asoc(sk);
 	if (asoc)
-		pmtu = asoc->pathmtu;
+		mulpdu = kiwi_sctp_path_mulpdu(sk, asoc);
 	release_sock(sk);
-	if (pmtu)
-		WRITE_ONCE(tx->mulpdu,
-			   min(kiwi_sctp_mulpdu(pmtu, sk->sk_family == AF_INET6),
-			       tx->sctp->mulpdu));
+	if (mulpdu)
+		WRITE_ONCE(tx->mulpdu, min(mulpdu, tx->sctp->mulpdu));
 }
 
 /* The DDP-SSN goes in front; the length stays for send(). */
