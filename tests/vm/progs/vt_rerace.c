@@ -80,7 +80,6 @@ struct stream {
 	unsigned int writes, reads, bad_reads, flushed;
 	enum ibv_wc_status err;	/* the first failed WR's status */
 	bool ended;		/* an error came and everything drained */
-	uint32_t inv_rkey;	/* MW_REMOTE_INV: the window's rkey */
 	int inv_asked;		/* set by the owner: post the Send with Inv */
 	bool inv_posted;
 };
@@ -138,13 +137,13 @@ static int post_io(struct stream *s, uint64_t k)
 			    s->mr->lkey, raddr, s->rkey);
 }
 
-/* The active end's Send with Invalidate of the owner's window. */
+/* The active end's Send with Invalidate of the window it streams into. */
 static int post_remote_inv(struct stream *s)
 {
 	struct ibv_send_wr wr = { .wr_id = INV_WR_ID,
 				  .opcode = IBV_WR_SEND_WITH_INV,
 				  .send_flags = IBV_SEND_SIGNALED,
-				  .invalidate_rkey = s->inv_rkey }, *bad;
+				  .invalidate_rkey = s->rkey }, *bad;
 
 	s->inv_posted = true;
 	return ibv_post_send(s->qp, &wr, &bad);
@@ -231,40 +230,21 @@ static struct ibv_mw *bind_window(struct ibv_qp *qp, struct ibv_cq *cq,
 	return mw;
 }
 
-/* Bind a type 1 window over all of @mr with the owner's @qp; its rkey. */
-static struct ibv_mw *bind_type1(struct ibv_qp *qp, struct ibv_cq *cq,
-				 struct ibv_mr *mr, uint32_t *rkey)
+/*
+ * ibv_bind_mw of type 1 window @mw to @info (all zero: unbind it) with the
+ * owner's @qp, its completion polled.
+ */
+static void bind_type1(struct ibv_qp *qp, struct ibv_cq *cq, struct ibv_mw *mw,
+		       const struct ibv_mw_bind_info *info)
 {
-	struct ibv_mw *mw = ibv_alloc_mw(pd, IBV_MW_TYPE_1);
-	struct ibv_mw_bind b = {
-		.wr_id = 3, .send_flags = IBV_SEND_SIGNALED,
-		.bind_info = { .mr = mr, .addr = (uintptr_t)mr->addr,
-			       .length = LEN,
-			       .mw_access_flags = IBV_ACCESS_REMOTE_WRITE |
-						  IBV_ACCESS_REMOTE_READ },
-	};
-	struct ibv_wc wc;
-
-	if (!mw)
-		vt_fatal("ibv_alloc_mw(type 1): %s", strerror(errno));
-	if (ibv_bind_mw(qp, mw, &b) || !vt_poll_one(cq, &wc, 10000) ||
-	    wc.status != IBV_WC_SUCCESS)
-		vt_fatal("bind of the type 1 window failed");
-	*rkey = mw->rkey;
-	return mw;
-}
-
-/* A zero-length bind of type 1 window @mw, its completion polled. */
-static void unbind_type1(struct ibv_qp *qp, struct ibv_cq *cq,
-			 struct ibv_mw *mw)
-{
-	struct ibv_mw_bind b = { .wr_id = 4,
-				 .send_flags = IBV_SEND_SIGNALED };
+	struct ibv_mw_bind b = { .wr_id = 3, .send_flags = IBV_SEND_SIGNALED,
+				 .bind_info = *info };
 	struct ibv_wc wc;
 
 	if (ibv_bind_mw(qp, mw, &b) || !vt_poll_one(cq, &wc, 10000) ||
 	    wc.status != IBV_WC_SUCCESS)
-		vt_fatal("zero-length bind of the type 1 window failed");
+		vt_fatal("%s of the type 1 window failed",
+			 info->length ? "bind" : "zero-length bind");
 }
 
 /*
@@ -321,7 +301,8 @@ static void change(enum kind kind, struct ibv_mr *mr, struct ibv_mw **mw,
 		remote_invalidate(s, c->cq[1], s->rkey);
 		break;
 	case MW1_UNBIND:
-		unbind_type1(vt_cm_conn_qp(c, 1), c->cq[1], *mw);
+		bind_type1(vt_cm_conn_qp(c, 1), c->cq[1], *mw,
+			   &(struct ibv_mw_bind_info){ 0 });
 		break;
 	default:
 		rc = ibv_dealloc_mw(*mw);
@@ -381,12 +362,21 @@ static void run_round(unsigned int round, uint8_t *sbuf, struct ibv_mr *smr)
 	s.rkey = mr->rkey;
 	if (kind == MW_INV || kind == MW_REMOTE_INV)
 		mw = bind_window(vt_cm_conn_qp(&c, 1), c.cq[1], mr, &s.rkey);
-	if (kind == MW1_UNBIND || kind == MW1_DEALLOC)
-		mw = bind_type1(vt_cm_conn_qp(&c, 1), c.cq[1], mr, &s.rkey);
+	if (kind == MW1_UNBIND || kind == MW1_DEALLOC) {
+		mw = ibv_alloc_mw(pd, IBV_MW_TYPE_1);
+		if (!mw)
+			vt_fatal("ibv_alloc_mw(type 1): %s", strerror(errno));
+		bind_type1(vt_cm_conn_qp(&c, 1), c.cq[1], mw,
+			   &(struct ibv_mw_bind_info){
+				   .mr = mr, .addr = (uintptr_t)old,
+				   .length = LEN,
+				   .mw_access_flags = IBV_ACCESS_REMOTE_WRITE |
+						      IBV_ACCESS_REMOTE_READ });
+		s.rkey = mw->rkey;
+	}
 	if (kind == MW_REMOTE_INV) {
 		struct ibv_recv_wr rwr = { .wr_id = 5 }, *rbad;
 
-		s.inv_rkey = s.rkey;
 		if (ibv_post_recv(vt_cm_conn_qp(&c, 1), &rwr, &rbad))
 			vt_fatal("ibv_post_recv: %s", strerror(errno));
 	}
