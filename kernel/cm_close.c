@@ -16,7 +16,10 @@
  *   drain_timeout seconds is made abortive;
  * - abortive close (kiwi_ep_llp_close(ep, true), a destroyed QP, device
  *   removal, module unload): detach, release with SO_LINGER 0 (RST),
- *   CLOSE.
+ *   CLOSE; but a QP that had begun a graceful close and goes to ERR or is
+ *   destroyed before it finished (rdma_disconnect(), then ib_drain_qp()
+ *   or destroy) closes gracefully as above when TX stopped between
+ *   frames: only a stream cut inside a frame is reset.
  */
 #include <net/sock.h>
 
@@ -50,13 +53,19 @@ int kiwi_cm_attach(struct kiwi_ep *ep)
 	return rv;
 }
 
-/* Under ep->lock: the engine lets go of the socket. */
-static void kiwi_cm_detach(struct kiwi_ep *ep)
+/*
+ * Under ep->lock: the engine lets go of the socket. Returns true if the
+ * stream ends between frames (kiwi_qp_llp_detach()).
+ */
+static bool kiwi_cm_detach(struct kiwi_ep *ep)
 {
+	bool whole;
+
 	if (!ep->cb_qp)
-		return;
-	kiwi_qp_llp_detach(ep->qp);
+		return true;
+	whole = kiwi_qp_llp_detach(ep->qp);
 	kiwi_ep_set_cb_qp(ep, NULL);
+	return whole;
 }
 
 /* Under ep->lock: the QP reference goes (the QP is detached or never was). */
@@ -115,17 +124,21 @@ static void kiwi_cm_closing_read(struct kiwi_ep *ep)
 /*
  * Under ep->lock: the graceful close the QP asked for. The QP is detached
  * (what it queued, a Terminate too, is in the socket) and our FIN goes
- * after it. The QP, iw_cm (CLOSE) and so destroy_qp, rdma_destroy_id and
- * device removal are done with the connection now; the socket waits for
- * the peer's FIN on its own, up to mpa_timeout seconds, reading and
- * dropping what the peer still sends.
+ * after it; a stream TX left inside a frame is reset instead. The QP,
+ * iw_cm (CLOSE) and so destroy_qp, rdma_destroy_id and device removal are
+ * done with the connection now; the socket waits for the peer's FIN on
+ * its own, up to mpa_timeout seconds, reading and dropping what the peer
+ * still sends.
  */
 static void kiwi_cm_shutdown(struct kiwi_ep *ep)
 {
 	unsigned int timeout;
 	int err;
 
-	kiwi_cm_detach(ep);
+	if (!kiwi_cm_detach(ep)) {
+		kiwi_cm_closed(ep, true);
+		return;
+	}
 	if (kiwi_cm_peer_closed(ep->sock, &err)) {
 		kiwi_cm_closed(ep, false);
 		return;
@@ -148,26 +161,67 @@ static void kiwi_cm_drain(struct kiwi_ep *ep)
 	kiwi_ep_arm_timeout(ep, kiwi_cm_drain_timeout(ep->qp->ibqp.device));
 }
 
+/*
+ * Under ep->lock, the peer's FIN seen. TCP reports a FIN (sk_state_change)
+ * before the octets that came with it (sk_data_ready), so this work may
+ * run in between: the QP reads what is still queued before it lets go of
+ * the stream, or the last message before the FIN would be lost.
+ */
+static void kiwi_cm_read_rest(struct kiwi_ep *ep)
+{
+	struct sock *sk = ep->sock->sk;
+
+	if (!ep->cb_qp || sk->sk_protocol != IPPROTO_TCP)
+		return;
+	lock_sock(sk);
+	read_lock_bh(&sk->sk_callback_lock);
+	kiwi_qp_rx_ready(ep->cb_qp, sk);
+	read_unlock_bh(&sk->sk_callback_lock);
+	release_sock(sk);
+}
+
+/*
+ * Under ep->lock: the QP asked for an abort (it went to ERR, is being
+ * destroyed, or failed). Once it had begun a graceful close, the stream
+ * still ends with our FIN if TX stopped between frames: a ULP's
+ * rdma_disconnect() followed at once by ib_drain_qp() or a destroy must
+ * not reset away what TCP still holds of the Sends that completed.
+ */
+static void kiwi_cm_abort(struct kiwi_ep *ep)
+{
+	if (ep->cb_qp && kiwi_qp_close_begun(ep->qp)) {
+		kiwi_cm_shutdown(ep);
+		return;
+	}
+	kiwi_cm_detach(ep);
+	kiwi_cm_closed(ep, true);
+}
+
 /**
  * kiwi_cm_connected_work - events of a connected endpoint
  * @ep: an endpoint in CONNECTED, ep->lock held
  * @ev: KIWI_EV_* bits that arrived
  *
- * An abort, or a graceful close that did not finish within drain_timeout
- * (the timeout is armed only then), resets the connection.
+ * A graceful close that did not finish within drain_timeout (the timeout
+ * is armed only then) resets the connection; so does an abort, unless a
+ * graceful close had begun (kiwi_cm_abort()).
  */
 void kiwi_cm_connected_work(struct kiwi_ep *ep, unsigned long ev)
 {
 	int err;
 
-	if ((ev & BIT(KIWI_EV_ABORT)) ||
-	    ((ev & BIT(KIWI_EV_TIMEOUT)) && ep->draining)) {
+	if ((ev & BIT(KIWI_EV_TIMEOUT)) && ep->draining) {
 		kiwi_cm_detach(ep);
 		kiwi_cm_closed(ep, true);
 		return;
 	}
+	if (ev & BIT(KIWI_EV_ABORT)) {
+		kiwi_cm_abort(ep);
+		return;
+	}
 	if (kiwi_cm_peer_closed(ep->sock, &err) ||
 	    test_bit(KIWI_EPF_PEER_TERM, &ep->flags)) {
+		kiwi_cm_read_rest(ep);
 		kiwi_cm_detach(ep);
 		kiwi_cm_event(ep, ep->cm_id, IW_CM_EVENT_DISCONNECT, 0, NULL);
 		kiwi_cm_closed(ep, false);

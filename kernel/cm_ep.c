@@ -128,6 +128,13 @@ static void kiwi_ep_work(struct work_struct *work)
 
 	mutex_lock(&ep->lock);
 	ev = xchg(&ep->events, 0);
+	/*
+	 * A destroyed QP aborts only an ep that still holds it: one that let
+	 * go of it meanwhile (a graceful close now waiting for the peer's
+	 * FIN) is no longer its connection.
+	 */
+	if ((ev & BIT(KIWI_EV_QP_GONE)) && ep->qp)
+		ev |= BIT(KIWI_EV_ABORT);
 	switch (ep->state) {
 	case KIWI_EP_LISTEN:
 		kiwi_cm_listen_work(ep, ev);
@@ -412,12 +419,13 @@ struct kiwi_ep *kiwi_ep_get_by_cm_id(struct iw_cm_id *cm_id)
 }
 
 /*
- * Ask the endpoints @match selects to abort (all of them when @match is
- * NULL). Any context that may take a spinlock with interrupts disabled.
+ * Send @event (KIWI_EV_ABORT or KIWI_EV_QP_GONE) to the endpoints @match
+ * selects (all of them when @match is NULL). Any context that may take a
+ * spinlock with interrupts disabled.
  */
 static void kiwi_cm_abort_eps(bool (*match)(const struct kiwi_ep *ep,
 					    const void *arg),
-			      const void *arg)
+			      const void *arg, int event)
 {
 	struct kiwi_ep *ep;
 	unsigned long flags;
@@ -428,7 +436,7 @@ static void kiwi_cm_abort_eps(bool (*match)(const struct kiwi_ep *ep,
 			continue;
 		if (!kref_get_unless_zero(&ep->ref))
 			continue;
-		set_bit(KIWI_EV_ABORT, &ep->events);
+		set_bit(event, &ep->events);
 		/* Not the last put: the pending work holds a reference. */
 		if (!queue_work(kiwi_cm_wq, &ep->work))
 			kiwi_ep_put(ep);
@@ -448,12 +456,13 @@ static bool kiwi_ep_uses_qp(const struct kiwi_ep *ep, const void *qp)
  * An initiator holds its QP from iw_connect until the MPA Reply, and
  * iw_cm holds it until CONNECT_REPLY: against a silent responder that is
  * mpa_timeout seconds. Aborting reports CONNECT_REPLY (-ECONNRESET) at
- * once; an attached connection is reset. A connect that takes the QP
- * after this scan sees it destroyed and fails.
+ * once; an attached connection ends as after any abort the QP asks for
+ * (kiwi_cm_abort(): reset, unless a graceful close had begun). A connect
+ * that takes the QP after this scan sees it destroyed and fails.
  */
 void kiwi_cm_abort_qp(struct kiwi_qp *qp)
 {
-	kiwi_cm_abort_eps(kiwi_ep_uses_qp, qp);
+	kiwi_cm_abort_eps(kiwi_ep_uses_qp, qp, KIWI_EV_QP_GONE);
 }
 
 /* A connection of @ibdev that is not established (a lockless look). */
@@ -487,7 +496,7 @@ static bool kiwi_ep_on_device(const struct kiwi_ep *ep, const void *ibdev)
  */
 static void kiwi_cm_remove_one(struct ib_device *ibdev, void *client_data)
 {
-	kiwi_cm_abort_eps(kiwi_ep_on_device, ibdev);
+	kiwi_cm_abort_eps(kiwi_ep_on_device, ibdev, KIWI_EV_ABORT);
 }
 
 static struct ib_client kiwi_cm_client = {
@@ -555,7 +564,7 @@ void kiwi_cm_exit(void)
 	struct kiwi_ep *ep;
 
 	ib_unregister_client(&kiwi_cm_client);
-	kiwi_cm_abort_eps(NULL, NULL);
+	kiwi_cm_abort_eps(NULL, NULL, KIWI_EV_ABORT);
 	while ((ep = kiwi_cm_next_orphan()))
 		kiwi_ep_put(ep);
 	wait_event(kiwi_eps_wait, kiwi_cm_no_eps());

@@ -71,8 +71,21 @@ int kiwi_qp_llp_attach(struct kiwi_qp *qp, struct kiwi_ep *ep,
  * Process context, may sleep. Waits until no receive or transmit work uses
  * the socket, moves the QP to ERROR (flushing outstanding work) unless it
  * is there already, and drops the ep reference. Idempotent.
+ *
+ * Return: true if the stream ends between frames: TX handed TCP the whole
+ * of every frame it began (or was not attached any more); false if it
+ * stopped inside one, which only a reset may end.
  */
-void kiwi_qp_llp_detach(struct kiwi_qp *qp);
+bool kiwi_qp_llp_detach(struct kiwi_qp *qp);
+
+/**
+ * kiwi_qp_close_begun - did the QP begin a graceful close?
+ * @qp: the QP
+ *
+ * Any context. A disconnect's SQD, or a Terminate it queued, asked TX to
+ * close the stream once what was queued went out.
+ */
+bool kiwi_qp_close_begun(struct kiwi_qp *qp);
 
 /**
  * kiwi_qp_llp_reply_sent - a responder's MPA Reply is on the wire

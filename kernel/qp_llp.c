@@ -224,12 +224,13 @@ out:
 	return rv;
 }
 
-void kiwi_qp_llp_detach(struct kiwi_qp *qp)
+bool kiwi_qp_llp_detach(struct kiwi_qp *qp)
 {
 	struct kiwi_qp_tx *tx = &qp->tx;
 	struct socket *sock;
 	struct kiwi_ep *ep;
 	unsigned long flags;
+	bool whole;
 
 	mutex_lock(&tx->llp_mutex);
 	spin_lock_irqsave(&qp->lock, flags);
@@ -238,7 +239,7 @@ void kiwi_qp_llp_detach(struct kiwi_qp *qp)
 	spin_unlock_irqrestore(&qp->lock, flags);
 	if (!sock) {
 		mutex_unlock(&tx->llp_mutex);
-		return;
+		return true;
 	}
 	/* No RX after this: its callers hold sk_callback_lock for reading. */
 	write_lock_bh(&sock->sk->sk_callback_lock);
@@ -250,6 +251,7 @@ void kiwi_qp_llp_detach(struct kiwi_qp *qp)
 	cancel_work_sync(&tx->work);
 	mutex_lock(&tx->run_lock);	/* a doorbell's run may still hold it */
 	mutex_unlock(&tx->run_lock);
+	whole = tx->sent == tx->len;
 	ep = tx->ep;
 	WRITE_ONCE(tx->ep, NULL);
 	mutex_unlock(&tx->llp_mutex);
@@ -261,6 +263,18 @@ void kiwi_qp_llp_detach(struct kiwi_qp *qp)
 	kiwi_qp_last_wqe(qp);
 	kiwi_tx_release(qp);
 	kiwi_ep_put(ep);
+	return whole;
+}
+
+bool kiwi_qp_close_begun(struct kiwi_qp *qp)
+{
+	unsigned long flags;
+	bool begun;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	begun = qp->tx.close_req;
+	spin_unlock_irqrestore(&qp->lock, flags);
+	return begun;
 }
 
 void kiwi_qp_llp_reply_sent(struct kiwi_qp *qp)

@@ -1960,6 +1960,33 @@ def c_td_no_fin(info, res, a):
     c.close()
 
 
+@case("td-destroy-graceful", "a Read never answered holds the target's "
+      "drain after its disconnect; the target then destroys its QP: all it "
+      "sent went out whole, so the stream ends with a FIN after its Read "
+      "Request, not with a reset", group="teardown")
+def c_td_destroy_graceful(info, res, a):
+    c = handshake(info, res)
+    cmd(c, "read")
+    cmd(c, "disconnect")
+    time.sleep(0.5)
+    cmd(c, "destroy")
+    deadline = time.monotonic() + TD_BOUND + 5
+    ops = []
+    while True:
+        u = c.read_fpdu(deadline)
+        if u is None:
+            break
+        ops.append(u[1] & 0xF)
+    res.seen("the target sent %s, then %s" %
+             (ops, c.eof or "nothing for %d s" % (TD_BOUND + 5)))
+    if OP_RREQ not in ops:
+        res.fail("the target's Read Request never arrived")
+    if c.eof != "fin":
+        res.fail("the target ended a stream it had begun to close "
+                 "gracefully with %s" % (c.eof or "nothing"))
+    c.close()
+
+
 @case("td-sqe-doorbell", "a Read outstanding and Sends queued behind a "
       "zero window, then a bad Write (the target's QP is TERMINATE, its "
       "Terminate stuck) and the target posts one more Send: every send WR "
