@@ -5,10 +5,10 @@
 # kiwi devices in network namespaces. Two namespaces joined by a veth
 # pair, a kiwi device created from inside each on its end: rping,
 # vt_integrity and perftest (ib_write_bw over rdma_cm) between them;
-# kiwi's listener socket in the namespace of its device and in no other
-# (the connection's own sockets are not checked: a check written for
-# them saw the responder's socket in its namespace in one run and in none
-# in three; not understood). The devices are visible everywhere in this
+# kiwi's listener socket in the namespace of its device and in no other,
+# and so are both ends of a connection (sampled while an 8 s ib_write_bw
+# runs: a check written for rping's short connections in the twelfth
+# session sampled after they had ended). The devices are visible everywhere in this
 # shared mode, their addresses are not: an rdma_cm listener on A's
 # address from the initial namespace or a third one fails cleanly (the
 # address is not theirs), and so does a client there. Then
@@ -151,6 +151,46 @@ ns_perftest() {
 	fi
 }
 
+# conn_socks NS FILTER: NS's established TCP sockets that match FILTER
+# (an ss expression), one line each.
+conn_socks() {
+	in_ns "$1" ss -Htn state established "$2"
+}
+
+# both_ends FROM TO: A has a socket matching FROM, B one matching TO.
+both_ends() {
+	[ -n "$(conn_socks $NSA "$1")" ] && [ -n "$(conn_socks $NSB "$2")" ]
+}
+
+# ns_conn_sockets WHAT: while ib_write_bw -D 8 runs from kiwiB in B to
+# kiwiA in A, the responder's connection sockets are in A and the
+# initiator's in B, and no namespace holds another's: not the initial
+# one, not C.
+ns_conn_sockets() {
+	local p=$((PORT + 3)) srv cli seen=0
+	local to="( dport = :$p )" from="( sport = :$p )"
+	timeout 120 ip netns exec $NSA ib_write_bw -d kiwiA -R -F -D 8 -p $p \
+		> "$VT_TMP/ns-cs-srv" 2>&1 &
+	srv=$!
+	vt_wait_for 30 listening $NSA $p
+	timeout 120 ip netns exec $NSB ib_write_bw -d kiwiB -R -F -D 8 -p $p $A_IP \
+		> "$VT_TMP/ns-cs-cli" 2>&1 &
+	cli=$!
+	if vt_wait_for 30 both_ends "$from" "$to"; then
+		seen=1
+		vt_pass "$1: connection sockets: responder's in $NSA ($(conn_socks $NSA "$from" | wc -l)), initiator's in $NSB ($(conn_socks $NSB "$to" | wc -l))"
+		vt_eq "$1: initiator sockets in $NSA" "$(conn_socks $NSA "$to")" ""
+		vt_eq "$1: responder sockets in $NSB" "$(conn_socks $NSB "$from")" ""
+		vt_eq "$1: connection sockets in the initial namespace" \
+			"$(ss -Htn state established "( sport = :$p or dport = :$p )")" ""
+		vt_eq "$1: connection sockets in $NSC" \
+			"$(conn_socks $NSC "( sport = :$p or dport = :$p )")" ""
+	fi
+	wait $cli
+	wait $srv
+	[ $seen = 1 ] || vt_fail "$1: no established connection on port $p in both $NSA and $NSB: client: $(tail -n 2 "$VT_TMP/ns-cs-cli" | tr '\n' ' ') server: $(tail -n 2 "$VT_TMP/ns-cs-srv" | tr '\n' ' ')"
+}
+
 # bound_elsewhere WHAT NS...: an rping server on A's address in each NS (a
 # namespace name, or "init" for the initial one) fails at once, not hangs,
 # and no listener appears in A; an rping client there fails cleanly too.
@@ -199,6 +239,7 @@ if ns_up; then
 		ns_rping shared
 		ns_integrity shared
 		ns_perftest shared
+		ns_conn_sockets shared
 		bound_elsewhere shared init $NSC
 	else
 		vt_fail "shared: rdma link add in a namespace refused"
@@ -229,6 +270,7 @@ if ns_up && in_ns $NSA rdma link add kiwiA type kiwi netdev vna &&
 	ns_rping exclusive
 	ns_integrity exclusive
 	ns_perftest exclusive
+	ns_conn_sockets exclusive
 else
 	vt_fail "exclusive: cannot set up the namespaces and devices"
 fi
