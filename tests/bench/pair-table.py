@@ -39,10 +39,14 @@ def side_asks_crc(side):
 
 
 def describe(combo):
-    """(providers, crc) of COMBO: crc is on when either side asks for it."""
+    """(providers, crc) of COMBO: crc is on when either side asks for it;
+    "sctp" for DDP over SCTP, which has no MPA and whose packets SCTP
+    checksums with its own CRC32c."""
     spec = combo.split("/")[0].split("@")[0].split("!")[0]
     a, b = spec.split("-", 1)
     provs = "-".join(sorted({a.split(":")[0], b.split(":")[0]}))
+    if "llp=sctp" in spec:
+        return provs, "sctp"
     asks = [side_asks_crc(a), side_asks_crc(b)]
     if None in asks:
         return provs, "-"
