@@ -16,10 +16,9 @@
  *   drain_timeout seconds is made abortive;
  * - abortive close (kiwi_ep_llp_close(ep, true), a destroyed QP, device
  *   removal, module unload): detach, release with SO_LINGER 0 (RST),
- *   CLOSE; but a QP that had begun a graceful close and goes to ERR or is
- *   destroyed before it finished (rdma_disconnect(), then ib_drain_qp()
- *   or destroy) closes gracefully as above when TX stopped between
- *   frames: only a stream cut inside a frame is reset.
+ *   CLOSE; but an attached QP that goes to ERR or is destroyed closes
+ *   gracefully as above when TX stopped between frames: only a stream
+ *   cut inside a frame is reset.
  */
 #include <net/sock.h>
 
@@ -182,18 +181,18 @@ static void kiwi_cm_read_rest(struct kiwi_ep *ep)
 
 /*
  * Under ep->lock: the QP asked for an abort (it went to ERR, is being
- * destroyed, or failed). Once it had begun a graceful close, the stream
- * still ends with our FIN if TX stopped between frames: a ULP's
- * rdma_disconnect() followed at once by ib_drain_qp() or a destroy must
- * not reset away what TCP still holds of the Sends that completed.
+ * destroyed, or failed). The stream still ends with our FIN if TX stopped
+ * between frames, as siw's does: a reset throws away what TCP still holds,
+ * and a Send that completed (handed to TCP) must reach the peer although
+ * its sender exits, destroys its QP or calls ib_drain_qp() right after.
+ * Only a stream cut inside a frame is reset (kiwi_cm_shutdown()).
  */
 static void kiwi_cm_abort(struct kiwi_ep *ep)
 {
-	if (ep->cb_qp && kiwi_qp_close_begun(ep->qp)) {
+	if (ep->cb_qp) {
 		kiwi_cm_shutdown(ep);
 		return;
 	}
-	kiwi_cm_detach(ep);
 	kiwi_cm_closed(ep, true);
 }
 
@@ -203,8 +202,8 @@ static void kiwi_cm_abort(struct kiwi_ep *ep)
  * @ev: KIWI_EV_* bits that arrived
  *
  * A graceful close that did not finish within drain_timeout (the timeout
- * is armed only then) resets the connection; so does an abort, unless a
- * graceful close had begun (kiwi_cm_abort()).
+ * is armed only then) resets the connection; an abort resets it only if
+ * TX stopped inside a frame (kiwi_cm_abort()).
  */
 void kiwi_cm_connected_work(struct kiwi_ep *ep, unsigned long ev)
 {

@@ -492,7 +492,7 @@ static bool kiwi_ep_on_device(const struct kiwi_ep *ep, const void *ibdev)
  * controller's shutdown and waits for the answer: up to its admin
  * timeout, 60 s, on a connection reset under it). rdma_cm's removal ends
  * them next, without waiting for the peer: iw_cm's destroy of an
- * established id moves the QP to ERR, an abortive close.
+ * established id moves the QP to ERR, which ends the stream at once.
  */
 static void kiwi_cm_remove_one(struct ib_device *ibdev, void *client_data)
 {

@@ -79,15 +79,6 @@ int kiwi_qp_llp_attach(struct kiwi_qp *qp, struct kiwi_ep *ep,
 bool kiwi_qp_llp_detach(struct kiwi_qp *qp);
 
 /**
- * kiwi_qp_close_begun - did the QP begin a graceful close?
- * @qp: the QP
- *
- * Any context. A disconnect's SQD, or a Terminate it queued, asked TX to
- * close the stream once what was queued went out.
- */
-bool kiwi_qp_close_begun(struct kiwi_qp *qp);
-
-/**
  * kiwi_qp_llp_reply_sent - a responder's MPA Reply is on the wire
  * @qp: an attached QP (responder)
  *

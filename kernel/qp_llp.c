@@ -266,17 +266,6 @@ bool kiwi_qp_llp_detach(struct kiwi_qp *qp)
 	return whole;
 }
 
-bool kiwi_qp_close_begun(struct kiwi_qp *qp)
-{
-	unsigned long flags;
-	bool begun;
-
-	spin_lock_irqsave(&qp->lock, flags);
-	begun = qp->tx.close_req;
-	spin_unlock_irqrestore(&qp->lock, flags);
-	return begun;
-}
-
 void kiwi_qp_llp_reply_sent(struct kiwi_qp *qp)
 {
 	unsigned long flags;
