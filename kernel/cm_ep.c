@@ -457,8 +457,8 @@ static bool kiwi_ep_uses_qp(const struct kiwi_ep *ep, const void *qp)
  * iw_cm holds it until CONNECT_REPLY: against a silent responder that is
  * mpa_timeout seconds. Aborting reports CONNECT_REPLY (-ECONNRESET) at
  * once; an attached connection ends as after any abort the QP asks for
- * (kiwi_cm_abort(): reset, unless a graceful close had begun). A connect
- * that takes the QP after this scan sees it destroyed and fails.
+ * (kiwi_cm_abort(): our FIN if TX stopped between frames, else a reset).
+ * A connect that takes the QP after this scan sees it destroyed and fails.
  */
 void kiwi_cm_abort_qp(struct kiwi_qp *qp)
 {

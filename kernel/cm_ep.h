@@ -58,7 +58,7 @@ enum {
 	KIWI_EV_STATE,		/* TCP state changed */
 	KIWI_EV_TIMEOUT,	/* the armed timeout expired */
 	KIWI_EV_CLOSE,		/* graceful close asked (QP engine) */
-	KIWI_EV_ABORT,		/* abortive close asked (engine, unload) */
+	KIWI_EV_ABORT,		/* abort asked (QP engine, removal, unload) */
 	KIWI_EV_DRAIN,		/* the QP began a graceful close: bound it */
 	KIWI_EV_QP_GONE,	/* the ep's QP is being destroyed */
 };

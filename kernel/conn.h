@@ -116,8 +116,10 @@ void kiwi_ep_put(struct kiwi_ep *ep);
 /**
  * kiwi_ep_llp_close - ask the CM to close the stream under a QP
  * @ep: the endpoint
- * @abortive: reset (RST) instead of a graceful close (FIN after what was
- *            queued, e.g. a Terminate message)
+ * @abortive: end the stream at once (the QP went to ERR or failed): our FIN
+ *            after what TCP holds if TX stopped between frames, else a
+ *            reset; false: a graceful close, FIN after what was queued
+ *            (e.g. a Terminate message)
  *
  * Any context; the work is deferred. The CM later calls
  * kiwi_qp_llp_detach() and reports the close to iw_cm. Idempotent.
