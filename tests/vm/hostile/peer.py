@@ -1987,6 +1987,34 @@ def c_td_destroy_graceful(info, res, a):
     c.close()
 
 
+@case("td-destroy-fin", "the target sends a Send, then destroys its QP "
+      "without any disconnect (perftest's end): all it sent went out "
+      "whole, so the stream ends with a FIN, not with a reset that could "
+      "throw away what TCP still holds", group="teardown")
+def c_td_destroy_fin(info, res, a):
+    c = handshake(info, res)
+    cmd(c, "send 1")
+    deadline = time.monotonic() + 10
+    u = c.read_fpdu(deadline)
+    while u is not None and not (u[1] & 0xF == OP_SEND and u[0] & 0x40):
+        u = c.read_fpdu(deadline)
+    if u is None:
+        res.fail("the target's Send never arrived whole (%s)" %
+                 (c.eof or "nothing for 10 s"))
+        abort(c)
+        return
+    cmd(c, "destroy")
+    took = c.wait_close(TD_BOUND + 5)
+    res.seen("after its Send the target ended the stream with %s" %
+             (c.eof or "nothing for %d s" % (TD_BOUND + 5)))
+    if c.eof != "fin":
+        res.fail("the target ended a stream whose frames all went out "
+                 "with %s, not a FIN" % (c.eof or "nothing"))
+    elif took > TD_BOUND:
+        res.fail("the FIN came %.1f s after the destroy" % took)
+    c.close()
+
+
 @case("td-sqe-doorbell", "a Read outstanding and Sends queued behind a "
       "zero window, then a bad Write (the target's QP is TERMINATE, its "
       "Terminate stuck) and the target posts one more Send: every send WR "
