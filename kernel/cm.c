@@ -42,13 +42,16 @@ int kiwi_iw_create_listen(struct iw_cm_id *id, int backlog)
 	return kiwi_cm_listen(id, backlog);
 }
 
-/* iw_cm only calls this for a listener that create_listen set up. */
+/*
+ * iw_cm only calls this for a listener that create_listen set up; one
+ * without an endpoint is a wildcard listen of another namespace.
+ */
 int kiwi_iw_destroy_listen(struct iw_cm_id *id)
 {
 	struct kiwi_ep *ep = id->provider_data;
 
 	if (!ep)
-		return -EINVAL;
+		return 0;
 	id->provider_data = NULL;
 	kiwi_cm_unlisten(ep);
 	return 0;

@@ -204,6 +204,7 @@ bool kiwi_cm_discard(struct socket *sock);
 int kiwi_cm_addr_len(const struct sockaddr_storage *ss);
 int kiwi_cm_listen_sock(struct iw_cm_id *cm_id, int backlog, bool sctp,
 			struct socket **sockp);
+bool kiwi_cm_listen_elsewhere(struct iw_cm_id *cm_id);
 
 /* cm_active.c: initiator */
 int kiwi_cm_connect(struct iw_cm_id *cm_id, struct iw_cm_conn_param *param);

@@ -69,6 +69,10 @@ void kiwi_cm_unlisten(struct kiwi_ep *ep)
  * @backlog: TCP backlog; also the most children reading a Request at once
  *	(on SCTP, as many again read their Initiate only to refuse it)
  *
+ * A wildcard listen of a process in another network namespace than the
+ * device's net_device succeeds without a socket or endpoint
+ * (kiwi_cm_listen_elsewhere(); provider_data stays NULL).
+ *
  * Return: 0 or a negative errno (e.g. -EADDRINUSE).
  */
 int kiwi_cm_listen(struct iw_cm_id *cm_id, int backlog)
@@ -78,6 +82,8 @@ int kiwi_cm_listen(struct iw_cm_id *cm_id, int backlog)
 	struct kiwi_ep *ep;
 	int rv;
 
+	if (kiwi_cm_listen_elsewhere(cm_id))
+		return 0;
 	backlog = clamp(backlog, 1, KIWI_CM_BACKLOG_MAX);
 	rv = sctp ? kiwi_cm_sctp_settings_ok(cm_id->device) : 0;
 	if (!rv)

@@ -4,6 +4,7 @@
  * non-blocking
  * MPA startup frame I/O, addresses and close detection.
  */
+#include <linux/nsproxy.h>
 #include <linux/slab.h>
 #include <linux/tcp.h>
 #include <net/sock.h>
@@ -266,6 +267,51 @@ int kiwi_cm_addr_len(const struct sockaddr_storage *ss)
 	if (ss->ss_family == AF_INET6)
 		return sizeof(struct sockaddr_in6);
 	return 0;
+}
+
+/*
+ * A wildcard address of @ss's family; false for a specific one or another
+ * family.
+ */
+static bool kiwi_cm_addr_any(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET)
+		return ((const struct sockaddr_in *)ss)->sin_addr.s_addr ==
+		       htonl(INADDR_ANY);
+	if (ss->ss_family == AF_INET6)
+		return ipv6_addr_any(&((const struct sockaddr_in6 *)ss)->sin6_addr);
+	return false;
+}
+
+/**
+ * kiwi_cm_listen_elsewhere - a wildcard listen meant for another namespace
+ * @cm_id: the listening id, address in m_local_addr
+ *
+ * rdma_cm asks every device to listen for a wildcard address, the devices
+ * of every network namespace included when the RDMA subsystem is shared,
+ * and an iw_cm_id does not say which namespace its listener is in. The
+ * caller's does: rdma_listen() runs in the listening process (a device
+ * added later listens in the context of the process that adds it). A
+ * device whose net_device lives in another namespace can bring this
+ * listener no connection, and a socket there would take the port from
+ * that namespace's own users; it listens without a socket. A specific
+ * address was resolved by rdma_cm, in the id's namespace, to this
+ * device's net_device: it always gets its socket.
+ *
+ * Return: true if @cm_id's listen needs no socket on this device.
+ */
+bool kiwi_cm_listen_elsewhere(struct iw_cm_id *cm_id)
+{
+	struct nsproxy *ns = current->nsproxy;
+	bool elsewhere;
+
+	if (!ns || !kiwi_cm_addr_any(&cm_id->m_local_addr))
+		return false;
+	rcu_read_lock();
+	elsewhere = !net_eq(ns->net_ns,
+			    dev_net(to_kdev(cm_id->device)->netdev));
+	rcu_read_unlock();
+	return elsewhere;
 }
 
 /* A listening socket (TCP, or SCTP one-to-one) on the id's address. */

@@ -8,7 +8,8 @@
 # kiwi's listener socket in the namespace of its device and in no other,
 # and so are both ends of a connection (sampled while an 8 s ib_write_bw
 # runs: a check written for rping's short connections in the twelfth
-# session sampled after they had ended). The devices are visible everywhere in this
+# session sampled after they had ended). Wildcard listeners on one port in
+# A and in B at once, each with its socket in its own namespace only. The devices are visible everywhere in this
 # shared mode, their addresses are not: an rdma_cm listener on A's
 # address from the initial namespace or a third one fails cleanly (the
 # address is not theirs), and so does a client there. Then
@@ -191,6 +192,61 @@ ns_conn_sockets() {
 	[ $seen = 1 ] || vt_fail "$1: no established connection on port $p in both $NSA and $NSB: client: $(tail -n 2 "$VT_TMP/ns-cs-cli" | tr '\n' ' ') server: $(tail -n 2 "$VT_TMP/ns-cs-srv" | tr '\n' ' ')"
 }
 
+# listeners NS PORT: how many TCP sockets listen on PORT in NS ("init":
+# the initial namespace).
+listeners() {
+	if [ "$1" = init ]; then
+		ss -Hltn "sport = :$2" | wc -l
+	else
+		in_ns "$1" ss -Hltn "sport = :$2" | wc -l
+	fi
+}
+
+# ns_wildcard WHAT: rdma_cm wildcard listeners (rping -s -a 0.0.0.0) on
+# one port, first in A, then in B beside it: rdma_cm asks every device,
+# kiwiB too, to listen for A's, and each namespace gets one socket of its
+# own and no other's (a socket of A's listener in B took the port from
+# B's, which then failed with EADDRINUSE). Each then serves a client from
+# the other namespace.
+ns_wildcard() {
+	local p=$((PORT + 40)) sa sb ns
+	timeout 120 ip netns exec $NSA rping -s -a 0.0.0.0 -p $p -C 1 -v \
+		> "$VT_TMP/ns-wa" 2>&1 &
+	sa=$!
+	vt_wait_for 10 listening $NSA $p
+	vt_eq "$1: wildcard listener of $NSA: sockets on port $p in $NSA" "$(listeners $NSA $p)" 1
+	for ns in $NSB $NSC init; do
+		vt_eq "$1: wildcard listener of $NSA: sockets on port $p in $ns" "$(listeners "$ns" $p)" 0
+	done
+	timeout 120 ip netns exec $NSB rping -s -a 0.0.0.0 -p $p -C 1 -v \
+		> "$VT_TMP/ns-wb" 2>&1 &
+	sb=$!
+	if vt_wait_for 10 listening $NSB $p && kill -0 $sb 2>/dev/null; then
+		vt_pass "$1: a wildcard listener on port $p in $NSB beside $NSA's"
+	else
+		vt_fail "$1: no wildcard listener on port $p in $NSB beside $NSA's: $(head -n 3 "$VT_TMP/ns-wb" | tr '\n' ' ')"
+	fi
+	vt_eq "$1: both listening: sockets on port $p in $NSA, $NSB, $NSC, init" \
+		"$(listeners $NSA $p) $(listeners $NSB $p) $(listeners $NSC $p) $(listeners init $p)" "1 1 0 0"
+	wild_client "$1" $NSB $A_IP $p $sa
+	wild_client "$1" $NSA $B_IP $p $sb
+}
+
+# wild_client WHAT NS ADDR PORT SERVER: one verified ping from NS to the
+# rping server (process SERVER) listening on ADDR:PORT, which then ends.
+wild_client() {
+	local out rc
+	out=$(timeout 60 ip netns exec "$2" rping -c -a "$3" -p "$4" -C 1 -v 2>&1)
+	rc=$?
+	if [ $rc = 0 ] && wait "$5"; then
+		vt_pass "$1: rping from $2 to the wildcard listener on $3"
+	else
+		kill "$5" 2>/dev/null
+		wait "$5"
+		vt_fail "$1: rping from $2 to $3:$4: exit $rc: $(tail -n 2 <<<"$out" | tr '\n' ' ')"
+	fi
+}
+
 # bound_elsewhere WHAT NS...: an rping server on A's address in each NS (a
 # namespace name, or "init" for the initial one) fails at once, not hangs,
 # and no listener appears in A; an rping client there fails cleanly too.
@@ -240,6 +296,7 @@ if ns_up; then
 		ns_integrity shared
 		ns_perftest shared
 		ns_conn_sockets shared
+		ns_wildcard shared
 		bound_elsewhere shared init $NSC
 	else
 		vt_fail "shared: rdma link add in a namespace refused"
