@@ -9,10 +9,11 @@
 # scenarios in DEBUG_VM_CI, in one boot of the debug kernel) in that order,
 # each one even when an earlier one failed.
 # check-sanitize, check-fuzz and check-pkg (mostly host work: the package
-# build, DKMS, apt; its one short guest boots a root of its own): when
-# check-vm is asked for too, they run one after another in the background
-# at nice 10 beside it (its one guest keeps about one of the two cores busy)
-# and their output follows check-vm's. When a debug kernel tier is asked for and the debug kernel is
+# build, DKMS, apt; its one short guest boots a root of its own), and
+# check-debug when the debug kernel is cached: when check-vm is asked for
+# too, they run one after another in the background at nice 10 beside it
+# (its one guest keeps about one of the two cores busy) and their output
+# follows check-vm's. When a debug kernel tier is asked for and the debug kernel is
 # not cached (nor being built already, as .ci/run starts it during deps),
 # its build starts in the background at nice 19 right after the build
 # tier: it takes the CPU the guests of check-vm and check-pair-ci leave idle,
@@ -117,12 +118,19 @@ record() {
 # The lane: the tiers of BESIDE_VM asked for run one after another in the
 # background at nice 10 while check-vm's guest runs, their output only in their logs
 # (printed when check-vm is done); each writes "RC SECS" to LOGS/TIER.status.
+# check-debug joins the lane, last, when its kernel is already cached: its
+# one guest then takes the core check-vm's leaves. A cold kernel is still
+# compiling at that point, so the tier keeps its place at the end.
 lane=()
 lane_pid=
 if [[ " ${tiers[*]} " == *" check-vm "* ]]; then
 	for t in "${BESIDE_VM[@]}"; do
 		[[ " ${tiers[*]} " != *" $t "* ]] || lane+=("$t")
 	done
+	if [[ " ${tiers[*]} " == *" check-debug "* ]] &&
+		[ -e "$("$REPO/scripts/debug-kernel.sh" --print-dir)/.complete" ]; then
+		lane+=(check-debug)
+	fi
 fi
 start_lane() {
 	[ ${#lane[@]} -gt 0 ] || return 0
