@@ -8,12 +8,10 @@
 # check-pair-ci (check-pair's CI subset), check-debug (KUnit and the
 # scenarios in DEBUG_VM_CI, in one boot of the debug kernel) in that order,
 # each one even when an earlier one failed.
-# check-sanitize, check-fuzz and check-pkg (mostly host work: the package
-# build, DKMS, apt; its one short guest boots a root of its own), and
-# check-debug when the debug kernel is cached: when check-vm is asked for
-# too, they run one after another in the background at nice 10 beside it
-# (its one guest keeps about one of the two cores busy) and their output
-# follows check-vm's. When a debug kernel tier is asked for and the debug kernel is
+# check-sanitize and check-fuzz need only the host's CPU: when check-vm is
+# asked for too, they run in the background at nice 10 beside it (its one
+# guest keeps about one of the two cores busy) and their output follows
+# check-vm's. When a debug kernel tier is asked for and the debug kernel is
 # not cached (nor being built already, as .ci/run starts it during deps),
 # its build starts in the background at nice 19 right after the build
 # tier: it takes the CPU the guests of check-vm and check-pair-ci leave idle,
@@ -38,9 +36,9 @@ ALL_TIERS=(build check-unit check-sanitize check-fuzz check-vm check-pkg check-p
 DEBUG_VM_CI="45-qp-states 50-device-removal 60-cm-single"
 JOBS=${JOBS:-2}
 LOGS=$REPO/build/test-logs
-# Tiers that are mostly host work run beside check-vm when both are asked
-# for: check-vm's single guest leaves part of the two cores idle.
-BESIDE_VM=(check-sanitize check-fuzz check-pkg)
+# Tiers that need only the host's CPU run beside check-vm when both are
+# asked for: check-vm's single guest leaves part of the two cores idle.
+BESIDE_VM=(check-sanitize check-fuzz)
 
 tiers=("$@")
 [ ${#tiers[@]} -gt 0 ] || tiers=("${ALL_TIERS[@]}")
@@ -118,19 +116,12 @@ record() {
 # The lane: the tiers of BESIDE_VM asked for run one after another in the
 # background at nice 10 while check-vm's guest runs, their output only in their logs
 # (printed when check-vm is done); each writes "RC SECS" to LOGS/TIER.status.
-# check-debug joins the lane, last, when its kernel is already cached: its
-# one guest then takes the core check-vm's leaves. A cold kernel is still
-# compiling at that point, so the tier keeps its place at the end.
 lane=()
 lane_pid=
 if [[ " ${tiers[*]} " == *" check-vm "* ]]; then
 	for t in "${BESIDE_VM[@]}"; do
 		[[ " ${tiers[*]} " != *" $t "* ]] || lane+=("$t")
 	done
-	if [[ " ${tiers[*]} " == *" check-debug "* ]] &&
-		[ -e "$("$REPO/scripts/debug-kernel.sh" --print-dir)/.complete" ]; then
-		lane+=(check-debug)
-	fi
 fi
 start_lane() {
 	[ ${#lane[@]} -gt 0 ] || return 0
