@@ -35,6 +35,13 @@
  * peer without RFC 7306 answers with a Terminate), and the server must see
  * its receives flushed; both then exit 0. A success, or no completion
  * within the time limit, fails.
+ * The server drives last: once its final Send has completed it
+ * disconnects, and the client waits for that (RDMA_CM_EVENT_DISCONNECTED):
+ * the side whose Send is the last message closes first. Linux siw fails a
+ * Send it has wholly sent when the peer's FIN arrives before its TX thread
+ * marks it done (siw_qp_tx.c checks tx_suspend before the last-segment
+ * flag), which a peer that closes as soon as it has the message provokes
+ * (Documentation/interop.md).
  * Control messages (check this, fill that, result) are Sends too. Exit 0
  * when every byte matched, 1 on a mismatch or a failed work request, 2 on a
  * setup or connection error (message on stderr).
@@ -928,11 +935,12 @@ int main(int argc, char **argv)
 	if (c.server) {
 		respond(&c);
 		drive(&c);
+		rdma_disconnect(c.id);
 	} else {
 		drive(&c);
 		respond(&c);
+		rdma_ack_cm_event(cm_wait(&c, RDMA_CM_EVENT_DISCONNECTED));
 	}
-	rdma_disconnect(c.id);
 	printf("%s: all data verified\n", prog);
 	return 0;
 }
