@@ -65,9 +65,19 @@ kiwi_devs_in() {
 		tr '\n' ' '
 }
 
+# listeners NS PORT: how many TCP sockets listen on PORT in NS ("init":
+# the initial namespace).
+listeners() {
+	if [ "$1" = init ]; then
+		ss -Hltn "sport = :$2" | wc -l
+	else
+		in_ns "$1" ss -Hltn "sport = :$2" | wc -l
+	fi
+}
+
 # listening NS PORT: a TCP socket listens on PORT in NS.
 listening() {
-	[ -n "$(in_ns "$1" ss -Hltn "sport = :$2")" ]
+	[ "$(listeners "$1" "$2")" -gt 0 ]
 }
 
 # no_ns_devs: neither kiwiA nor kiwiB is registered anywhere.
@@ -190,16 +200,6 @@ ns_conn_sockets() {
 	wait $cli
 	wait $srv
 	[ $seen = 1 ] || vt_fail "$1: no established connection on port $p in both $NSA and $NSB: client: $(tail -n 2 "$VT_TMP/ns-cs-cli" | tr '\n' ' ') server: $(tail -n 2 "$VT_TMP/ns-cs-srv" | tr '\n' ' ')"
-}
-
-# listeners NS PORT: how many TCP sockets listen on PORT in NS ("init":
-# the initial namespace).
-listeners() {
-	if [ "$1" = init ]; then
-		ss -Hltn "sport = :$2" | wc -l
-	else
-		in_ns "$1" ss -Hltn "sport = :$2" | wc -l
-	fi
 }
 
 # ns_wildcard WHAT: rdma_cm wildcard listeners (rping -s -a 0.0.0.0) on
