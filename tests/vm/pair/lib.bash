@@ -49,22 +49,26 @@ PAIR_ID=${PAIR_ID:-$VT_NAME}
 pair_barrier() {
 	local name=$1 limit=${2:-120} gen deadline f
 	[ "$KIWI_ROLE" = single ] && return 0
+	# Builtins only: both guests sit here often, and every process a TCG
+	# guest starts while it waits takes CPU from the other (vt_nap).
 	f=$VT_TMP/barrier.$name
-	gen=$(($(cat "$f" 2>/dev/null || echo 0) + 1))
+	gen=0
+	[ ! -s "$f" ] || read -r gen < "$f"
+	gen=$((gen + 1))
 	echo "$gen" > "$f"
-	touch "$KIWI_SHARED/pair.$PAIR_ID.$name.$gen.$PAIR_SIDE"
-	deadline=$(($(date +%s) + limit))
+	: > "$KIWI_SHARED/pair.$PAIR_ID.$name.$gen.$PAIR_SIDE"
+	deadline=$((SECONDS + limit))
 	while [ ! -e "$KIWI_SHARED/pair.$PAIR_ID.$name.$gen.$PAIR_OTHER" ]; do
 		if [ -e "$KIWI_SHARED/pair.$PAIR_ID.exited.$PAIR_OTHER" ] ||
 			[ -e "$KIWI_SHARED/lab.dead.$PAIR_OTHER" ]; then
 			vt_log "barrier $name: the $PAIR_OTHER guest has left this case"
 			return 1
 		fi
-		if [ "$(date +%s)" -ge "$deadline" ]; then
+		if [ "$SECONDS" -ge "$deadline" ]; then
 			vt_log "barrier $name: no $PAIR_OTHER after ${limit}s"
 			return 1
 		fi
-		sleep 0.2
+		vt_nap 0.2
 	done
 }
 
@@ -169,7 +173,7 @@ pair_wait_listen() {
 			return 0
 		fi
 		kill -0 "$pid" 2>/dev/null || return 1
-		sleep 0.2
+		vt_nap 0.2
 	done
 	return 1
 }
@@ -286,7 +290,7 @@ pair_reap() {
 	local pid=$1 i
 	for ((i = 0; i < $2 * 10; i++)); do
 		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
+		vt_nap 0.1
 	done
 	if kill -0 "$pid" 2>/dev/null; then
 		kill -TERM "$pid" 2>/dev/null
@@ -387,7 +391,7 @@ pair_capture_start() {
 	local i
 	for ((i = 0; i < 100; i++)); do
 		grep -q 'listening on' "$VT_TMP/tcpdump.log" && return 0
-		sleep 0.1
+		vt_nap 0.1
 	done
 	vt_fail "tcpdump did not start: $(cat "$VT_TMP/tcpdump.log")"
 }

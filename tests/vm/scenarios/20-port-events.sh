@@ -18,7 +18,7 @@ wait_state() {
 	local i
 	for ((i = 0; i < 100; i++)); do
 		[ "$(vt_query_get "$1" port_state)" = "$2" ] && return 0
-		sleep 0.1
+		vt_nap 0.1
 	done
 	return 1
 }

@@ -73,7 +73,7 @@ hold_at() {
 			return 0
 		fi
 		kill -0 "$2" 2>/dev/null || return 1
-		sleep 0.1
+		vt_nap 0.1
 	done
 	return 1
 }

@@ -34,7 +34,7 @@ remove() {
 	rp=$!
 	for ((i = 0; i < 600; i++)); do
 		kill -0 $rp 2>/dev/null || break
-		sleep 0.1
+		vt_nap 0.1
 	done
 	if kill -0 $rp 2>/dev/null; then
 		vt_fail "$what did not finish within 60 s while a process held the device"

@@ -201,7 +201,7 @@ for q in sorted(json.load(sys.stdin), key=lambda q: q.get("drv_role", "")):
 rping_bg rt "$IP" 7303 4000
 for i in $(seq 100); do
 	[ "$(kiwi0_dd | wc -l)" -ge 2 ] && break
-	sleep 0.2
+	vt_nap 0.2
 done
 vt_eq "-dd of kiwi0's QPs after writing mpa_rev=1 mpa_crc_off=Y to kiwi0" "$(kiwi0_dd)" \
 	"$(printf 'initiator rev=1 crc=0\nresponder rev=1 crc=0')"
@@ -213,7 +213,7 @@ rping_bg k0 "$IP" 7301 4000
 rping_bg k1 "$IP1" 7302 4000
 for i in $(seq 100); do
 	[ "$(attached_qps)" -ge 4 ] && break
-	sleep 0.2
+	vt_nap 0.2
 done
 rdma -j res show qp -dd > "$VT_TMP/qp.json"
 rdma -j res show cm_id -dd > "$VT_TMP/cm.json"
@@ -531,7 +531,7 @@ vt_wait_for 30 grep -q "write" "$VT_TMP/term.cli"
 for i in $(seq 50); do
 	dd=$(rdma res show qp link kiwi0/1 -dd)
 	grep -q drv_term_rcvd <<<"$dd" && break
-	sleep 0.2
+	vt_nap 0.2
 done
 vt_log "$(cat "$VT_TMP/term.cli")"
 echo "$dd" | sed 's/^/    /'

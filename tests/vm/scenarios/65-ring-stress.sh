@@ -44,7 +44,7 @@ vt_check "vt_stress: posts while connected skipped the doorbell (${rung:-?} door
 # The connection manager drops its last references asynchronously.
 for ((i = 0; i < 50; i++)); do
 	[ "$(vt_res kiwi0)" = "$base" ] && break
-	sleep 0.2
+	vt_nap 0.2
 done
 vt_eq "resources after vt_stress" "$(vt_res kiwi0)" "$base"
 

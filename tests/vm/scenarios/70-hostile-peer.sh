@@ -205,7 +205,7 @@ run_case() {
 	[ "$rc" = 0 ] || [ -n "${bad[0]}" ] || bad=("peer.py exit status $rc")
 
 	if is_mpa_case "$name"; then
-		sleep 0.5
+		vt_nap 0.5
 		if [ "$(ends)" != "$before" ] ||
 		   grep -q "^conn $k " "$VT_TMP/target.log"; then
 			bad+=("the malformed Request reached the ULP as a connection")

@@ -65,7 +65,7 @@ ulp_wait() {
 	shift
 	for ((i = 0; i < limit; i++)); do
 		"$@" > /dev/null 2>&1 && return 0
-		sleep 0.2
+		vt_nap 0.2
 	done
 	return 1
 }
@@ -682,7 +682,7 @@ ulp_diag_serve() {
 				ulp_diag "asked by the $PAIR_OTHER: $(cat "$req")"
 				mv "$req" "$req.done"
 			done
-			sleep 0.5
+			vt_nap 0.5
 		done
 	) &
 	ulp_on_exit "kill $!"
@@ -709,7 +709,7 @@ ulp_run_diag() {
 	timeout -k 10 "$limit" "$@" > "$VT_TMP/$name.out" 2>&1 &
 	pid=$!
 	while kill -0 "$pid" 2> /dev/null && [ $((SECONDS - t0)) -lt "$soon" ]; do
-		sleep 0.2
+		vt_nap 0.2
 	done
 	if kill -0 "$pid" 2> /dev/null; then
 		ulp_diag_both "$name still running after $soon s: $*"

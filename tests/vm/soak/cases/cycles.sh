@@ -31,7 +31,7 @@ soak_settle() {
 	local i
 	for ((i = 0; i < 120; i++)); do
 		[ "$(vt_res "$PAIR_DEV")" = "$1" ] && return 0
-		sleep 0.5
+		vt_nap 0.5
 	done
 	return 1
 }

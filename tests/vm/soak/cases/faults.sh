@@ -47,7 +47,7 @@ soak_fault() {
 	t0=$(date +%s)
 	for ((i = 0; i < 900; i++)); do
 		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
+		vt_nap 0.1
 	done
 	if kill -0 "$pid" 2>/dev/null; then
 		kill -KILL "$pid"
