@@ -112,9 +112,15 @@ else
 	sed 's/^/    | /' "$VT_TMP/srv.7111"
 fi
 echo 30 > $S/mpa_timeout
-python3 "$PEER" silent-client 7111 "$IP" > "$VT_TMP/pending" 2>&1 &
+# The listener goes once the peer is connected (python3 alone takes more
+# than 2 s to start under the debug kernel) and kiwi had a second to take
+# the connection as a child.
+MPA_RAW_READY=$VT_TMP/pending.connected \
+	python3 "$PEER" silent-client 7111 "$IP" > "$VT_TMP/pending" 2>&1 &
 peer=$!
-sleep 2
+vt_wait_for 60 test -e "$VT_TMP/pending.connected" ||
+	vt_fail "the silent initiator did not connect within 60 s"
+sleep 1
 kill $srv
 wait $srv
 wait $peer
