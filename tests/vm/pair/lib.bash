@@ -206,7 +206,7 @@ pair_step() {
 		c=("${c[@]//\{peer\}/$KIWI_PEER_IP}")
 		c=("${c[@]//\{me\}/$KIWI_MY_IP}")
 		race=$KIWI_SHARED/pair.$PAIR_ID.$name.race.$attempt
-		PAIR_T0=$(date +%s)
+		PAIR_T0=$EPOCHSECONDS
 		if [ "$PAIR_SIDE" = "$srv_side" ]; then
 			timeout -k 5 "$limit" "${c[@]}" > "$out" 2>&1 &
 			pid=$!
@@ -333,15 +333,15 @@ pair_judge() {
 		vt_fail "$name ($role): perftest's rdma_disconnect() failed ('Failed to disconnect RDMA CM connection')"
 		PAIR_LAST_OK=1
 	elif [ "$rc" = 0 ]; then
-		vt_pass "$name ($role, $(($(date +%s) - PAIR_T0)) s)"
+		vt_pass "$name ($role, $((EPOCHSECONDS - PAIR_T0)) s)"
 		PAIR_LAST_OK=1
 	elif pair_rping_exit_race "$rc" "$out"; then
-		vt_pass "$name ($role, $(($(date +%s) - PAIR_T0)) s; rping's own exit race, see interop.md)"
+		vt_pass "$name ($role, $((EPOCHSECONDS - PAIR_T0)) s; rping's own exit race, see interop.md)"
 		PAIR_LAST_OK=1
 	else
 		[ "$rc" = 124 ] && rc="$rc, timed out"
 		[ "$rc" = 125 ] && rc="$rc, still running 20 s after the client ended"
-		vt_fail "$name ($role): exit $rc after $(($(date +%s) - PAIR_T0)) s: $cmd"
+		vt_fail "$name ($role): exit $rc after $((EPOCHSECONDS - PAIR_T0)) s: $cmd"
 		sed 's/^/    | /' "$out" | tail -n 25
 		PAIR_LAST_OK=0
 	fi

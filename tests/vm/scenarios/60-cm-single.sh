@@ -55,10 +55,10 @@ vt_rping "IPv6 wildcard listener" 7108 10 :: fd77::1
 ip -6 addr del fd77::1/64 dev eth0
 
 # 3. No listener: refused at once.
-t0=$(date +%s)
+t0=$EPOCHSECONDS
 out=$(timeout 60 rping -c -a "$IP" -p 7199 -C 1 -v 2>&1)
 rc=$?
-t1=$(date +%s)
+t1=$EPOCHSECONDS
 if [ $rc != 0 ] && [ $((t1 - t0)) -lt 10 ] && grep -q "REJECTED\|error" <<<"$out"; then
 	vt_pass "no listener: refused after $((t1 - t0)) s"
 else
@@ -71,10 +71,10 @@ peer=$!
 # A python3 start takes seconds in a loaded TCG guest: wait for its listen.
 vt_wait_for 60 grep -q listening "$VT_TMP/silent-srv" ||
 	vt_fail "silent responder: the raw peer does not listen"
-t0=$(date +%s)
+t0=$EPOCHSECONDS
 out=$(timeout 60 rping -c -a "$IP" -p 7110 -C 1 -v 2>&1)
 rc=$?
-t1=$(date +%s)
+t1=$EPOCHSECONDS
 wait $peer
 if [ $rc != 0 ] && [ $((t1 - t0)) -ge 2 ] && [ $((t1 - t0)) -lt 20 ]; then
 	vt_pass "silent responder: connect failed after $((t1 - t0)) s ($(tr '\n' ' ' <<<"$out" | tail -c 120))"

@@ -193,7 +193,7 @@ run_case() {
 	fi
 	before=$(ends)
 	k=$((before + 1))
-	t0=$(date +%s)
+	t0=$EPOCHSECONDS
 	timeout 120 python3 "$PEER" -i "$VT_TMP/info" -c "$name" \
 		--mpa-timeout "$MPA_TIMEOUT" --layout "$LAYOUT" \
 		$([ "$DEV_KIND" = kiwi ] && echo --dd "$DEV") \
@@ -275,7 +275,7 @@ run_case() {
 		[ -z "$(case_counters "$name")" ] ||
 			vt_log "counters moved: $(for n in $(case_counters "$name"); do printf '%s %s->%s ' "$n" "$(vt_stat "$s0" "$n")" "$(vt_stat "$s1" "$n")"; done)"
 	fi
-	t1=$(date +%s)
+	t1=$EPOCHSECONDS
 
 	if [ ${#bad[@]} = 0 ]; then
 		vt_pass "$name ($((t1 - t0)) s)"

@@ -116,7 +116,7 @@ run_case() {
 	*) [ "$PROBES" = Y ] && echo off > $VP/delay ;;
 	esac
 	d0=$(cat $VP/delays)
-	t0=$(date +%s)
+	t0=$EPOCHSECONDS
 	timeout 60 python3 "$PEER" -i "$VT_TMP/info" -c "$name" \
 		--mpa-timeout 30 >"$VT_TMP/case.log" 2>&1
 	rc=$?
@@ -163,7 +163,7 @@ run_case() {
 		;;
 	esac
 	if [ ${#bad[@]} = 0 ]; then
-		vt_pass "$name ($(($(date +%s) - t0)) s)"
+		vt_pass "$name ($((EPOCHSECONDS - t0)) s)"
 	else
 		vt_fail "$name: ${bad[*]}"
 	fi

@@ -72,9 +72,9 @@ ir_logged_in() {
 # ir_back STEP: the session is logged in again within ISER_RM_BACK s.
 ir_back() {
 	local t0
-	t0=$(date +%s)
+	t0=$EPOCHSECONDS
 	if ulp_wait "$ISER_RM_BACK" ir_logged_in; then
-		vt_pass "$1: session logged in again after $(($(date +%s) - t0)) s"
+		vt_pass "$1: session logged in again after $((EPOCHSECONDS - t0)) s"
 	else
 		vt_fail "$1: session not logged in $ISER_RM_BACK s later: $(iscsiadm -m session -P 1 2>&1 | grep -E 'State' | tr '\n' ' ')"
 		tail -n 20 "$VT_TMP/iscsid.log" 2> /dev/null | sed 's/^/    | /'

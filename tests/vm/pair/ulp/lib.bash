@@ -47,11 +47,11 @@ trap ulp_exit_trap EXIT
 ulp_run() {
 	local name=$1 limit=$2 t0 rc
 	shift 2
-	t0=$(date +%s)
+	t0=$EPOCHSECONDS
 	timeout -k 10 "$limit" "$@" > "$VT_TMP/$name.out" 2>&1
 	rc=$?
 	if [ "$rc" = 0 ]; then
-		vt_pass "$name ($(($(date +%s) - t0)) s)"
+		vt_pass "$name ($((EPOCHSECONDS - t0)) s)"
 	else
 		vt_fail "$name: exit $rc$([ "$rc" = 124 ] && echo ", timed out after $limit s"): $*"
 		sed 's/^/    | /' "$VT_TMP/$name.out" | tail -n 30
@@ -382,13 +382,13 @@ ULP_RM_LIMIT=60
 ulp_rm_timed() {
 	local name=$1 limit=$2 t0 rc
 	shift 2
-	t0=$(date +%s)
+	t0=$EPOCHSECONDS
 	timeout -k 10 "$limit" "$@" > "$VT_TMP/$name.out" 2>&1
 	rc=$?
 	if [ "$rc" = 0 ]; then
-		vt_pass "$name: '$*' took $(($(date +%s) - t0)) s"
+		vt_pass "$name: '$*' took $((EPOCHSECONDS - t0)) s"
 	else
-		vt_fail "$name: '$*' exit $rc after $(($(date +%s) - t0)) s: $(head -c 300 "$VT_TMP/$name.out")"
+		vt_fail "$name: '$*' exit $rc after $((EPOCHSECONDS - t0)) s: $(head -c 300 "$VT_TMP/$name.out")"
 	fi
 	return "$rc"
 }

@@ -44,7 +44,7 @@ soak_fault() {
 	fi
 	sleep 8
 	"$fault"
-	t0=$(date +%s)
+	t0=$EPOCHSECONDS
 	for ((i = 0; i < 900; i++)); do
 		kill -0 "$pid" 2>/dev/null || break
 		vt_nap 0.1
@@ -61,7 +61,7 @@ soak_fault() {
 			vt_fail "$name ($PAIR_SIDE): $tool exit $rc"
 			sed 's/^/    | /' "$VT_TMP/$name.out" | tail -n 15
 		else
-			vt_pass "$name ($PAIR_SIDE): $tool ended $(($(date +%s) - t0)) s after the fault, exit $rc"
+			vt_pass "$name ($PAIR_SIDE): $tool ended $((EPOCHSECONDS - t0)) s after the fault, exit $rc"
 		fi
 	fi
 	pair_barrier "$name.done" 180
