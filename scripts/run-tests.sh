@@ -17,6 +17,8 @@
 # tier: it takes the CPU the guests of check-vm and check-pair-ci leave idle,
 # and the debug tiers come last, waiting for it (scripts/debug-kernel.sh
 # locks its cache entry). Its output goes to build/test-logs/debug-kernel.log.
+# check-debug's modules (kiwi.ko, its KUnit build, tests/vm/kmod) are built
+# against it in the background too, once it is there (debug-build.log).
 # Arguments pick tiers (e.g. `scripts/run-tests.sh build check-unit`). Each
 # tier's output goes to the terminal and to build/test-logs/TIER.log. A
 # tier's count is taken from its last 'N passed, N failed' line (or ctest's
@@ -148,16 +150,37 @@ finish_lane() {
 	done
 }
 
+# prebuild_debug: once the build tier is done, build check-debug's modules
+# against the debug kernel in the background at nice 19 (tests/vm/debug.sh
+# --build-only waits for the kernel): they are ready, not compiled on the
+# critical path, when check-debug starts, which waits for this job first.
+debug_build_pid=
+prebuild_debug() {
+	case " ${tiers[*]} " in
+	*" check-debug "*) ;;
+	*) return 0 ;;
+	esac
+	nice -n 19 bash "$REPO/tests/vm/debug.sh" --build-only --kunit \
+		< /dev/null > "$LOGS/debug-build.log" 2>&1 &
+	debug_build_pid=$!
+}
+
 start_all=$(date +%s)
 for t in "${tiers[@]}"; do
 	[[ " ${lane[*]} " != *" $t "* ]] || continue
 	[ "$t" != check-vm ] || start_lane
+	# Its modules' build failing is check-debug's own failure to report.
+	[ "$t" != check-debug ] || [ -z "$debug_build_pid" ] ||
+		wait "$debug_build_pid"
 	echo "===== $t"
 	start=$(date +%s)
 	tier_cmd "$t" < /dev/null 2>&1 | tee "$LOGS/$t.log"
 	rc=${PIPESTATUS[0]}
 	record "$t" "$rc" "$(($(date +%s) - start))"
-	[ "$t" != build ] || start_debug_kernel
+	if [ "$t" = build ]; then
+		start_debug_kernel
+		prebuild_debug
+	fi
 	[ "$t" != check-vm ] || finish_lane
 done
 wait

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# usage: tests/vm/debug.sh [--kunit] [SCENARIO...] [tests/vm/run.sh options]
+# usage: tests/vm/debug.sh [--build-only] [--kunit] [SCENARIO...]
+#                          [tests/vm/run.sh options]
 #
 # `make check-vm-debug`: the check-vm scenarios under the debug kernel
 # (KASAN, lockdep, kmemleak; scripts/debug-kernel.sh, built first if its
@@ -16,6 +17,10 @@
 # tests/kunit/judge.sh as in make check-kunit), so that the slow debug
 # kernel boots once for both. Ends with 'N passed, N failed' (scenarios plus
 # KUnit cases).
+# --build-only: build what the run needs (kiwi.ko, tests/vm/kmod and with
+# --kunit kiwi_kunit.ko against the debug kernel, waiting for that kernel
+# if it is being built) and exit; scripts/run-tests.sh runs it in the
+# background so that check-debug finds its modules built.
 
 set -euo pipefail
 
@@ -31,6 +36,11 @@ die() {
 	exit 1
 }
 
+build_only=0
+if [ "${1:-}" = --build-only ]; then
+	build_only=1
+	shift
+fi
 kunit=0
 if [ "${1:-}" = --kunit ]; then
 	kunit=1
@@ -50,6 +60,7 @@ ko=$OUT/src/tests/vm/kmod/kiwi_vmtest.ko
 rel=$(modinfo -F vermagic "$ko" | cut -d' ' -f1)
 mkdir -p "$BUILD/vmkmod/$rel"
 cp "$ko" "$OUT/src/tests/vm/kmod/kiwi_kverbs.ko" "$BUILD/vmkmod/$rel/"
+[ "$build_only$kunit" != 10 ] || exit 0
 
 vm=(--kernel "$KIWI_DEBUG_BZIMAGE" --module-dir "$KIWI_DEBUG_MODROOT"
 	--kiwi-ko "$OUT/src/kiwi.ko" --timeout "${DEBUG_VM_TIMEOUT:-1500}"
@@ -61,6 +72,7 @@ fi
 echo "check-vm-debug: building kiwi_kunit.ko"
 "$REPO/scripts/debug-module.sh" "$BUILD/kunit/src" KIWI_KUNIT=1 > /dev/null ||
 	die "kiwi_kunit.ko does not build against the debug kernel"
+[ "$build_only" = 0 ] || exit 0
 # Naming the KUnit scenario picks scenarios: name all of them if none was.
 # Options as tests/vm/run.sh reads them: all but these take a value.
 scenarios=0
