@@ -25,7 +25,8 @@ big-pd-accept  listen, accept, answer the Request with a Reply that agrees
 big-pd-reject  the same Reply with R=1: a rejection with 300 octets
 
 A listening mode prints "listening" once it listens; with MPA_RAW_READY=FILE
-in the environment a connecting mode creates FILE once it is connected. Every mode then prints
+in the environment a connecting mode writes "connected" to FILE once it is
+connected. Every mode then prints
 how the connection ended and after how many seconds since it was set up:
 "eof", "eof after N octets", "data N" (a client's first answer), "reset"
 or "timeout" (after SECONDS, default 60). big-ord first prints "term L/E/EC" when the first FPDU after
@@ -154,7 +155,8 @@ def main():
         s = socket.create_connection((ip, port))
         ready = os.environ.get("MPA_RAW_READY")
         if ready:
-            open(ready, "w").close()
+            with open(ready, "w") as f:
+                f.write("connected\n")
         if mode == "bad":
             s.sendall(b"MPA ID Bad Frame" + bytes([0x40, 1, 0, 0]))
         elif mode == "request":

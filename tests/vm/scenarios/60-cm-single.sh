@@ -118,7 +118,7 @@ echo 30 > $S/mpa_timeout
 MPA_RAW_READY=$VT_TMP/pending.connected \
 	python3 "$PEER" silent-client 7111 "$IP" > "$VT_TMP/pending" 2>&1 &
 peer=$!
-vt_wait_for 60 test -e "$VT_TMP/pending.connected" ||
+vt_wait_file "$VT_TMP/pending.connected" 60 "$peer" ||
 	vt_fail "the silent initiator did not connect within 60 s"
 sleep 1
 kill $srv
