@@ -60,7 +60,9 @@ ko=$OUT/src/tests/vm/kmod/kiwi_vmtest.ko
 rel=$(modinfo -F vermagic "$ko" | cut -d' ' -f1)
 mkdir -p "$BUILD/vmkmod/$rel"
 cp "$ko" "$OUT/src/tests/vm/kmod/kiwi_kverbs.ko" "$BUILD/vmkmod/$rel/"
-[ "$build_only$kunit" != 10 ] || exit 0
+if [ "$build_only" = 1 ] && [ "$kunit" = 0 ]; then
+	exit 0
+fi
 
 vm=(--kernel "$KIWI_DEBUG_BZIMAGE" --module-dir "$KIWI_DEBUG_MODROOT"
 	--kiwi-ko "$OUT/src/kiwi.ko" --timeout "${DEBUG_VM_TIMEOUT:-1500}"
