@@ -106,6 +106,25 @@ vt_nap() {
 	read -r -t "$1" -u "$VT_NAP_FD" || :
 }
 
+# vt_indent PREFIX: standard input with PREFIX before each line, in bash
+# alone (sed's process costs a tenth of a second in a TCG guest).
+vt_indent() {
+	local l
+	while IFS= read -r l || [ -n "$l" ]; do
+		printf '%s%s\n' "$1" "$l"
+	done
+}
+
+# vt_lines PATTERN TEXT: the lines of TEXT that match the bash pattern
+# PATTERN, in bash alone (as vt_indent).
+vt_lines() {
+	local l
+	while IFS= read -r l; do
+		# shellcheck disable=SC2053 # PATTERN is a pattern
+		[[ $l != $1 ]] || printf '%s\n' "$l"
+	done <<<"$2"
+}
+
 # vt_wait_gone NAME [SECONDS]: wait until device NAME has been unregistered.
 vt_wait_gone() {
 	local i limit=$((${2:-10} * 10))
@@ -154,19 +173,24 @@ vt_clean_links() {
 VT_RES_KEYS="pd cq qp mr srq ctx cm_id"
 
 # vt_res DEV: "pd=N cq=N qp=N mr=N srq=N ctx=N cm_id=N" for DEV from
-# `rdma resource show` (all zero when DEV is not listed). awk, not a JSON
-# parser: the hostile and teardown scenarios call this after every case,
-# and a python3 start costs about a second in a TCG guest.
+# `rdma resource show` (all zero when DEV is not listed). In bash alone:
+# the hostile and teardown scenarios call this after every case, and every
+# process a TCG guest starts costs a tenth of a second (python3 a second).
 vt_res() {
-	rdma resource show | awk -v dev="$1" -v keys="$VT_RES_KEYS" '
-	{ sub(/^[0-9]+: /, "") }
-	$1 == dev ":" { for (i = 2; i < NF; i += 2) c[$i] = $(i + 1) }
-	END {
-		n = split(keys, k, " ")
-		for (i = 1; i <= n; i++)
-			printf "%s%s=%d", (i > 1 ? " " : ""), k[i], c[k[i]]
-		print ""
-	}'
+	local -A c
+	local -a f
+	local i k out=()
+	while read -r -a f; do
+		[[ "${f[0]:-}" != [0-9]*: ]] || f=("${f[@]:1}")
+		[ "${f[0]:-}" = "$1:" ] || continue
+		for ((i = 1; i + 1 < ${#f[@]}; i += 2)); do
+			c[${f[i]}]=${f[i + 1]}
+		done
+	done < <(rdma resource show)
+	for k in $VT_RES_KEYS; do
+		out+=("$k=$((${c[$k]:-0}))")
+	done
+	echo "${out[*]}"
 }
 
 # vt_res_add COUNTS KEY=DELTA...: COUNTS (as printed by vt_res) plus deltas.
@@ -188,24 +212,29 @@ vt_res_add() {
 }
 
 # vt_stats DEV: "name=value ..." of every counter of DEV's port 1, from
-# `rdma statistic show link DEV/1` ("link DEV/1 name value ...").
+# `rdma statistic show link DEV/1` ("link DEV/1 name value ..."), in bash
+# alone as vt_res.
 vt_stats() {
-	rdma statistic show link "$1/1" | awk '
-	$1 == "link" {
-		for (i = 3; i < NF; i += 2)
-			printf "%s%s=%s", (i > 3 ? " " : ""), $i, $(i + 1)
-		print ""
-	}'
+	local -a f
+	local i out
+	while read -r -a f; do
+		[ "${f[0]:-}" = link ] || continue
+		out=
+		for ((i = 2; i + 1 < ${#f[@]}; i += 2)); do
+			out+="${out:+ }${f[i]}=${f[i + 1]}"
+		done
+		echo "$out"
+	done < <(rdma statistic show link "$1/1")
 }
 
 # vt_stat STATS NAME: one counter of a vt_stats line (empty if absent). In
 # bash alone: scenarios call it hundreds of times, and every process a
 # TCG guest starts costs a tenth of a second.
 vt_stat() {
-	local kv
-	for kv in $1; do
-		[ "${kv%%=*}" != "$2" ] || echo "${kv#*=}"
-	done
+	local s=" $1 "
+	[[ "$s" == *" $2="* ]] || return 0
+	s=${s#*" $2="}
+	echo "${s%% *}"
 }
 
 # vt_stat_moved WHAT BEFORE AFTER NAME...: each counter NAME must have
