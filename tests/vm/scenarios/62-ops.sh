@@ -47,7 +47,7 @@ vt_need_progs
 for kv in mpa_timeout=10 drain_timeout=3 mpa_rev=2 mpa_crc_off=N mpa_markers=N mpa_p2p=Y \
 	mpa_rtr=send,write,read mpa_responder_waits=Y mpa_rdmac=N llp=tcp ulpf00=N \
 	abi_version=4; do
-	vt_eq "kiwi0 ${kv%%=*} default" "$(cat "$S0/${kv%%=*}")" "${kv#*=}"
+	vt_eq "kiwi0 ${kv%%=*} default" "$(<"$S0/${kv%%=*}")" "${kv#*=}"
 done
 
 # modinfo describes every setting with its default.
@@ -62,12 +62,12 @@ done
 # read-only file), the value stays, and the log names device and setting.
 refuse() {
 	local before err
-	before=$(cat "$S0/$1")
+	before=$(<"$S0/$1")
 	if err=$( (printf '%s\n' "$2" > "$S0/$1") 2>&1); then
 		vt_fail "kiwi0 $1='$2' accepted"
 		return
 	fi
-	vt_eq "kiwi0 $1 after refusing '$2'" "$(cat "$S0/$1")" "$before"
+	vt_eq "kiwi0 $1 after refusing '$2'" "$(<"$S0/$1")" "$before"
 	case "$1:$err" in
 	abi_version:*"Permission denied"*) vt_pass "abi_version is read only" ;;
 	abi_version:*) vt_fail "abi_version write: $err" ;;
@@ -121,7 +121,7 @@ for kv in mpa_rev=1:1 mpa_rev=2:2 mpa_markers=on:Y mpa_markers=0:N \
 	drain_timeout=60:60 drain_timeout=3:3; do
 	v=${kv#*=}
 	echo "${v%:*}" > "$S0/${kv%%=*}"
-	vt_eq "kiwi0 ${kv%%=*} after writing '${v%:*}'" "$(cat "$S0/${kv%%=*}")" "${v#*:}"
+	vt_eq "kiwi0 ${kv%%=*} after writing '${v%:*}'" "$(<"$S0/${kv%%=*}")" "${v#*:}"
 done
 
 # Dynamic debug shows each change.

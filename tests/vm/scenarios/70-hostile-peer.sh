@@ -154,8 +154,8 @@ teardown_dev() {
 
 # Connections on PORT other than the listener and TIME-WAIT.
 lingering() {
-	ss -tanH state all "( sport = :$PORT or dport = :$PORT )" |
-		awk '$1 != "LISTEN" && $1 != "TIME-WAIT"'
+	ss -tanH state all exclude listening exclude time-wait \
+		"( sport = :$PORT or dport = :$PORT )"
 }
 
 ends() {
@@ -177,7 +177,7 @@ no_lingering() {
 
 # run_case NAME: one case, its outcome and the target's state afterwards.
 run_case() {
-	local name=$1 before k line bad=() rc t0 t1 s0 s1 n tr tr0
+	local name=$1 before k line conn="" bad=() rc t0 t1 s0 s1 n tr tr0
 
 	tr=$(case_trace "$name")
 	if [ "$DEV_KIND" = kiwi ]; then
@@ -201,7 +201,7 @@ run_case() {
 		$([ "$DEV_KIND" = kiwi ] && echo --dd "$DEV") \
 		>"$VT_TMP/case.log" 2>&1
 	rc=$?
-	sed 's/^/    /' "$VT_TMP/case.log"
+	vt_indent '    ' <"$VT_TMP/case.log"
 	[ "$rc" = 0 ] || bad+=("$(sed -n "s/^FAIL $name: //p" "$VT_TMP/case.log" |
 		head -c 400)")
 	[ "$rc" = 0 ] || [ -n "${bad[0]}" ] || bad=("peer.py exit status $rc")
@@ -213,7 +213,8 @@ run_case() {
 			bad+=("the malformed Request reached the ULP as a connection")
 		fi
 	elif vt_wait_for 20 grep -q "^conn $k end" "$VT_TMP/target.log"; then
-		line=$(grep "^conn $k end" "$VT_TMP/target.log")
+		conn=$(grep "^conn $k " "$VT_TMP/target.log")
+		line=$(vt_lines "conn $k end*" "$conn")
 		case "$line" in *mem=ok*) ;; *) bad+=("target memory changed") ;; esac
 		case "$name:$line" in
 		mpa-good-*:*control=written*) ;;
@@ -224,7 +225,7 @@ run_case() {
 		# iw_cm's whole 255 octets of private data reach the ULP.
 		case "$name:$line" in
 		mpa-good-pdata-255:*)
-			grep -q "^conn $k request pd=255 pattern" "$VT_TMP/target.log" ||
+			[ -n "$(vt_lines "conn $k request pd=255 pattern*" "$conn")" ] ||
 				bad+=("the 255 octets of private data did not reach vt_target whole")
 			;;
 		esac
@@ -242,7 +243,7 @@ run_case() {
 		# own length error (as on siw and rxe), not only as flushed.
 		case "$name" in
 		ddp-send-too-long)
-			grep -q "^conn $k wc .*status=local length error" "$VT_TMP/target.log" ||
+			[ -n "$(vt_lines "conn $k wc *status=local length error*" "$conn")" ] ||
 				bad+=("the overflowed receive did not complete with a local length error")
 			;;
 		esac
@@ -251,12 +252,13 @@ run_case() {
 		rdmap-rresp-*:*" read_ok=0 "*) ;;
 		rdmap-rresp-*) bad+=("a Read completed without its whole Response") ;;
 		mpa-good-rresp:*" read_ok=1 "*) ;;
-		mpa-good-rresp) bad+=("the target's Read did not complete") ;;
+		mpa-good-rresp:*) bad+=("the target's Read did not complete") ;;
 		esac
 	else
 		bad+=("vt_target saw no end of connection $k within 20 s")
 	fi
-	grep "^conn $k " "$VT_TMP/target.log" | sed 's/^/    target: /'
+	[ -n "$conn" ] || conn=$(grep "^conn $k " "$VT_TMP/target.log")
+	[ -z "$conn" ] || vt_indent '    target: ' <<<"$conn"
 
 	vt_wait_for 15 res_is_held ||
 		bad+=("rdma resource show: $(vt_res "$DEV"), held set $held")

@@ -61,7 +61,7 @@ modprobe -r kiwi 2>/dev/null
 modprobe kiwi mpa_timeout=30 || vt_die "modprobe kiwi mpa_timeout=30"
 vt_link_add kiwi0 eth0 || vt_die "cannot create kiwi0"
 insmod "$KMOD" dev=kiwi0 addr="$IP" port=7490 || vt_die "insmod $KMOD"
-PROBES=$(cat $VP/probes)
+PROBES=$(<$VP/probes)
 [ "$PROBES" = Y ] ||
 	vt_log "SKIP: this kernel has no kprobes: no race windows, no socket checks"
 
@@ -74,16 +74,16 @@ probes() {
 
 # ms CMD...: run CMD, print how many milliseconds it took.
 ms() {
-	local t0=$(date +%s%N)
+	local t0=${EPOCHREALTIME//[^0-9]/}
 	"$@" >/dev/null 2>&1
-	echo $((($(date +%s%N) - t0) / 1000000))
+	echo $(((${EPOCHREALTIME//[^0-9]/} - t0) / 1000))
 }
 
 invariants() {
 	[ "$PROBES" = Y ] || return 0
-	vt_eq "$1: kiwi reads of unlocked sockets" "$(cat $VP/bad_reads)" 0
+	vt_eq "$1: kiwi reads of unlocked sockets" "$(<$VP/bad_reads)" 0
 	vt_eq "$1: sockets released with kiwi's callbacks" \
-		"$(cat $VP/bad_releases)" 0
+		"$(<$VP/bad_releases)" 0
 }
 
 # 1. Teardown cases against vt_target.
@@ -105,7 +105,7 @@ conn_lines() {
 }
 
 run_case() {
-	local name=$1 k d0 rc t0 end bad=()
+	local name=$1 k d0 rc t0 end conn lost bad=()
 
 	k=$(($(ends) + 1))
 	case $name in
@@ -116,28 +116,29 @@ run_case() {
 	td-reply-first) echo "kiwi_cm_send,400,1" > $VP/delay ;;
 	*) [ "$PROBES" = Y ] && echo off > $VP/delay ;;
 	esac
-	d0=$(cat $VP/delays)
+	d0=$(<$VP/delays)
 	t0=$EPOCHSECONDS
 	timeout 60 python3 -S "$PEER" -i "$VT_TMP/info" -c "$name" \
 		--mpa-timeout 30 >"$VT_TMP/case.log" 2>&1
 	rc=$?
-	sed 's/^/    /' "$VT_TMP/case.log"
+	vt_indent '    ' <"$VT_TMP/case.log"
 	[ "$rc" = 0 ] || bad+=("$(sed -n "s/^FAIL $name: //p" "$VT_TMP/case.log" |
 		head -c 300)")
 	[ "$rc" = 0 ] || [ -n "${bad[0]}" ] || bad=("peer.py exit status $rc")
 	if ! vt_wait_for 40 grep -q "^conn $k end" "$VT_TMP/target.log"; then
 		bad+=("vt_target saw no end of connection $k within 40 s")
 	fi
-	conn_lines "$k" | sed 's/^/    target: /'
-	end=$(conn_lines "$k" | grep ' end ')
+	conn=$(conn_lines "$k")
+	[ -z "$conn" ] || vt_indent '    target: ' <<<"$conn"
+	end=$(vt_lines "* end *" "$conn")
 	case "$end" in *mem=ok*) ;; *) bad+=("target memory changed") ;; esac
-	conn_lines "$k" | grep -q 'send WRs LOST' &&
-		bad+=("send WRs never completed: $(conn_lines "$k" | grep -o 'LOST.*')")
+	lost=$(vt_lines "*send WRs LOST*" "$conn")
+	[ -z "$lost" ] || bad+=("send WRs never completed: LOST${lost#*LOST}")
 	case $name in
 	td-no-fin)
 		local disc destroy
 		disc=$(sed -n 's/.* disc_ms=\(-*[0-9]*\).*/\1/p' <<<"$end")
-		destroy=$(conn_lines "$k" | sed -n 's/.*destroy_qp (end) took \([0-9]*\) ms/\1/p')
+		destroy=$(sed -n 's/.*destroy_qp (end) took \([0-9]*\) ms/\1/p' <<<"$conn")
 		[ "${disc:--1}" -ge 0 ] && [ "$disc" -lt 2000 ] ||
 			bad+=("DISCONNECTED $disc ms after rdma_disconnect (peer holds its FIN)")
 		[ "${destroy:-99999}" -lt 1000 ] ||
@@ -147,19 +148,19 @@ run_case() {
 		# The Read (wr_id 1000) flushed, then the bad Send (1001)
 		# with its own status, in that order.
 		local order
-		order=$(conn_lines "$k" | sed -n 's/.*wc wr_id=\(100[01]\) status=\([^=]*\) opcode.*/\1:\2/p' |
+		order=$(sed -n 's/.*wc wr_id=\(100[01]\) status=\([^=]*\) opcode.*/\1:\2/p' <<<"$conn" |
 			tr '\n' ',')
 		[ "$order" = "1000:Work Request Flushed Error,1001:local protection error," ] ||
 			bad+=("send completions: '$order'")
 		;;
 	td-qp-shared)
-		conn_lines "$k" | grep -q 'share-accept of qpn [0-9]* refused' ||
+		[ -n "$(vt_lines "*share-accept of qpn * refused*" "$conn")" ] ||
 			bad+=("the second accept naming the QP in use was not refused")
-		[ "$(cat $VP/delays)" -gt "$d0" ] ||
+		[ "$(<$VP/delays)" -gt "$d0" ] ||
 			bad+=("kiwi_qp_llp_attach was never delayed")
 		;;
 	td-reply-first)
-		[ "$(cat $VP/delays)" -gt "$d0" ] ||
+		[ "$(<$VP/delays)" -gt "$d0" ] ||
 			bad+=("kiwi_cm_send was never delayed")
 		;;
 	esac
@@ -181,7 +182,8 @@ done
 # MPA Request: the listener refuses the surplus at once, and a refused
 # socket leaves with the kernel's callbacks, not the listener's (it is a
 # clone of the listening socket).
-r0=$([ "$PROBES" = Y ] && cat $VP/bad_releases)
+r0=0
+[ "$PROBES" != Y ] || r0=$(<$VP/bad_releases)
 out=$(timeout 30 python3 - "$IP" "$PORT" <<'PY'
 import select, socket, sys, time
 socks = [socket.create_connection((sys.argv[1], int(sys.argv[2])), 5)
@@ -209,7 +211,7 @@ case "$out" in
 esac
 [ "$PROBES" != Y ] ||
 	vt_eq "refused connections: sockets released with kiwi's callbacks" \
-		"$(($(cat $VP/bad_releases) - r0))" 0
+		"$(($(<$VP/bad_releases) - r0))" 0
 sleep 1		# the children we closed leave the listener's backlog
 
 # 2. Naming a QP one does not own.
@@ -226,7 +228,7 @@ kill $holder 2>/dev/null
 wait $holder 2>/dev/null
 
 echo kqp > $VP/run
-res=$(cat $VP/result)
+res=$(<$VP/result)
 kqpn=$(sed -n 's/^PASS qpn=//p' <<<"$res")
 if [ -z "$kqpn" ]; then
 	vt_fail "kernel QP: $res"
@@ -251,7 +253,7 @@ invariants "QP ownership"
 for t in ulp inval regmr rresp sendinv readinv linvflush sendinvflush; do
 	[ "$t" = ulp ] || probes "kernel ULP $t" || continue
 	echo "$t" > $VP/run
-	res=$(cat $VP/result)
+	res=$(<$VP/result)
 	case "$res" in
 	PASS*) vt_pass "kernel ULP $t: ${res#PASS }" ;;
 	*) vt_fail "kernel ULP $t: $res" ;;
@@ -316,12 +318,12 @@ invariants "removal"
 modprobe kiwi || vt_die "modprobe kiwi"
 vt_link_add kiwi0 eth0 || vt_die "cannot create kiwi0"
 if probes "destroy racing iw_cm's QPN lookup"; then
-	d0=$(cat $VP/delays)
+	d0=$(<$VP/delays)
 	echo "kiwi_iw_get_qp@ret,500,1" > $VP/delay
 	out=$(timeout 60 "$VT_PROGS/vt_cmclient" -a "$IP" -p "$PORT" -R 100 2>&1)
 	echo off > $VP/delay
 	vt_log "$(tr '\n' ' ' <<<"$out")"
-	[ "$(cat $VP/delays)" -gt "$d0" ] &&
+	[ "$(<$VP/delays)" -gt "$d0" ] &&
 		vt_pass "ibv_destroy_qp ran while iw_cm's lookup of the QP was held open" ||
 		vt_fail "the QPN lookup was never delayed"
 	grep -q '^destroy_qp: [0-9]* ms' <<<"$out" ||
