@@ -13,7 +13,10 @@
 # Inside, /var/cache/kiwi starts empty, so the debug kernel builds cold and
 # every package is downloaded and installed: the timings at the end are a new
 # machine's, provided nothing else loads this one. Takes about 45 minutes,
-# root, Debian's mirror reachable. Exit status: .ci/run's.
+# root, Debian's mirror reachable. While it runs, `vmstat 30` samples the
+# host's CPU into DIR.vmstat.log (which parts of the run leave cores idle),
+# and the end prints the share of both cores the whole run kept busy.
+# Exit status: .ci/run's.
 
 set -euo pipefail
 
@@ -77,7 +80,23 @@ if [ -d "$REPO/../shared/spec" ]; then
 	cp -r "$REPO/../shared/spec" "$DIR/root/shared/"
 fi
 echo "ci-fresh: bash .ci/run at $(git -C "$REPO" rev-parse --short HEAD), log $DIR.ci.log"
+# cpu_ticks: "BUSY IDLE" from /proc/stat's first line (user nice system
+# idle iowait irq softirq steal): idle counts iowait, neither counts steal
+# (time this machine's hypervisor gave to others).
+cpu_ticks() {
+	local -a f
+	read -r -a f < /proc/stat
+	echo "$((f[1] + f[2] + f[3] + f[6] + f[7])) $((f[4] + f[5]))"
+}
 rc=0
+read -r busy0 idle0 <<< "$(cpu_ticks)"
+vmstat -n -t 30 > "$DIR.vmstat.log" &
+vmstat_pid=$!
 chroot "$DIR" sh -c 'cd /root/kiwi && bash .ci/run' > "$DIR.ci.log" 2>&1 || rc=$?
+kill "$vmstat_pid"
+read -r busy1 idle1 <<< "$(cpu_ticks)"
 sed -n '/^##### timings/,$p' "$DIR.ci.log"
+echo "ci-fresh: the host's CPUs were busy (steal left out)" \
+	"$((100 * (busy1 - busy0) / (busy1 - busy0 + idle1 - idle0)))% of the run" \
+	"(vmstat every 30 s: $DIR.vmstat.log)"
 exit "$rc"
