@@ -3,15 +3,17 @@
 #
 # `make test` (what CI runs): build, then the test tiers check-unit,
 # check-sanitize (the unit suites under ASan+UBSan and libkiwi's under TSan),
-# check-fuzz (FUZZ_SECONDS 15 per target unless set), check-vm, check-pkg
-# (the Debian packages on a fresh Debian 12 root; DKMS builds natively),
-# check-pair-ci (check-pair's CI subset), check-debug (KUnit and the
+# check-fuzz (FUZZ_SECONDS 15 per target unless set), check-vm,
+# check-pair-ci (check-pair's CI subset), check-pkg (the Debian packages on
+# a fresh Debian 12 root; DKMS builds natively), check-debug (KUnit and the
 # scenarios in DEBUG_VM_CI, in one boot of the debug kernel) in that order,
 # each one even when an earlier one failed.
-# check-sanitize and check-fuzz need only the host's CPU: when check-vm is
-# asked for too, they run in the background at nice 10 beside it (its one
-# guest keeps about one of the two cores busy) and their output follows
-# check-vm's. When a debug kernel tier is asked for and the debug kernel is
+# Some tiers run beside another (BESIDE below) when both are asked for: in
+# the background at nice 10, one after another, their output following the
+# other tier's. check-sanitize and check-fuzz need only the host's CPU and
+# run beside check-vm, whose one guest keeps about one of the two cores
+# busy; check-pkg (DKMS on the host, one short guest) runs beside
+# check-debug's one guest. When a debug kernel tier is asked for and the debug kernel is
 # not cached (nor being built already, as .ci/run starts it during deps),
 # its build starts in the background at nice 19 right after the build
 # tier: it takes the CPU the guests of check-vm and check-pair-ci leave idle,
@@ -31,16 +33,16 @@ set -uo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=scripts/lab/summary.bash
 . "$REPO/scripts/lab/summary.bash"
-ALL_TIERS=(build check-unit check-sanitize check-fuzz check-vm check-pkg check-pair-ci check-debug)
+ALL_TIERS=(build check-unit check-sanitize check-fuzz check-vm check-pair-ci check-pkg check-debug)
 # Under the debug kernel CI runs the scenarios that drive connections, the
 # QP state machine and device removal (about 4 minutes); the rest, the
 # hostile peer included, run in `make check-vm-debug` (about 25 minutes).
 DEBUG_VM_CI="45-qp-states 50-device-removal 60-cm-single"
 JOBS=${JOBS:-2}
 LOGS=$REPO/build/test-logs
-# Tiers that need only the host's CPU run beside check-vm when both are
-# asked for: check-vm's single guest leaves part of the two cores idle.
-BESIDE_VM=(check-sanitize check-fuzz)
+# BESIDE[TIER]: the tiers that run beside TIER when both are asked for
+# (see the top): TIER's guest leaves part of the two cores idle.
+declare -A BESIDE=([check-vm]="check-sanitize check-fuzz" [check-debug]=check-pkg)
 
 tiers=("$@")
 [ ${#tiers[@]} -gt 0 ] || tiers=("${ALL_TIERS[@]}")
@@ -115,19 +117,34 @@ record() {
 	echo "===== $t: $verdict after ${secs}s$note"
 }
 
-# The lane: the tiers of BESIDE_VM asked for run one after another in the
-# background at nice 10 while check-vm's guest runs, their output only in their logs
-# (printed when check-vm is done); each writes "RC SECS" to LOGS/TIER.status.
+# asked T: true if tier T was asked for.
+asked() {
+	[[ " ${tiers[*]} " == *" $1 "* ]]
+}
+
+# The lanes: while a tier of BESIDE runs, the tiers beside it that were
+# asked for run one after another in the background at nice 10, their
+# output only in their logs (printed when that tier is done); each writes
+# "RC SECS" to LOGS/TIER.status. in_lane: every tier a lane runs.
+in_lane=" "
+for key in "${!BESIDE[@]}"; do
+	asked "$key" || continue
+	for t in ${BESIDE[$key]}; do
+		! asked "$t" || in_lane+="$t "
+	done
+done
 lane=()
 lane_pid=
-if [[ " ${tiers[*]} " == *" check-vm "* ]]; then
-	for t in "${BESIDE_VM[@]}"; do
-		[[ " ${tiers[*]} " != *" $t "* ]] || lane+=("$t")
-	done
-fi
+# start_lane TIER: start the lane beside TIER, if it has one.
 start_lane() {
+	local t
+	lane=()
+	lane_pid=
+	for t in ${BESIDE[$1]:-}; do
+		! asked "$t" || lane+=("$t")
+	done
 	[ ${#lane[@]} -gt 0 ] || return 0
-	echo "===== beside check-vm: ${lane[*]} (output in $LOGS)"
+	echo "===== beside $1: ${lane[*]} (output in $LOGS)"
 	(
 		renice -n 10 -p "$BASHPID" > /dev/null
 		for t in "${lane[@]}"; do
@@ -138,15 +155,16 @@ start_lane() {
 	) &
 	lane_pid=$!
 }
+# finish_lane TIER: wait for the lane beside TIER and count its tiers.
 finish_lane() {
 	local t rc secs
 	[ -n "$lane_pid" ] || return 0
 	wait "$lane_pid"
 	for t in "${lane[@]}"; do
-		echo "===== $t (ran beside check-vm)"
+		echo "===== $t (ran beside $1)"
 		cat "$LOGS/$t.log"
 		read -r rc secs < "$LOGS/$t.status" || rc=1 secs=0
-		record "$t" "$rc" "$secs" " (beside check-vm)"
+		record "$t" "$rc" "$secs" " (beside $1)"
 	done
 }
 
@@ -167,8 +185,8 @@ prebuild_debug() {
 
 start_all=$(date +%s)
 for t in "${tiers[@]}"; do
-	[[ " ${lane[*]} " != *" $t "* ]] || continue
-	[ "$t" != check-vm ] || start_lane
+	[[ "$in_lane" != *" $t "* ]] || continue
+	start_lane "$t"
 	# Its modules' build failing is check-debug's own failure to report.
 	[ "$t" != check-debug ] || [ -z "$debug_build_pid" ] ||
 		wait "$debug_build_pid"
@@ -181,7 +199,7 @@ for t in "${tiers[@]}"; do
 		start_debug_kernel
 		prebuild_debug
 	fi
-	[ "$t" != check-vm ] || finish_lane
+	finish_lane "$t"
 done
 wait
 
