@@ -284,8 +284,31 @@ pair_siw_rtr_race() {
 		grep -q 'no RDMA_CM_EVENT_ESTABLISHED within' "$2"
 }
 
+# pair_stuck_report PID: where PID and its children (timeout's program) are
+# blocked, before pair_reap kills them: each thread's state and kernel
+# stack, then the TCP connections on PAIR_PORT with what each holds unread
+# (Recv-Q) and unsent (Send-Q). Whether a silent peer never got the data or
+# got it and never read it shows there.
+pair_stuck_report() {
+	local p t f frames state
+	for p in "$1" $(pgrep -P "$1"); do
+		for t in /proc/"$p"/task/*; do
+			state=$(<"$t/stat") 2>/dev/null || continue
+			state=${state##*) }
+			frames=
+			while read -r _ f; do
+				frames+=" ${f%%+*}"
+			done 2>/dev/null <"$t/stack"
+			vt_log "stuck: pid $p thread ${t##*/} state ${state%% *}:${frames:- (no kernel stack)}"
+		done
+	done
+	ss -tnieH state all "( sport = :$PAIR_PORT or dport = :$PAIR_PORT )" |
+		vt_indent "[$VT_NAME] stuck: "
+}
+
 # pair_reap PID SECONDS: the exit status of PID, which gets SECONDS to exit
-# (the client has finished); 125 if it had to be killed.
+# (the client has finished); 125 if it had to be killed (after
+# pair_stuck_report).
 pair_reap() {
 	local pid=$1 i
 	for ((i = 0; i < $2 * 10; i++)); do
@@ -293,6 +316,7 @@ pair_reap() {
 		vt_nap 0.1
 	done
 	if kill -0 "$pid" 2>/dev/null; then
+		pair_stuck_report "$pid"
 		kill -TERM "$pid" 2>/dev/null
 		wait "$pid"
 		return 125
