@@ -18,7 +18,7 @@ KVER = $(shell $(MAKE) -s -C $(KDIR) kernelrelease 2>/dev/null)
 	check-unit check-kunit check-asan check-tsan check-sanitize check-fuzz \
 	check-fuzz-long check-vm check-vm-debug check-debug check-pkg check-pkg-full \
 	check-pair check-pair-ci check-pair-full \
-	check-soak soak check-ulp check-ulp-full check-ulp-debug check-ulp-removal ci-fresh bench bench-sweep bench-ulp demo lint clean help
+	check-soak soak check-ulp check-ulp-full check-ulp-debug check-ulp-removal ci-fresh bench bench-sweep bench-ulp bench-ulp-profile demo lint clean help
 
 all: kernel userlib
 
@@ -50,6 +50,7 @@ help:
 	@echo "make bench      benchmarks: wire library, then kiwi/siw/TCP in two guests (~20 min)"
 	@echo "make bench-sweep  two-guest bench plus rxe, 8 B-1 MiB, -q 16, -b (~1 h)"
 	@echo "make bench-ulp  fio over NVMe-oF and NFS: kiwi, siw and the TCP transports"
+	@echo "make bench-ulp-profile  context switches per I/O and perf profiles of both guests: fio over NVMe-oF with kiwi and nvme-tcp"
 	@echo "make demo       boot QEMU guests and show kiwi working"
 	@echo "make lint       checkpatch --strict, sparse, W=1; clang-format, clang-tidy"
 
@@ -183,6 +184,10 @@ bench-sweep: all
 bench-ulp: all
 	bash scripts/deps.sh --ulp
 	bash tests/bench/ulp.sh
+
+bench-ulp-profile: all
+	bash scripts/deps.sh --ulp
+	bash tests/bench/ulp-profile.sh
 
 demo: all
 	bash scripts/demo.sh
