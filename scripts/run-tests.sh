@@ -13,12 +13,13 @@
 # other tier's. check-sanitize and check-fuzz need only the host's CPU and
 # run beside check-vm, whose one guest keeps about one of the two cores
 # busy; check-pkg (DKMS on the host, one short guest) runs beside
-# check-debug's one guest. When a debug kernel tier is asked for and the debug kernel is
-# not cached (nor being built already, as .ci/run starts it during deps),
-# its build starts in the background at nice 19 right after the build
-# tier: it takes the CPU the guests of check-vm and check-pair-ci leave idle,
-# and the debug tiers come last, waiting for it (scripts/debug-kernel.sh
-# locks its cache entry). Its output goes to build/test-logs/debug-kernel.log.
+# check-debug's one guest. When a debug kernel tier is asked for and the
+# debug kernel is not cached (nor being built already, as .ci/run starts it
+# during deps), its build starts in the background at nice 19 right after
+# the build tier: it takes the CPU the guests of check-vm and check-pair-ci
+# leave idle, and the debug tiers come last, waiting for it
+# (scripts/debug-kernel.sh locks its cache entry). Its output goes to
+# build/test-logs/debug-kernel.log.
 # check-debug's modules (kiwi.ko, its KUnit build, tests/vm/kmod) are built
 # against it in the background too, once it is there (debug-build.log).
 # Arguments pick tiers (e.g. `scripts/run-tests.sh build check-unit`). Each
@@ -57,6 +58,11 @@ for t in "${tiers[@]}"; do
 done
 mkdir -p "$LOGS"
 
+# asked T: true if tier T was asked for.
+asked() {
+	[[ " ${tiers[*]} " == *" $1 "* ]]
+}
+
 tier_cmd() {
 	case "$1" in
 	build) make -C "$REPO" -j"$JOBS" JOBS="$JOBS" ;;
@@ -74,10 +80,7 @@ tier_cmd() {
 
 # start_debug_kernel: build a cold debug kernel in the background (see top).
 start_debug_kernel() {
-	case " ${tiers[*]} " in
-	*" check-debug "*) ;;
-	*) return 0 ;;
-	esac
+	asked check-debug || return 0
 	echo "===== debug kernel"
 	"$REPO/scripts/debug-kernel.sh" --background "$LOGS/debug-kernel.log" 2>&1
 }
@@ -115,11 +118,6 @@ record() {
 	[ "$rc" = 0 ] || verdict=FAIL
 	summary+=("$(printf '%-12s %s  %4d passed, %3d failed  %5ds%s' "$t" "$verdict" "$p" "$f" "$secs" "$note")")
 	echo "===== $t: $verdict after ${secs}s$note"
-}
-
-# asked T: true if tier T was asked for.
-asked() {
-	[[ " ${tiers[*]} " == *" $1 "* ]]
 }
 
 # The lanes: while a tier of BESIDE runs, the tiers beside it that were
@@ -174,10 +172,7 @@ finish_lane() {
 # critical path, when check-debug starts, which waits for this job first.
 debug_build_pid=
 prebuild_debug() {
-	case " ${tiers[*]} " in
-	*" check-debug "*) ;;
-	*) return 0 ;;
-	esac
+	asked check-debug || return 0
 	nice -n 19 bash "$REPO/tests/vm/debug.sh" --build-only --kunit \
 		< /dev/null > "$LOGS/debug-build.log" 2>&1 &
 	debug_build_pid=$!
