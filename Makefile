@@ -24,7 +24,7 @@ all: kernel userlib
 
 help:
 	@echo "make            build kiwi.ko (KDIR=$(KDIR)) and libkiwi into build/"
-	@echo "make deps       install the Debian packages make test needs (the ULP targets add theirs)"
+	@echo "make deps       install the Debian packages make test needs"
 	@echo "make ci-fresh   time .ci/run in a freshly bootstrapped Debian 12 (chroot, about 45 min)"
 	@echo "make deb        Debian packages kiwi-dkms and libkiwi into build/deb (lintian-checked)"
 	@echo "make dkms       this host: kiwi.ko sources to /usr/src/kiwi-VER, dkms add/build/install"
@@ -40,10 +40,10 @@ help:
 	@echo "make check-pkg  build the packages; on a fresh Debian 12 root: install (apt resolves Depends, DKMS natively), a second kernel's headers (DKMS hook), use in a guest, purge"
 	@echo "make check-pkg-full  check-pkg also booting the second kernel and running make dkms; then all in a guest (DKMS under TCG)"
 	@echo "make check-pair two guests: kiwi<->kiwi, kiwi<->siw, every case in short runs (not in make test)"
-	@echo "make check-pair-ci  the subset of check-pair that make test runs (one boot plus the short soak)"
+	@echo "make check-pair-ci  the subset of check-pair that make test runs (one boot plus the short soak and the ULP smoke cases)"
 	@echo "make check-pair-full  every combination and flavour, long sweeps (not in CI)"
 	@echo "make check-soak netem loss, connection churn, faults mid-transfer, short (soak: long, not in CI)"
-	@echo "make check-ulp  NVMe-oF, NFS/RDMA, iSER over kiwi and siw, device removal (not in make test)"
+	@echo "make check-ulp  NVMe-oF, NFS/RDMA, iSER over kiwi and siw, device removal (make test runs a smoke version kiwi<->kiwi)"
 	@echo "make check-ulp-full  the same with normal sizes and every removal step (not in CI)"
 	@echo "make check-ulp-debug  check-ulp on the debug kernel's ULP flavour (not in CI)"
 	@echo "make check-ulp-removal  kiwi removed under NVMe-oF, NFS over RDMA and iSER I/O; NVMe-oF error recovery and teardown races (kiwi-kiwi, ~14 min, not in make test)"
@@ -158,19 +158,15 @@ soak: all
 	bash tests/vm/soak/run.sh
 
 check-ulp: all
-	bash scripts/deps.sh --ulp
 	bash tests/vm/pair/ulp.sh
 
 check-ulp-full: all
-	bash scripts/deps.sh --ulp
 	bash tests/vm/pair/ulp.sh --full
 
 check-ulp-debug: all
-	bash scripts/deps.sh --ulp
 	bash tests/vm/pair/ulp.sh --debug
 
 check-ulp-removal: all
-	bash scripts/deps.sh --ulp
 	bash tests/vm/pair/ulp.sh --removal
 
 bench: all
@@ -182,11 +178,9 @@ bench-sweep: all
 	bash tests/bench/pair.sh --sweep
 
 bench-ulp: all
-	bash scripts/deps.sh --ulp
 	bash tests/bench/ulp.sh
 
 bench-ulp-profile: all
-	bash scripts/deps.sh --ulp
 	bash tests/bench/ulp-profile.sh
 
 demo: all

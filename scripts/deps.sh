@@ -6,14 +6,11 @@
 # Makes sure the headers of the newest installed amd64 kernel image exist
 # (the QEMU lab boots that image, kiwi.ko is built against those headers).
 #
-# usage: deps.sh [--debug-kernel | --ulp | --bench]
+# usage: deps.sh [--debug-kernel | --bench]
 #   --debug-kernel  only what scripts/debug-kernel.sh needs (compiler, kernel
 #                   build tools, linux-source-6.1): .ci/run installs these
 #                   first and starts the debug kernel build in the
 #                   background while the rest installs.
-#   --ulp           also the kernel ULPs' user space (nvme-cli, fio, NFS
-#                   server, LIO, open-iscsi): make check-ulp and bench-ulp
-#                   install them first; make test needs none of them.
 #   --bench         also the plotting tool of make bench-sweep (gnuplot-nox).
 
 set -euo pipefail
@@ -37,10 +34,10 @@ PKGS=(
 	trace-cmd linux-perf build-essential dpkg-dev debhelper dh-dkms dkms fakeroot
 	lintian debootstrap
 	man-db openssl
+	# the kernel ULPs over RDMA: NVMe-oF, NFS, iSER (make test's smoke cases,
+	# make check-ulp, make bench-ulp)
+	nvme-cli fio nfs-kernel-server targetcli-fb open-iscsi e2fsprogs
 )
-
-# The kernel ULPs over RDMA (make check-ulp, make bench-ulp; deps.sh --ulp).
-ULP_PKGS=(nvme-cli fio nfs-kernel-server targetcli-fb open-iscsi e2fsprogs)
 
 # The plot of make bench-sweep (tests/bench/plot.py; deps.sh --bench).
 BENCH_PKGS=(gnuplot-nox)
@@ -92,15 +89,12 @@ case ${1:-} in
 	echo "deps: the debug kernel's build dependencies are present"
 	exit 0
 	;;
---ulp)
-	PKGS+=("${ULP_PKGS[@]}")
-	;;
 --bench)
 	PKGS+=("${BENCH_PKGS[@]}")
 	;;
 "") ;;
 *)
-	echo "usage: deps.sh [--debug-kernel | --ulp | --bench]" >&2
+	echo "usage: deps.sh [--debug-kernel | --bench]" >&2
 	exit 2
 	;;
 esac

@@ -26,7 +26,8 @@
 #
 # Options:
 #   --cases "A B"   cases to run (default: every cases/*.sh; PAIR_CASES)
-#   --cases-dir D   take the cases from D instead of tests/vm/pair/cases
+#   --cases-dir D[:D...]  take the cases from these directories (the first
+#                   that has CASE.sh) instead of tests/vm/pair/cases
 #                   (tests/bench/pair.sh runs its own case this way)
 #   --full          long sweeps (perftest -a over every size with more
 #                   iterations, rping -C 10000); make check-pair-full
@@ -50,7 +51,7 @@ LAB=$REPO/scripts/lab/run-scenario
 
 lab_opts=()
 cases=${PAIR_CASES:-}
-cases_dir=$PAIR/cases
+cases_dirs=("$PAIR/cases")
 mode=normal
 siw_kdir=
 case_timeout=
@@ -59,7 +60,13 @@ combos=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--cases) cases=${2:?}; shift ;;
-	--cases-dir) cases_dir=$(cd "${2:?}" && pwd) || exit 2; shift ;;
+	--cases-dir)
+		IFS=: read -r -a cases_dirs <<< "${2:?}"
+		for i in "${!cases_dirs[@]}"; do
+			cases_dirs[i]=$(cd "${cases_dirs[i]}" && pwd) || exit 2
+		done
+		shift
+		;;
 	--full) mode=full ;;
 	--quick) mode=quick ;;
 	--siw-kdir) siw_kdir=${2:?}; shift ;;
@@ -87,7 +94,8 @@ if [ ${#combos[@]} -eq 0 ]; then
 	read -r -a combos <<< "${PAIR_COMBOS:-siw-siw rxe-rxe kiwi-kiwi kiwi-siw siw-kiwi}"
 fi
 if [ -z "$cases" ]; then
-	cases=$(cd "$cases_dir" && ls -- *.sh | sed 's/\.sh$//' | tr '\n' ' ')
+	cases=$(for d in "${cases_dirs[@]}"; do (cd "$d" && ls -- *.sh); done |
+		sed 's/\.sh$//' | tr '\n' ' ')
 fi
 
 fail_setup() {
@@ -109,6 +117,15 @@ mkdir -p "$wrappers"
 siw_ko() {
 	local v=${1:-default}
 	"$REPO/scripts/siw.sh" ${siw_kdir:+--kdir "$siw_kdir"} --quiet --variant "${v//+/,}"
+}
+
+# case_file CASE: the script of CASE, from the first cases directory with it.
+case_file() {
+	local d
+	for d in "${cases_dirs[@]}"; do
+		[ -f "$d/$1.sh" ] && { echo "$d/$1.sh"; return 0; }
+	done
+	return 1
 }
 
 # side SPEC: "PROVIDER|SIW_KO|KIWI_PARAMS" for one side of a combo ('|', not
@@ -135,10 +152,10 @@ limit_for() {
 	esac
 }
 
-# The caller's SOAK_*, BENCH_* and PROFILE_* variables reach the cases
-# (tests/vm/soak/cases, tests/bench).
+# The caller's SOAK_*, BENCH_*, PROFILE_* and ULP_* variables reach the cases
+# (tests/vm/soak/cases, tests/bench, tests/vm/pair/ulp).
 pass_env=
-for v in $(compgen -e | grep -E '^(SOAK|BENCH|PROFILE)_'); do
+for v in $(compgen -e | grep -E '^(SOAK|BENCH|PROFILE|ULP)_'); do
 	pass_env+=$(printf 'export %s=%q' "$v" "${!v}")$'\n'
 done
 
@@ -164,7 +181,7 @@ for combo in "${combos[@]}"; do
 	[ -n "$pa" ] && [ -n "$pb" ] || fail_setup "combo '$combo': cannot prepare"
 	label=$(tr ':=' '_' <<< "$spec")
 	for c in $combo_cases; do
-		[ -f "$cases_dir/$c.sh" ] || fail_setup "no case $c in $cases_dir"
+		file=$(case_file "$c") || fail_setup "no case $c in ${cases_dirs[*]}"
 		id=$label.$c
 		port=$((port + 100))
 		cat > "$wrappers/$id.sh" <<EOF
@@ -176,7 +193,7 @@ export PAIR_ID='$id' PAIR_COMBO='$combo' PAIR_EXPECT='$expect' PAIR_MODE='$cmode
 export PAIR_QUICK=$([ "$cmode" = quick ] && echo 1 || echo 0) PAIR_PORT_BASE=$port
 export PAIR_SERVER='$pa' PAIR_SIW_KO_SERVER='$koa' PAIR_KIWI_PARAMS_SERVER='$ka'
 export PAIR_CLIENT='$pb' PAIR_SIW_KO_CLIENT='$kob' PAIR_KIWI_PARAMS_CLIENT='$kb'
-${pass_env}exec bash "$cases_dir/$c.sh"
+${pass_env}exec bash "$file"
 EOF
 		chmod +x "$wrappers/$id.sh"
 		scenarios+=("$wrappers/$id.sh")

@@ -8,6 +8,8 @@
 #  - fio with verify on the disk; ext4 made, written, unmounted, checked
 #    with fsck and read back;
 #  - logout, login again: the files are still there and intact; logout.
+# ULP_SMOKE=1 (make test): random-write fio, ext4 with 20 small files and
+# one logout; no sequential fio and no second login.
 
 . "$KIWI_SRC/tests/vm/pair/lib.bash"
 . "$KIWI_SRC/tests/vm/pair/ulp/lib.bash"
@@ -40,30 +42,42 @@ iser_login() {
 	fi
 }
 
-iser_initiator() {
+# iser_relogin: logout and login again; ext4's files must be intact.
+iser_relogin() {
 	local mnt=$ULP_MNT.fs sums
+	mkdir -p "$mnt"
+	mount "$ULP_DEV" "$mnt" &&
+		sums=$(cd "$mnt" && find . -type f -print0 | sort -z | xargs -0 sha256sum)
+	umount "$mnt"
+	ulp_run "iscsiadm logout" 120 iscsiadm -m node -T "$ULP_IQN" --logout
+	if iser_login " again"; then
+		mount "$ULP_DEV" "$mnt" || vt_fail "mount after the second login"
+		if [ -n "$sums" ] &&
+			[ "$(cd "$mnt" && find . -type f -print0 | sort -z | xargs -0 sha256sum)" = "$sums" ]; then
+			vt_pass "files intact after logout and login"
+		else
+			vt_fail "files differ after logout and login"
+		fi
+		umount "$mnt"
+		ulp_run "iscsiadm logout again" 120 iscsiadm -m node -T "$ULP_IQN" --logout
+	fi
+}
+
+iser_initiator() {
+	local small=200
+	[ "$ULP_SMOKE" = 1 ] && small=20
 	ulp_iscsid_up
 	ulp_step_barrier lio-up
 	if ulp_run discovery 120 iscsiadm -m discovery -t st -p "$KIWI_PEER_IP:$ULP_ISCSI_PORT" -I iser &&
 		grep -q "$ULP_IQN" "$VT_TMP/discovery.out" && iser_login ""; then
 		ulp_fio fio.rand4k.qd16 300 "$ULP_DEV" --rw=randwrite --bs=4k --iodepth=16 --size="${sz}M"
-		ulp_fio fio.seq128k 300 "$ULP_DEV" --rw=write --bs=128k --iodepth=4 --size="$((sz * 2))M" --offset=64M
-		ulp_fs_check ext4 "$ULP_DEV"
-		mkdir -p "$mnt"
-		mount "$ULP_DEV" "$mnt" &&
-			sums=$(cd "$mnt" && find . -type f -print0 | sort -z | xargs -0 sha256sum)
-		umount "$mnt"
-		ulp_run "iscsiadm logout" 120 iscsiadm -m node -T "$ULP_IQN" --logout
-		if iser_login " again"; then
-			mount "$ULP_DEV" "$mnt" || vt_fail "mount after the second login"
-			if [ -n "$sums" ] &&
-				[ "$(cd "$mnt" && find . -type f -print0 | sort -z | xargs -0 sha256sum)" = "$sums" ]; then
-				vt_pass "files intact after logout and login"
-			else
-				vt_fail "files differ after logout and login"
-			fi
-			umount "$mnt"
-			ulp_run "iscsiadm logout again" 120 iscsiadm -m node -T "$ULP_IQN" --logout
+		[ "$ULP_SMOKE" = 1 ] ||
+			ulp_fio fio.seq128k 300 "$ULP_DEV" --rw=write --bs=128k --iodepth=4 --size="$((sz * 2))M" --offset=64M
+		ULP_SMALL_FILES=$small ulp_fs_check ext4 "$ULP_DEV"
+		if [ "$ULP_SMOKE" = 1 ]; then
+			ulp_run "iscsiadm logout" 120 iscsiadm -m node -T "$ULP_IQN" --logout
+		else
+			iser_relogin
 		fi
 	fi
 	ulp_cleanup

@@ -20,6 +20,11 @@ ULP_EXPORT=/srv/kiwi-ulp
 # which cannot be exported, so NFSv4 could not walk down to ULP_EXPORT.
 ULP_NFS4_PATH=/
 ULP_MNT=/mnt/kiwi-ulp
+# 1: the smoke version of each case that make test runs (check-pair-ci's
+# soak boot, tests/vm/pair/ci.sh): the ULP carries verified data both ways
+# and lets go of the device, in a fraction of the quick run's time; each
+# case says what it leaves out. Set by the host (run.sh passes ULP_*).
+ULP_SMOKE=${ULP_SMOKE:-0}
 
 # Teardown steps, run last-registered first by ulp_cleanup (EXIT trap).
 ULP_EXIT=()

@@ -12,6 +12,8 @@
 #    the host must reconnect (reconnect_delay 1 s, ctrl_loss_tmo 60 s) and
 #    fio's verify still pass;
 #  - nvme disconnect.
+# ULP_SMOKE=1 (make test): QD 32 and sequential fio, ext4 with 20 small
+# files, no QD 1 run and no port removal.
 
 . "$KIWI_SRC/tests/vm/pair/lib.bash"
 . "$KIWI_SRC/tests/vm/pair/ulp/lib.bash"
@@ -25,12 +27,8 @@ full) sz=(8M 64M 128M 64M) ;;
 *) sz=(2M 16M 32M 16M) ;;
 esac
 
-nvme_target() {
-	ulp_null_blk 1
-	ulp_nvmet_export rdma "$ULP_DEV"
-	vt_pass "nvmet: $ULP_NQN exports $ULP_DEV on rdma $KIWI_MY_IP:$(ulp_nvme_svcid rdma)"
-	ulp_step_barrier target-up
-	# The host runs I/O; then it asks for the port to go away and back.
+# The host runs I/O; then it asks for the port to go away and back.
+nvme_target_port_cycle() {
 	ulp_step_barrier io-running 600
 	ulp_nvmet_port_del rdma || vt_fail "removing the nvmet rdma port"
 	vt_pass "nvmet: port removed while the host writes"
@@ -38,23 +36,23 @@ nvme_target() {
 	ulp_nvmet_port_add rdma
 	vt_pass "nvmet: port added again"
 	ulp_step_barrier port-back
+}
+
+nvme_target() {
+	ulp_null_blk 1
+	ulp_nvmet_export rdma "$ULP_DEV"
+	vt_pass "nvmet: $ULP_NQN exports $ULP_DEV on rdma $KIWI_MY_IP:$(ulp_nvme_svcid rdma)"
+	ulp_step_barrier target-up
+	[ "$ULP_SMOKE" = 1 ] || nvme_target_port_cycle
 	ulp_step_barrier host-done 600
 	ulp_cleanup
 }
 
-nvme_host() {
-	local dev fio_pid rc
-	ulp_step_barrier target-up
-	if ulp_nvme_connect rdma --ctrl-loss-tmo=60 --reconnect-delay=1; then
-		dev=$ULP_DEV
-		ulp_fio fio.rand4k.qd1 300 "$dev" --rw=randwrite --bs=4k --iodepth=1 \
-			--size="${sz[0]}"
-		ulp_fio fio.rand4k.qd32 300 "$dev" --rw=randwrite --bs=4k --iodepth=32 \
-			--size="${sz[1]}" --offset=64M
-		ulp_fio fio.seq128k 300 "$dev" --rw=write --bs=128k --iodepth=8 \
-			--size="${sz[2]}" --offset=128M
-		ulp_fs_check ext4 "$dev"
-		# Port removal under I/O: writes are verified after the reconnect.
+# Port removal under I/O on nvme_host's $dev: writes are verified after
+# the reconnect.
+nvme_host_port_cycle() {
+	local fio_pid rc
+	if [ -n "${dev:-}" ]; then
 		fio --name=reconnect --filename="$dev" --direct=1 --ioengine=libaio \
 			--verify=crc32c --verify_fatal=1 --rw=randwrite --bs=4k \
 			--iodepth=8 --size="${sz[3]}" --offset=256M \
@@ -79,6 +77,26 @@ nvme_host() {
 		else
 			vt_fail "no 'Successfully reconnected' from the NVMe host"
 		fi
+	fi
+}
+
+nvme_host() {
+	local dev small=200
+	[ "$ULP_SMOKE" = 1 ] && small=20
+	ulp_step_barrier target-up
+	if ulp_nvme_connect rdma --ctrl-loss-tmo=60 --reconnect-delay=1; then
+		dev=$ULP_DEV
+		[ "$ULP_SMOKE" = 1 ] ||
+			ulp_fio fio.rand4k.qd1 300 "$dev" --rw=randwrite --bs=4k --iodepth=1 \
+				--size="${sz[0]}"
+		ulp_fio fio.rand4k.qd32 300 "$dev" --rw=randwrite --bs=4k --iodepth=32 \
+			--size="${sz[1]}" --offset=64M
+		ulp_fio fio.seq128k 300 "$dev" --rw=write --bs=128k --iodepth=8 \
+			--size="${sz[2]}" --offset=128M
+		ULP_SMALL_FILES=$small ulp_fs_check ext4 "$dev"
+	fi
+	[ "$ULP_SMOKE" = 1 ] || nvme_host_port_cycle
+	if [ -n "${dev:-}" ]; then
 		ulp_run "nvme disconnect" 60 nvme disconnect -n "$ULP_NQN"
 		ulp_wait 30 sh -c "! ls /sys/class/nvme/nvme* >/dev/null 2>&1" ||
 			vt_fail "controller still present after nvme disconnect"
