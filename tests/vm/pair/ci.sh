@@ -10,7 +10,8 @@
 # the draft-00 profile's rping and wire cases; siw:p2p as server with
 # integrity, kiwi with siw:p2p's RTRs (rtr, its capture checked by tshark
 # and mpa-wire-check.py), siw as shipped as client (rping); and the soak
-# boot. Everything else below runs in make check-pair and check-pair-full
+# boot, which also runs the kernel ULPs' smoke cases (NVMe-oF, NFS over
+# RDMA, iSER kiwi<->kiwi, ULP_SMOKE=1: about 2.5 minutes). Everything else below runs in make check-pair and check-pair-full
 # only (the whole quick list took about 31 minutes, too much for CI).
 #
 # No option (make check-pair): the two-guest tests in short runs (--quick)
@@ -52,7 +53,9 @@
 #    integrity program (SRQ pass); perftest and tshark in --full;
 #  - the short version of the load and fault soak kiwi<->kiwi
 #    (tests/vm/soak/run.sh --quick, its own boot, about 4 minutes: netem,
-#    connection churn, faults mid-transfer; make soak runs the long one).
+#    connection churn, faults mid-transfer; make soak runs the long one),
+#    then in the same boot the kernel ULPs' smoke cases
+#    (tests/vm/pair/ulp with ULP_SMOKE=1; make check-ulp runs them whole).
 # perftest with a siw server and a kiwi client, markers against siw
 # (refused cleanly), and the cases mw and exverbs against siw as shipped
 # (no p2p) in both roles, run in --full only.

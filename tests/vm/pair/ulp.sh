@@ -3,8 +3,8 @@
 #
 # usage: tests/vm/pair/ulp.sh [--removal] [--full | --debug] [run.sh options]
 #
-# `make check-ulp` (not in make test: over 40 min under TCG, one combo's
-# three cases take about 13): the kernel's own RDMA users over
+# `make check-ulp` (about 34 min under TCG; make test runs the smoke
+# version, ULP_SMOKE=1, in check-pair-ci): the kernel's own RDMA users over
 # kiwi, in one two-guest boot (tests/vm/pair/run.sh with the cases of
 # tests/vm/pair/ulp/): NVMe over Fabrics (nvmet-rdma / nvme-rdma), NFS over
 # RDMA (nfsd / rpcrdma) and iSER (LIO isert / ib_iser), the target on the
