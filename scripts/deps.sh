@@ -35,8 +35,8 @@ PKGS=(
 	lintian debootstrap
 	man-db openssl
 	# the kernel ULPs over RDMA: NVMe-oF, NFS, iSER (make test's smoke cases,
-	# make check-ulp, make bench-ulp)
-	nvme-cli fio nfs-kernel-server targetcli-fb open-iscsi e2fsprogs
+	# make check-ulp, make bench-ulp); targetcli needs a system D-Bus
+	nvme-cli fio nfs-kernel-server targetcli-fb open-iscsi e2fsprogs dbus
 )
 
 # The plot of make bench-sweep (tests/bench/plot.py; deps.sh --bench).
