@@ -79,7 +79,7 @@ while [ $# -gt 0 ]; do
 		;;
 	-v | --verbose | --print-logs) lab_opts+=("$1") ;;
 	-h | --help)
-		sed -n '3,41s/^# \{0,1\}//p' "$0"
+		sed -n '3,42s/^# \{0,1\}//p' "$0"
 		exit 0
 		;;
 	-*)
