@@ -3,7 +3,7 @@
 #
 # usage: tests/vm/pair/ulp.sh [--removal] [--full | --debug] [run.sh options]
 #
-# `make check-ulp` (about 34 min under TCG; make test runs the smoke
+# `make check-ulp` (about 19 min under TCG; make test runs the smoke
 # version, ULP_SMOKE=1, in check-pair-ci): the kernel's own RDMA users over
 # kiwi, in one two-guest boot (tests/vm/pair/run.sh with the cases of
 # tests/vm/pair/ulp/): NVMe over Fabrics (nvmet-rdma / nvme-rdma), NFS over
