@@ -19,6 +19,8 @@
 #  target-link  the server's `rdma link delete` and `modprobe -r kiwi`,
 #               both in time; kiwi is added again, the wildcard listener
 #               follows the new device, the client reconnects by itself.
+#  host-down    the client's net_device down for 5 s: the port goes DOWN
+#               and ACTIVE again, the mount recovers by itself.
 # After each step fio must end within its limit and every block it wrote
 # must read back intact (a hard mount: the writes are retried, not lost).
 # The lab fails the case on any kernel Oops, BUG, WARNING, hung task or
@@ -27,7 +29,7 @@
 . "$KIWI_SRC/tests/vm/pair/lib.bash"
 . "$KIWI_SRC/tests/vm/pair/ulp/lib.bash"
 
-steps="host-link target-link"
+steps="host-link target-link host-down"
 [ "$PAIR_PROV" = kiwi ] || vt_die "nfs-removal runs kiwi on both sides (kiwi-kiwi)"
 
 # --- server ---
@@ -81,6 +83,7 @@ nr_client_step() {
 		ulp_rm_unload "$step"
 	fi
 	ulp_step_barrier "io-$step"
+	[ "$step" != host-down ] || ulp_rm_link_down "$step"
 	if [ "$step" = host-link ]; then
 		ulp_step_barrier "released-$step"
 		ulp_rm_dev_add "$step"
