@@ -158,10 +158,6 @@ lingering() {
 		"( sport = :$PORT or dport = :$PORT )"
 }
 
-ends() {
-	grep -c '^conn [0-9]* end' "$VT_TMP/target.log"
-}
-
 is_mpa_case() {
 	case " $(echo $MPA_CASES) " in *" $1 "*) return 0 ;; esac
 	return 1
@@ -193,7 +189,7 @@ run_case() {
 	if [ "$DEV_KIND" = kiwi ] && [[ " $RDMAC_CASES " = *" $name "* ]]; then
 		echo Y > "/sys/class/infiniband/$DEV/kiwi/mpa_rdmac"
 	fi
-	before=$(ends)
+	before=$(vt_target_ends "$VT_TMP/target.log")
 	k=$((before + 1))
 	t0=$EPOCHSECONDS
 	timeout 120 python3 -S "$PEER" -i "$VT_TMP/info" -c "$name" \
@@ -208,12 +204,12 @@ run_case() {
 
 	if is_mpa_case "$name"; then
 		vt_nap 0.5
-		if [ "$(ends)" != "$before" ] ||
-		   grep -q "^conn $k " "$VT_TMP/target.log"; then
+		if [ "$(vt_target_ends "$VT_TMP/target.log")" != "$before" ] ||
+		   vt_target_conn "$VT_TMP/target.log" "$k" >/dev/null; then
 			bad+=("the malformed Request reached the ULP as a connection")
 		fi
-	elif vt_wait_for 20 grep -q "^conn $k end" "$VT_TMP/target.log"; then
-		conn=$(grep "^conn $k " "$VT_TMP/target.log")
+	elif vt_target_wait_end "$VT_TMP/target.log" "$k" 20; then
+		conn=$(vt_target_conn "$VT_TMP/target.log" "$k")
 		line=$(vt_lines "conn $k end*" "$conn")
 		case "$line" in *mem=ok*) ;; *) bad+=("target memory changed") ;; esac
 		case "$name:$line" in
@@ -257,7 +253,7 @@ run_case() {
 	else
 		bad+=("vt_target saw no end of connection $k within 20 s")
 	fi
-	[ -n "$conn" ] || conn=$(grep "^conn $k " "$VT_TMP/target.log")
+	[ -n "$conn" ] || conn=$(vt_target_conn "$VT_TMP/target.log" "$k")
 	[ -z "$conn" ] || vt_indent '    target: ' <<<"$conn"
 
 	vt_wait_for 15 res_is_held ||

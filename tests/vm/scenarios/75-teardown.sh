@@ -95,19 +95,10 @@ vt_wait_file "$VT_TMP/info" 30 "$target" || {
 	vt_die "vt_target did not start"
 }
 
-ends() {
-	grep -c '^conn [0-9]* end' "$VT_TMP/target.log"
-}
-
-# conn_lines K: vt_target's log of connection K.
-conn_lines() {
-	grep "^conn $1 " "$VT_TMP/target.log"
-}
-
 run_case() {
 	local name=$1 k d0 rc t0 end conn lost bad=()
 
-	k=$(($(ends) + 1))
+	k=$(($(vt_target_ends "$VT_TMP/target.log") + 1))
 	case $name in
 	td-qp-shared | td-reply-first) probes "$name" || return 0 ;;
 	esac
@@ -125,10 +116,10 @@ run_case() {
 	[ "$rc" = 0 ] || bad+=("$(sed -n "s/^FAIL $name: //p" "$VT_TMP/case.log" |
 		head -c 300)")
 	[ "$rc" = 0 ] || [ -n "${bad[0]}" ] || bad=("peer.py exit status $rc")
-	if ! vt_wait_for 40 grep -q "^conn $k end" "$VT_TMP/target.log"; then
+	if ! vt_target_wait_end "$VT_TMP/target.log" "$k" 40; then
 		bad+=("vt_target saw no end of connection $k within 40 s")
 	fi
-	conn=$(conn_lines "$k")
+	conn=$(vt_target_conn "$VT_TMP/target.log" "$k")
 	[ -z "$conn" ] || vt_indent '    target: ' <<<"$conn"
 	end=$(vt_lines "* end *" "$conn")
 	case "$end" in *mem=ok*) ;; *) bad+=("target memory changed") ;; esac
@@ -246,7 +237,13 @@ vt_log "$(tr '\n' ' ' <<<"$out")"
 grep -q '^event: RDMA_CM_EVENT_ESTABLISHED' <<<"$out" &&
 	vt_pass "connect naming its own QP by number" ||
 	vt_fail "connect naming its own QP: $(tr '\n' ' ' <<<"$out")"
-vt_wait_for 20 test "$(ends)" -ge "$(grep -c '^conn [0-9]* request' "$VT_TMP/target.log")"
+# Every connection vt_target was asked for has ended (read again each
+# time: the counts were once taken only when the wait began).
+all_conns_ended() {
+	[ "$(vt_target_ends "$VT_TMP/target.log")" -ge \
+		"$(grep -c '^conn [0-9]* request' "$VT_TMP/target.log")" ]
+}
+vt_wait_for 20 all_conns_ended
 invariants "QP ownership"
 
 # 3. Kernel ULP tests.

@@ -115,6 +115,23 @@ vt_indent() {
 	done
 }
 
+# vt_target's log (LOG below) has lines "conn K ..." about its connection
+# K, "conn K end ..." the last of them.
+# vt_target_ends LOG: how many connections have ended.
+vt_target_ends() {
+	grep -c '^conn [0-9]* end' "$1"
+}
+
+# vt_target_conn LOG K: the lines of connection K.
+vt_target_conn() {
+	grep "^conn $2 " "$1"
+}
+
+# vt_target_wait_end LOG K SECONDS: wait until connection K has ended.
+vt_target_wait_end() {
+	vt_wait_for "$3" grep -q "^conn $2 end" "$1"
+}
+
 # vt_lines PATTERN TEXT: the lines of TEXT that match the bash pattern
 # PATTERN, in bash alone (as vt_indent).
 vt_lines() {
