@@ -11,8 +11,9 @@
 # integrity, kiwi with siw:p2p's RTRs (rtr, its capture checked by tshark
 # and mpa-wire-check.py), siw as shipped as client (rping); and the soak
 # boot, which also runs the kernel ULPs' smoke cases (NVMe-oF, NFS over
-# RDMA, iSER kiwi<->kiwi, ULP_SMOKE=1: about 2.5 minutes). Everything else below runs in make check-pair and check-pair-full
-# only (the whole quick list took about 31 minutes, too much for CI).
+# RDMA, iSER kiwi<->kiwi, ULP_SMOKE=1: about 2.5 minutes). Everything else
+# below runs in make check-pair and check-pair-full only (the whole quick
+# list took about 31 minutes, too much for CI).
 #
 # No option (make check-pair): the two-guest tests in short runs (--quick)
 # in two two-guest boots, about 31 minutes: the first

@@ -48,11 +48,12 @@ nvme_target() {
 	ulp_cleanup
 }
 
-# Port removal under I/O on nvme_host's $dev: writes are verified after
-# the reconnect.
+# nvme_host_port_cycle DEV: the target's port removed under I/O on DEV
+# (empty: not connected, the barriers only); writes are verified after the
+# reconnect.
 nvme_host_port_cycle() {
-	local fio_pid rc
-	if [ -n "${dev:-}" ]; then
+	local dev=$1 fio_pid rc
+	if [ -n "$dev" ]; then
 		fio --name=reconnect --filename="$dev" --direct=1 --ioengine=libaio \
 			--verify=crc32c --verify_fatal=1 --rw=randwrite --bs=4k \
 			--iodepth=8 --size="${sz[3]}" --offset=256M \
@@ -81,7 +82,7 @@ nvme_host_port_cycle() {
 }
 
 nvme_host() {
-	local dev small=200
+	local dev='' small=200
 	[ "$ULP_SMOKE" = 1 ] && small=20
 	ulp_step_barrier target-up
 	if ulp_nvme_connect rdma --ctrl-loss-tmo=60 --reconnect-delay=1; then
@@ -95,8 +96,8 @@ nvme_host() {
 			--size="${sz[2]}" --offset=128M
 		ULP_SMALL_FILES=$small ulp_fs_check ext4 "$dev"
 	fi
-	[ "$ULP_SMOKE" = 1 ] || nvme_host_port_cycle
-	if [ -n "${dev:-}" ]; then
+	[ "$ULP_SMOKE" = 1 ] || nvme_host_port_cycle "$dev"
+	if [ -n "$dev" ]; then
 		ulp_run "nvme disconnect" 60 nvme disconnect -n "$ULP_NQN"
 		ulp_wait 30 sh -c "! ls /sys/class/nvme/nvme* >/dev/null 2>&1" ||
 			vt_fail "controller still present after nvme disconnect"
