@@ -37,6 +37,8 @@ struct kiwi_ep *kiwi_ep_alloc(void)
 	INIT_DELAYED_WORK(&ep->timeout, kiwi_ep_timeout);
 	INIT_LIST_HEAD(&ep->child_entry);
 	INIT_LIST_HEAD(&ep->children);
+	INIT_LIST_HEAD(&ep->port_entry);
+	INIT_LIST_HEAD(&ep->members);
 	spin_lock_init(&ep->child_lock);
 	spin_lock_irq(&kiwi_eps_lock);
 	list_add_tail(&ep->all_entry, &kiwi_eps);

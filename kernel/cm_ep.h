@@ -68,6 +68,7 @@ enum {
 	KIWI_EPF_IWCM_REF,	/* responder: iw_cm may still accept/reject */
 	KIWI_EPF_PEER_TERM,	/* SCTP: the peer's Session Terminate arrived */
 	KIWI_EPF_OVER_BACKLOG,	/* SCTP child beyond its listener's backlog */
+	KIWI_EPF_PORT,		/* a port: the socket of wildcard listeners */
 };
 
 /**
@@ -115,6 +116,14 @@ enum {
  * @nchildren: listener: entries in @children
  * @backlog: listener: most children reading a Request at once; on SCTP
  *	as many again are read only to be refused (KIWI_EPF_OVER_BACKLOG)
+ * @port: wildcard listener: the port whose socket it shares (a
+ *	reference), under kiwi_cm_ports_mutex (cm_port.c)
+ * @port_dev: wildcard listener: its device's net_device, alive while it
+ *	listens
+ * @port_entry: wildcard listener: entry in its port's @members; a port:
+ *	entry in the list of ports, under kiwi_cm_ports_mutex
+ * @members: a port: the wildcard listeners sharing its socket, changed
+ *	under kiwi_cm_ports_mutex and @child_lock, read under either
  * @all_entry: entry in the global list (cm_ep.c), for module unload
  * @pol: MPA policy of this connection
  * @rdmac_graceful: the mpa_rdmac setting this connection started with
@@ -151,6 +160,10 @@ struct kiwi_ep {
 	spinlock_t child_lock;	/* see kernel-doc above */
 	u32 nchildren;
 	u32 backlog;
+	struct kiwi_ep *port;
+	struct net_device *port_dev;
+	struct list_head port_entry;
+	struct list_head members;
 	struct list_head all_entry;
 	struct kiwi_mpa_policy pol;
 	bool rdmac_graceful;
@@ -202,6 +215,7 @@ void kiwi_cm_addrs(struct socket *sock, struct sockaddr_storage *local,
 bool kiwi_cm_peer_closed(struct socket *sock, int *err);
 bool kiwi_cm_discard(struct socket *sock);
 int kiwi_cm_addr_len(const struct sockaddr_storage *ss);
+bool kiwi_cm_addr_any(const struct sockaddr_storage *ss);
 int kiwi_cm_listen_sock(struct iw_cm_id *cm_id, int backlog, bool sctp,
 			struct socket **sockp);
 bool kiwi_cm_listen_elsewhere(struct iw_cm_id *cm_id);
@@ -213,6 +227,7 @@ void kiwi_cm_active_work(struct kiwi_ep *ep, unsigned long ev);
 /* cm_passive.c: listener and responder */
 int kiwi_cm_listen(struct iw_cm_id *cm_id, int backlog);
 void kiwi_cm_unlisten(struct kiwi_ep *ep);
+void kiwi_cm_close_listener(struct kiwi_ep *ep);
 void kiwi_cm_listen_work(struct kiwi_ep *ep, unsigned long ev);
 void kiwi_cm_passive_work(struct kiwi_ep *ep, unsigned long ev);
 int kiwi_cm_accept(struct kiwi_ep *ep, struct iw_cm_id *cm_id,
@@ -220,6 +235,11 @@ int kiwi_cm_accept(struct kiwi_ep *ep, struct iw_cm_id *cm_id,
 int kiwi_cm_reject(struct kiwi_ep *ep, const void *pdata, u8 pdata_len);
 int kiwi_cm_report_request(struct kiwi_ep *ep, const struct kiwi_mpa_frame *f);
 int kiwi_cm_take_qp(struct kiwi_ep *ep, struct iw_cm_id *cm_id, u32 qpn);
+
+/* cm_port.c: wildcard listens shared between devices */
+int kiwi_cm_port_join(struct kiwi_ep *l, struct iw_cm_id *cm_id, int backlog);
+void kiwi_cm_port_leave(struct kiwi_ep *l);
+struct kiwi_ep *kiwi_cm_port_member(struct kiwi_ep *port, struct socket *sock);
 
 /* cm_sctp.c: DDP over SCTP, startup on the same endpoints */
 int kiwi_cm_sctp_sock_create(struct net *net, int family,

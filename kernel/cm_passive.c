@@ -46,14 +46,15 @@ static void kiwi_cm_unlisten_locked(struct kiwi_ep *ep)
 }
 
 /**
- * kiwi_cm_unlisten - iw_destroy_listen
- * @ep: the listener
+ * kiwi_cm_close_listener - close a listener or a port
+ * @ep: the endpoint, its lock not held
  *
- * Process context. Synchronous: when it returns the listening socket is
- * closed and the cm_id released; children still reading a Request are
- * aborted, and those already reported belong to their own cm_ids.
+ * Process context. Synchronous: when it returns the listening socket (if
+ * it has one) is closed and the cm_id released; children still reading a
+ * Request are aborted, and those already reported belong to their own
+ * cm_ids.
  */
-void kiwi_cm_unlisten(struct kiwi_ep *ep)
+void kiwi_cm_close_listener(struct kiwi_ep *ep)
 {
 	kiwi_ep_get(ep);
 	mutex_lock(&ep->lock);
@@ -64,21 +65,36 @@ void kiwi_cm_unlisten(struct kiwi_ep *ep)
 }
 
 /**
+ * kiwi_cm_unlisten - iw_destroy_listen
+ * @ep: the listener
+ *
+ * Process context. A wildcard listener leaves its port first, so the port
+ * hands it nothing more; then it closes (kiwi_cm_close_listener()).
+ */
+void kiwi_cm_unlisten(struct kiwi_ep *ep)
+{
+	kiwi_cm_port_leave(ep);
+	kiwi_cm_close_listener(ep);
+}
+
+/**
  * kiwi_cm_listen - iw_create_listen
  * @cm_id: the listening id, address in m_local_addr
  * @backlog: TCP backlog; also the most children reading a Request at once
  *	(on SCTP, as many again read their Initiate only to refuse it)
  *
- * A wildcard listen of a process in another network namespace than the
- * device's net_device succeeds without a socket or endpoint
- * (kiwi_cm_listen_elsewhere(); provider_data stays NULL).
+ * A specific address gets a socket of its own. A wildcard one joins the
+ * port its namespace's kiwi devices share (cm_port.c). A wildcard listen
+ * of a process in another network namespace than the device's net_device
+ * succeeds without a socket or endpoint (kiwi_cm_listen_elsewhere();
+ * provider_data stays NULL).
  *
  * Return: 0 or a negative errno (e.g. -EADDRINUSE).
  */
 int kiwi_cm_listen(struct iw_cm_id *cm_id, int backlog)
 {
 	bool sctp = kiwi_cm_uses_sctp(cm_id->device);
-	struct socket *sock;
+	struct socket *sock = NULL;
 	struct kiwi_ep *ep;
 	int rv;
 
@@ -86,21 +102,26 @@ int kiwi_cm_listen(struct iw_cm_id *cm_id, int backlog)
 		return 0;
 	backlog = clamp(backlog, 1, KIWI_CM_BACKLOG_MAX);
 	rv = sctp ? kiwi_cm_sctp_settings_ok(cm_id->device) : 0;
-	if (!rv)
-		rv = kiwi_cm_listen_sock(cm_id, backlog, sctp, &sock);
 	if (rv)
 		return rv;
 	ep = kiwi_ep_alloc();
-	if (!ep) {
-		sock_release(sock);
+	if (!ep)
 		return -ENOMEM;
-	}
 	lockdep_set_class(&ep->lock, &kiwi_listener_lock_key);
-	mutex_lock(&ep->lock);
 	ep->backlog = backlog;
 	ep->sctp_llp = sctp;
+	if (kiwi_cm_addr_any(&cm_id->m_local_addr))
+		rv = kiwi_cm_port_join(ep, cm_id, backlog);
+	else
+		rv = kiwi_cm_listen_sock(cm_id, backlog, sctp, &sock);
+	if (rv) {
+		kiwi_ep_put(ep);
+		return rv;
+	}
+	mutex_lock(&ep->lock);
 	kiwi_ep_set_cm_id(ep, cm_id);
-	kiwi_ep_sock_attach(ep, sock, NULL);
+	if (sock)
+		kiwi_ep_sock_attach(ep, sock, NULL);
 	kiwi_ep_set_state(ep, KIWI_EP_LISTEN);
 	kiwi_ep_queue(ep, KIWI_EV_DATA);
 	mutex_unlock(&ep->lock);
@@ -108,13 +129,16 @@ int kiwi_cm_listen(struct iw_cm_id *cm_id, int backlog)
 }
 
 /*
- * Under the listener's lock: a new TCP connection becomes a child. Taking
- * the new child's lock here cannot deadlock: only its listener (locked by
- * us) and module unload's abort work, which holds no other ep's lock, can
- * reach it yet. Lockdep is told it is a nesting of its own; the order for
- * published children is child, then listener.
+ * Under the listener's lock (and its port's, for a wildcard listener): a
+ * new TCP connection, accepted on @parent's socket (the listener's own or
+ * its port's), becomes a child. Taking the new child's lock here cannot
+ * deadlock: only its listener (locked by us) and module unload's abort
+ * work, which holds no other ep's lock, can reach it yet. Lockdep is told
+ * it is a nesting of its own; the order for published children is child,
+ * then listener.
  */
-static void kiwi_cm_new_child(struct kiwi_ep *l, struct socket *sock)
+static void kiwi_cm_new_child(struct kiwi_ep *l, const struct kiwi_ep *parent,
+			      struct socket *sock)
 {
 	struct kiwi_ep *child;
 	bool room, over;
@@ -130,7 +154,7 @@ static void kiwi_cm_new_child(struct kiwi_ep *l, struct socket *sock)
 		child = NULL;
 	}
 	if (!child) {
-		kiwi_ep_sock_refuse(l, sock);
+		kiwi_ep_sock_refuse(parent, sock);
 		return;
 	}
 	/* Draft 6.4: its Initiate is answered with a Session Terminate. */
@@ -151,16 +175,38 @@ static void kiwi_cm_new_child(struct kiwi_ep *l, struct socket *sock)
 	list_add_tail(&child->child_entry, &l->children);
 	l->nchildren++;
 	spin_unlock_bh(&l->child_lock);
-	kiwi_ep_sock_attach(child, sock, l);
+	kiwi_ep_sock_attach(child, sock, parent);
 	kiwi_ep_set_state(child, KIWI_EP_WAIT_REQ);
 	kiwi_ep_arm_timeout(child, kiwi_cm_mpa_timeout(l->cm_id->device));
 	kiwi_ep_queue(child, KIWI_EV_DATA);
 	mutex_unlock(&child->lock);
 }
 
+/*
+ * Under the port's lock: a connection accepted on a port becomes a child
+ * of the member it is for, if that one listens yet (or still).
+ */
+static void kiwi_cm_port_accept(struct kiwi_ep *port, struct socket *sock)
+{
+	struct kiwi_ep *l = kiwi_cm_port_member(port, sock);
+
+	if (!l) {
+		kiwi_ep_sock_refuse(port, sock);
+		return;
+	}
+	mutex_lock(&l->lock);
+	if (l->state == KIWI_EP_LISTEN && l->cm_id)
+		kiwi_cm_new_child(l, port, sock);
+	else
+		kiwi_ep_sock_refuse(port, sock);
+	mutex_unlock(&l->lock);
+	kiwi_ep_put(l);
+}
+
 /**
  * kiwi_cm_listen_work - accept what the listening socket has
- * @ep: a listener, ep->lock held
+ * @ep: a listener or a port, ep->lock held; a wildcard listener has no
+ *	socket (its port accepts for it)
  * @ev: KIWI_EV_* bits that arrived; an abort (module unload) closes it
  */
 void kiwi_cm_listen_work(struct kiwi_ep *ep, unsigned long ev)
@@ -171,8 +217,14 @@ void kiwi_cm_listen_work(struct kiwi_ep *ep, unsigned long ev)
 		kiwi_cm_unlisten_locked(ep);
 		return;
 	}
-	while (!kernel_accept(ep->sock, &sock, O_NONBLOCK))
-		kiwi_cm_new_child(ep, sock);
+	if (!ep->sock)
+		return;
+	while (!kernel_accept(ep->sock, &sock, O_NONBLOCK)) {
+		if (test_bit(KIWI_EPF_PORT, &ep->flags))
+			kiwi_cm_port_accept(ep, sock);
+		else
+			kiwi_cm_new_child(ep, ep, sock);
+	}
 }
 
 /*

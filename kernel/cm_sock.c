@@ -199,6 +199,25 @@ enum kiwi_mpa_status kiwi_cm_read_frame(struct kiwi_ep *ep, bool want_reply,
 	}
 }
 
+/*
+ * An IPv4 connection accepted on a dual-stack IPv6 socket has IPv4-mapped
+ * addresses; it is IPv4 on the wire and to rdma_cm, which finds the
+ * device of a local address by its own family (rdma_translate_ip()).
+ */
+static void kiwi_cm_addr_unmap(struct sockaddr_storage *ss)
+{
+	struct sockaddr_in6 sin6 = *(struct sockaddr_in6 *)ss;
+	struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+
+	if (sin6.sin6_family != AF_INET6 ||
+	    !ipv6_addr_v4mapped(&sin6.sin6_addr))
+		return;
+	memset(ss, 0, sizeof(*ss));
+	sin->sin_family = AF_INET;
+	sin->sin_port = sin6.sin6_port;
+	sin->sin_addr.s_addr = sin6.sin6_addr.s6_addr32[3];
+}
+
 void kiwi_cm_addrs(struct socket *sock, struct sockaddr_storage *local,
 		   struct sockaddr_storage *remote)
 {
@@ -208,6 +227,8 @@ void kiwi_cm_addrs(struct socket *sock, struct sockaddr_storage *local,
 		memset(local, 0, sizeof(*local));
 	if (kernel_getpeername(sock, (struct sockaddr *)remote) < 0)
 		memset(remote, 0, sizeof(*remote));
+	kiwi_cm_addr_unmap(local);
+	kiwi_cm_addr_unmap(remote);
 }
 
 /**
@@ -273,7 +294,7 @@ int kiwi_cm_addr_len(const struct sockaddr_storage *ss)
  * A wildcard address of @ss's family; false for a specific one or another
  * family.
  */
-static bool kiwi_cm_addr_any(const struct sockaddr_storage *ss)
+bool kiwi_cm_addr_any(const struct sockaddr_storage *ss)
 {
 	if (ss->ss_family == AF_INET)
 		return ((const struct sockaddr_in *)ss)->sin_addr.s_addr ==
