@@ -23,6 +23,17 @@
 #               and ACTIVE again, the mount recovers by itself.
 # After each step fio must end within its limit and every block it wrote
 # must read back intact (a hard mount: the writes are retried, not lost).
+# Then, with the first mount gone:
+#  host-unregister  both guests put a second kiwi device (kiwi7) on a VLAN
+#               of eth0 (10.77.7.0/24); the server's joins nfsd's running
+#               wildcard listener (two kiwi devices share its port, which
+#               before kiwi's shared ports failed with EADDRINUSE and an
+#               oops in rpcrdma's cleanup of it) and exports to the
+#               client's VLAN address; the client mounts over the VLAN
+#               (NFSv4.2, its QPs on kiwi7), `ip link del` of its VLAN
+#               under the verifying fio ends within ULP_RM_LIMIT and
+#               kiwi7 leaves with it; the VLAN and kiwi7 come back, the
+#               mount recovers and every block reads back intact.
 # The lab fails the case on any kernel Oops, BUG, WARNING, hung task or
 # KASAN/lockdep/kmemleak report.
 
@@ -30,6 +41,8 @@
 . "$KIWI_SRC/tests/vm/pair/ulp/lib.bash"
 
 steps="host-link target-link host-down"
+# What the client mounts over the VLAN (host-unregister).
+NR_VLAN_SRC=$ULP_VLAN_PEER_IP:$ULP_NFS4_PATH
 [ "$PAIR_PROV" = kiwi ] || vt_die "nfs-removal runs kiwi on both sides (kiwi-kiwi)"
 
 # --- server ---
@@ -44,7 +57,23 @@ nr_server() {
 	# nfsd stays up until the client unmounted (a hard mount's umount
 	# waits for the server).
 	ulp_step_barrier unmounted 300
+	nr_server_unregister
 	ulp_cleanup
+}
+
+# nr_server_unregister: kiwi7 on the VLAN, joining nfsd's listener; the
+# export to the client's VLAN address until the client is done.
+nr_server_unregister() {
+	local step=host-unregister
+	ulp_vlan_up "$step" || vt_die "$step: no VLAN device"
+	exportfs -o rw,no_root_squash,no_subtree_check,insecure,fsid=0 \
+		"$ULP_VLAN_PEER_IP:$ULP_EXPORT" || vt_die "$step: exportfs"
+	ulp_step_barrier "vlan-$step"
+	ulp_step_barrier "armed-$step" 600
+	ulp_rm_has_qps "$step" "$ULP_VLAN_DEV"
+	ulp_step_barrier "done-$step" 600
+	exportfs -u "$ULP_VLAN_PEER_IP:$ULP_EXPORT"
+	ulp_vlan_unregister "$step.server"
 }
 
 # --- client ---
@@ -95,6 +124,29 @@ nr_client_step() {
 	ulp_step_barrier "done-$step"
 }
 
+# nr_client_unregister: a mount over the VLAN, whose net_device goes under
+# a verifying fio and comes back.
+nr_client_unregister() {
+	local step=host-unregister mnt=$ULP_MNT.vlan
+	ulp_step_barrier "vlan-$step" 600
+	ulp_vlan_up "$step" || vt_die "$step: no VLAN device"
+	mkdir -p "$mnt"
+	ulp_run "$step.mount" 120 mount -t nfs \
+		-o "rdma,port=$ULP_NFS_PORT,vers=4.2" "$NR_VLAN_SRC" "$mnt" ||
+		vt_die "$step: NFS mount over the VLAN failed"
+	ulp_on_exit "timeout 60 umount -f -l $mnt"
+	ulp_rm_fio_start "$step" "$mnt/f.$step"
+	ulp_step_barrier "armed-$step"
+	ulp_rm_has_qps "$step" "$ULP_VLAN_DEV"
+	ulp_vlan_unregister "$step"
+	sleep 3
+	ulp_vlan_up "$step.back" || vt_fail "$step: the VLAN is not back"
+	ulp_rm_fio_verified "$step" 240
+	ulp_run "$step.umount" 120 umount "$mnt"
+	ulp_step_barrier "done-$step"
+	ulp_vlan_unregister "$step.client"
+}
+
 nr_client() {
 	local s
 	ulp_modprobe rpcrdma nfs nfsv4
@@ -119,6 +171,7 @@ nr_client() {
 		grep -vE '^#' /sys/kernel/tracing/trace | tail -n 80 | sed 's/^/    | /'
 	fi
 	ulp_step_barrier unmounted
+	nr_client_unregister
 	ulp_cleanup
 }
 
