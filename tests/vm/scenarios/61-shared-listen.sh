@@ -25,10 +25,10 @@ PORT=7161 PORT6=7162 HELD=7163
 
 vt_kiwi0_up
 vt_veth_pair vsa vsb || vt_die "no veth pair"
-ip addr add $A_IP/24 dev vsa && ip addr add $B_IP/24 dev vsb ||
+{ ip addr add $A_IP/24 dev vsa && ip addr add $B_IP/24 dev vsb; } ||
 	vt_die "no IPv4 addresses on the veth pair"
-ip -6 addr add $A_IP6/64 dev vsa nodad &&
-	ip -6 addr add $B_IP6/64 dev vsb nodad ||
+{ ip -6 addr add $A_IP6/64 dev vsa nodad &&
+	ip -6 addr add $B_IP6/64 dev vsb nodad; } ||
 	vt_die "no IPv6 addresses on the veth pair"
 vt_link_add kiwi_a vsa || vt_die "no kiwi_a"
 vt_link_add kiwi_b vsb || vt_die "no kiwi_b"
@@ -74,7 +74,7 @@ ping_dev() {
 		vt_fail "rping to $addr port $port: status $rc: $(tail -n 3 <<<"$out" | tr '\n' ' ')"
 	fi
 	for d in "${!before[@]}"; do
-		if [ $d = "$dev" ]; then
+		if [ "$d" = "$dev" ]; then
 			vt_eq "$d counts the connection to $addr" \
 				"$(requests $d)" $((before[$d] + 1))
 		else
