@@ -17,6 +17,15 @@
 #                 KIWI_DEBUG_RELEASE (shell assignments)
 # It is built only when cold (.complete missing), niced, with -j$JOBS (2).
 #
+# Tried and kept out of debug-kernel.config (2026-11-29, 2-core machine):
+# CONFIG_ACPI=n with KASAN_OUTLINE cut the build from 2263 to 1892 CPU-s
+# (drivers/acpi alone 198 CPU-s at -j1), but without ACPI's MADT the guest
+# finds its CPUs in SeaBIOS's MP table, which lists only the boot CPU: the
+# debug guest ran on 1 vCPU, losing the races the debug tiers are for, and
+# check-debug took 436 CPU-s instead of 303. KASAN_OUTLINE alone compiles
+# net/ipv4 in 113 CPU-s against 131 inline; its cost at run time under TCG
+# was not measured apart from the 1-vCPU guest.
+#
 # usage: debug-kernel.sh [--print-dir | --config-only | --background LOG]
 #   (no option)       build if cold, then print the kernel.env path on stdout
 #   --print-dir       print the cache directory (built or not) and exit

@@ -3,7 +3,9 @@
 #
 # `make test` (what CI runs): build, then the test tiers check-unit,
 # check-sanitize (the unit suites under ASan+UBSan and libkiwi's under TSan),
-# check-fuzz (FUZZ_SECONDS 15 per target unless set), check-vm,
+# check-fuzz (FUZZ_SECONDS 15 per target unless set), check-vm (with
+# KIWI_VM_CI=1 unless set: the scenarios that say so run fewer
+# repetitions; scripts/lab/run-scenario passes it to the guest),
 # check-pair-ci (check-pair's CI subset), check-pkg (the Debian packages on
 # a fresh Debian 12 root; DKMS builds natively), check-debug (KUnit and the
 # scenarios in DEBUG_VM_CI, in one boot of the debug kernel) in that order,
@@ -72,6 +74,10 @@ tier_cmd() {
 		;;
 	check-fuzz)
 		FUZZ_SECONDS=${FUZZ_SECONDS:-15} \
+			make -C "$REPO" --no-print-directory JOBS="$JOBS" "$1"
+		;;
+	check-vm)
+		KIWI_VM_CI=${KIWI_VM_CI:-1} \
 			make -C "$REPO" --no-print-directory JOBS="$JOBS" "$1"
 		;;
 	*) make -C "$REPO" --no-print-directory JOBS="$JOBS" "$1" ;;
