@@ -18,8 +18,8 @@
 # built first if cold: about 20 minutes), kiwi.ko and siw built against
 # it, any KASAN, lockdep or kmemleak report fails the case; about three
 # times as long as check-ulp. kiwi-kiwi also runs nvme-removal
-# (`rdma link delete`, `modprobe -r kiwi` and the link down under I/O;
-# with --full also the net_device unregistered, Documentation/ulps.md);
+# (`rdma link delete`, `modprobe -r kiwi`, the link down and the
+# net_device unregistered under I/O, Documentation/ulps.md);
 # `--removal`
 # (make check-ulp-removal, about 14 min) runs nvme-removal, nfs-removal,
 # iser-removal, nvme-reconnect (admin commands on the queues error

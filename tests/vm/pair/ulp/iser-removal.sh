@@ -24,7 +24,16 @@
 # and fio must end within its limit with every block it wrote read back
 # intact (the SCSI commands wait in the session's recovery, within
 # open-iscsi's replacement_timeout of 120 s, and are sent again). Then a
-# logout. The lab fails the case on any kernel Oops, BUG, WARNING, hung
+# logout, and:
+#  host-unregister  both guests put a second kiwi device (kiwi7) on a VLAN
+#               of eth0 (10.77.7.0/24); the target's joins isert's running
+#               wildcard listener (the portal 0.0.0.0) beside kiwi0; the
+#               initiator discovers and logs in over the VLAN (its QPs on
+#               kiwi7), `ip link del` of its VLAN under the verifying fio
+#               ends within ULP_RM_LIMIT and kiwi7 leaves with it; the
+#               VLAN and kiwi7 come back, the session logs in again by
+#               itself and every block reads back intact; a logout.
+# The lab fails the case on any kernel Oops, BUG, WARNING, hung
 # task or KASAN/lockdep/kmemleak report.
 
 . "$KIWI_SRC/tests/vm/pair/lib.bash"
@@ -58,7 +67,20 @@ ir_target() {
 		ulp_rm_target_step "$s" ir_portal_again
 	done
 	ulp_step_barrier logged-out 300
+	ir_target_unregister
 	ulp_cleanup
+}
+
+# ir_target_unregister: kiwi7 on the VLAN, in isert's listener, until the
+# initiator is done.
+ir_target_unregister() {
+	local step=host-unregister
+	ulp_vlan_up "$step" || vt_die "$step: no VLAN device"
+	ulp_step_barrier "vlan-$step"
+	ulp_step_barrier "armed-$step" 600
+	ulp_rm_has_qps "$step" "$ULP_VLAN_DEV"
+	ulp_step_barrier "done-$step" 600
+	ulp_vlan_unregister "$step.target"
 }
 
 # --- initiator (client guest) ---
@@ -110,6 +132,33 @@ ir_client_step() {
 	ulp_step_barrier "done-$step"
 }
 
+# ir_client_unregister: a session over the VLAN, whose net_device goes
+# under a verifying fio and comes back.
+ir_client_unregister() {
+	local step=host-unregister portal=$ULP_VLAN_PEER_IP:$ULP_ISCSI_PORT
+	ulp_step_barrier "vlan-$step" 600
+	ulp_vlan_up "$step" || vt_die "$step: no VLAN device"
+	ulp_run "$step.discovery" 120 iscsiadm -m discovery -t st -p "$portal" \
+		-I iser || vt_die "$step: iSER discovery over the VLAN failed"
+	ulp_run "$step.login" 120 iscsiadm -m node -T "$ULP_IQN" -p "$portal" \
+		-I iser --login || vt_die "$step: iSER login over the VLAN failed"
+	ulp_on_exit "timeout 60 iscsiadm -m node -T $ULP_IQN -p $portal --logout"
+	ulp_wait 60 ulp_iser_disk || vt_die "$step: no SCSI disk after login"
+	ulp_rm_mark
+	ulp_rm_fio_start "$step" "$ULP_DEV"
+	ulp_step_barrier "armed-$step"
+	ulp_rm_has_qps "$step" "$ULP_VLAN_DEV"
+	ulp_vlan_unregister "$step"
+	sleep 3
+	ulp_vlan_up "$step.back" || vt_fail "$step: the VLAN is not back"
+	ir_back "$step"
+	ulp_rm_fio_verified "$step" 300
+	ulp_run "$step.logout" 120 iscsiadm -m node -T "$ULP_IQN" -p "$portal" \
+		--logout || vt_fail "$step: iSER logout"
+	ulp_step_barrier "done-$step"
+	ulp_vlan_unregister "$step.client"
+}
+
 ir_client() {
 	local s off=0
 	ulp_iscsid_up
@@ -131,6 +180,7 @@ ir_client() {
 	ulp_run logout 120 iscsiadm -m node -T "$ULP_IQN" --logout ||
 		vt_fail "iSER logout after the removals"
 	ulp_step_barrier logged-out
+	ir_client_unregister
 	ulp_cleanup
 }
 

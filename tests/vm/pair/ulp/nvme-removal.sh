@@ -22,9 +22,12 @@
 #               reconnects by itself and the running fio's verify passes.
 #  host-down    the host's net_device down for 5 s: the port goes DOWN
 #               and ACTIVE again; the running fio's verify passes.
-#  host-unregister  (--full; fails: `ip link del` took about 100 s, see
-#               Documentation/ulps.md) the host's net_device unregistered
-#               under the queues:
+#  host-unregister  the host's net_device unregistered under the queues,
+#               with nvme_core's admin_timeout at RM_ADMIN_TIMEOUT s for
+#               the controller (nvme-rdma's graceful shutdown of a
+#               controller whose device goes waits out one admin command
+#               on the dead connection: with the default 60 s `ip link
+#               del` took about 100 s, Documentation/ulps.md):
 #               both guests put a second kiwi device (kiwi7) on a VLAN of
 #               eth0 (10.77.7.0/24), the target exports the namespace on
 #               a second nvmet port there, the host connects over it alone
@@ -52,8 +55,12 @@
 . "$KIWI_SRC/tests/vm/pair/lib.bash"
 . "$KIWI_SRC/tests/vm/pair/ulp/lib.bash"
 
-steps="host-link target-link host-down"
-[ "$PAIR_MODE" = full ] && steps="$steps host-module target-down host-unregister"
+steps="host-link target-link host-down host-unregister"
+[ "$PAIR_MODE" = full ] && steps="$steps host-module target-down"
+# ULP_RM_STEPS: run these steps only (e.g. one being debugged).
+steps=${ULP_RM_STEPS:-$steps}
+# nvme_core's admin_timeout (s) for host-unregister's controller.
+RM_ADMIN_TIMEOUT=10
 [ "$PAIR_PROV" = kiwi ] || vt_die "nvme-removal runs kiwi on both sides (kiwi-kiwi)"
 
 # --- target (server guest) ---
@@ -135,12 +142,17 @@ rm_vlan_connect() {
 	ULP_NVME_PEER=$ULP_VLAN_PEER_IP rm_connect "$1"
 }
 
+# nvme_core's admin command timeout, read when a controller is created.
+RM_ADMIN_TIMEOUT_PARAM=/sys/module/nvme_core/parameters/admin_timeout
+
 rm_host_step() {
-	local step=$1 off=$2 ctrls dev=$PAIR_DEV
+	local step=$1 off=$2 ctrls dev=$PAIR_DEV admin_timeout
 	ulp_rm_mark
 	if [ "$step" = host-unregister ]; then
 		ulp_run_diag "$step.disconnect" 10 60 nvme disconnect -n "$ULP_NQN"
 		ulp_step_barrier "vlan-$step"
+		admin_timeout=$(cat "$RM_ADMIN_TIMEOUT_PARAM")
+		echo "$RM_ADMIN_TIMEOUT" > "$RM_ADMIN_TIMEOUT_PARAM"
 		rm_vlan_connect "$step"
 		dev=$ULP_VLAN_DEV
 	fi
@@ -200,6 +212,7 @@ rm_host_step() {
 	if [ "$step" = host-unregister ]; then
 		ulp_run_diag "$step.disconnect-vlan" 10 60 nvme disconnect -n "$ULP_NQN"
 		ip link del "$ULP_VLAN"
+		echo "$admin_timeout" > "$RM_ADMIN_TIMEOUT_PARAM"
 		rm_connect "$step"
 	fi
 	ulp_step_barrier "done-$step"
