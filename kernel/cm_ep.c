@@ -474,6 +474,25 @@ static bool kiwi_ep_on_device(const struct kiwi_ep *ep, const void *ibdev)
 	       READ_ONCE(ep->state) != KIWI_EP_CONNECTED;
 }
 
+/* Any connection of @ibdev, established or not (a lockless look). */
+static bool kiwi_ep_of_device(const struct kiwi_ep *ep, const void *ibdev)
+{
+	return ep->ibdev == ibdev;
+}
+
+/**
+ * kiwi_cm_abort_device - end every connection of a device now
+ * @ibdev: the device, whose net_device is being unregistered
+ *
+ * Any context. Each connection ends as after an abort its QP asked for:
+ * iw_cm gets CLOSE (rdma_cm's DISCONNECTED for the ULP), the QP goes to
+ * ERR. Listeners are left to rdma_cm's device removal.
+ */
+void kiwi_cm_abort_device(struct ib_device *ibdev)
+{
+	kiwi_cm_abort_eps(kiwi_ep_of_device, ibdev, KIWI_EV_ABORT);
+}
+
 /*
  * An ib_client whose remove() runs when a device is being unregistered,
  * before rdma_cm's (clients are removed in the reverse order of their

@@ -162,6 +162,8 @@ static void kiwi_dealloc_driver(struct ib_device *ibdev)
 {
 	struct kiwi_device *kdev = to_kdev(ibdev);
 
+	/* It put its device reference, its last act: let it return. */
+	cancel_delayed_work_sync(&kdev->gone_work);
 	kiwi_device_unlist(kdev);
 	xa_destroy(&kdev->qp_xa);
 	xa_destroy(&kdev->mr_xa);
@@ -239,11 +241,71 @@ static const struct ib_device_ops kiwi_device_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, kiwi_ucontext, ibuc),
 };
 
+/* How long a device whose net_device goes waits for its ULPs' QPs. */
+#define KIWI_GONE_GRACE		(3 * HZ)
+#define KIWI_GONE_POLL		(HZ / 20)
+
+/* A QP of @kdev that a connection used: past INIT (RTS, SQD, SQE, ERR). */
+static bool kiwi_device_has_used_qps(struct kiwi_device *kdev)
+{
+	struct kiwi_qp *qp;
+	unsigned long qpn;
+	bool used = false;
+
+	/* destroy_qp erases the QP under this lock before it is freed. */
+	xa_lock(&kdev->qp_xa);
+	xa_for_each(&kdev->qp_xa, qpn, qp) {
+		if (READ_ONCE(qp->state) > IB_QPS_INIT) {
+			used = true;
+			break;
+		}
+	}
+	xa_unlock(&kdev->qp_xa);
+	return used;
+}
+
+static void kiwi_device_gone_work(struct work_struct *work)
+{
+	struct kiwi_device *kdev = container_of(to_delayed_work(work),
+						struct kiwi_device, gone_work);
+
+	if (kiwi_device_has_used_qps(kdev) &&
+	    time_before(jiffies, kdev->gone_deadline)) {
+		queue_delayed_work(system_wq, &kdev->gone_work, KIWI_GONE_POLL);
+		return;
+	}
+	ib_unregister_device_queued(&kdev->ibdev);
+	ib_device_put(&kdev->ibdev);
+}
+
+/*
+ * Under RTNL: the net_device is being unregistered and its addresses are
+ * gone, so no peer of the device's connections can be reached again.
+ * They are ended first, and the device is unregistered once the QPs they
+ * used are destroyed (or KIWI_GONE_GRACE passed): a ULP then sees its
+ * connections fail before it sees the device go. nvme-rdma's error
+ * recovery cancels the commands in flight at once, where its removal of a
+ * controller with live queues would wait out its I/O and admin timeouts
+ * on connections that can never answer (Documentation/ulps.md). The
+ * device reference taken here holds a concurrent unregistration
+ * (`rdma link delete`, module unload) until the work is done.
+ */
+static void kiwi_device_netdev_gone(struct kiwi_device *kdev)
+{
+	if (!ib_device_try_get(&kdev->ibdev))
+		return;
+	kiwi_cm_abort_device(&kdev->ibdev);
+	kdev->gone_deadline = jiffies + KIWI_GONE_GRACE;
+	if (!queue_delayed_work(system_wq, &kdev->gone_work, 0))
+		ib_device_put(&kdev->ibdev);
+}
+
 static void kiwi_device_init(struct kiwi_device *kdev, struct net_device *ndev)
 {
 	struct ib_device *ibdev = &kdev->ibdev;
 
 	INIT_LIST_HEAD(&kdev->list);
+	INIT_DELAYED_WORK(&kdev->gone_work, kiwi_device_gone_work);
 	xa_init_flags(&kdev->qp_xa, XA_FLAGS_ALLOC1);
 	xa_init_flags(&kdev->mr_xa, XA_FLAGS_ALLOC1);
 	kdev->port_state = kiwi_port_state(ndev);
@@ -322,7 +384,8 @@ static void kiwi_port_update(struct kiwi_device *kdev)
  * @event: NETDEV_* notifier event
  *
  * Link and MTU are read live by query_port; the GID cache is refreshed by
- * IB_EVENT_GID_CHANGE. Unregistration is queued: it cannot run under RTNL.
+ * IB_EVENT_GID_CHANGE. Unregistration is queued: it cannot run under RTNL
+ * (kiwi_device_netdev_gone()).
  */
 void kiwi_device_netdev_event(struct kiwi_device *kdev, unsigned long event)
 {
@@ -346,7 +409,7 @@ void kiwi_device_netdev_event(struct kiwi_device *kdev, unsigned long event)
 			sizeof(ibdev->iw_ifname));
 		break;
 	case NETDEV_UNREGISTER:
-		ib_unregister_device_queued(ibdev);
+		kiwi_device_netdev_gone(kdev);
 		break;
 	default:
 		break;

@@ -107,6 +107,9 @@ static inline u32 kiwi_stag_index(u32 stag)
  *             bounded by the budget (qmem.c)
  * @settings: the administrator's settings (settings.h)
  * @stats: counters (stats.h)
+ * @gone_work: the net_device is being unregistered: unregisters the
+ *             device once its connected QPs are gone (device.c)
+ * @gone_deadline: jiffies after which @gone_work waits no longer
  */
 struct kiwi_device {
 	struct ib_device ibdev;
@@ -128,6 +131,8 @@ struct kiwi_device {
 	atomic64_t qmem_used;
 	struct kiwi_settings settings;
 	struct kiwi_dev_stats stats;
+	struct delayed_work gone_work;
+	unsigned long gone_deadline;
 };
 
 /**
@@ -787,5 +792,6 @@ int kiwi_fill_res_cm_id_entry(struct sk_buff *msg, struct rdma_cm_id *cm_id);
 int kiwi_cm_init(void);
 void kiwi_cm_exit(void);
 void kiwi_cm_abort_qp(struct kiwi_qp *qp);
+void kiwi_cm_abort_device(struct ib_device *ibdev);
 
 #endif /* KIWI_H */

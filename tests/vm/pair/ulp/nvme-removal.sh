@@ -22,26 +22,24 @@
 #               reconnects by itself and the running fio's verify passes.
 #  host-down    the host's net_device down for 5 s: the port goes DOWN
 #               and ACTIVE again; the running fio's verify passes.
-#  host-unregister  the host's net_device unregistered under the queues,
-#               with nvme_core's admin_timeout at RM_ADMIN_TIMEOUT s for
-#               the controller (nvme-rdma's graceful shutdown of a
-#               controller whose device goes waits out one admin command
-#               on the dead connection: with the default 60 s `ip link
-#               del` took about 100 s, Documentation/ulps.md):
+#  host-unregister  the host's net_device unregistered under the queues:
 #               both guests put a second kiwi device (kiwi7) on a VLAN of
 #               eth0 (10.77.7.0/24), the target exports the namespace on
 #               a second nvmet port there, the host connects over it alone
 #               (its eth0 controller disconnected first); `ip link del` of
-#               the host's VLAN ends within ULP_RM_LIMIT, kiwi7 leaves the
-#               RDMA core with it (the queued unregistration: ib_client
-#               remove, CM DEVICE_REMOVAL), nvme-rdma deletes the
-#               controller, fio ends with I/O errors, the target's kiwi7
-#               releases its queues' QPs (the host's address went with its
-#               VLAN: no FIN reaches the target, nvmet's keep-alive ends
-#               them), `modprobe -r kiwi` succeeds; then the VLAN and
-#               both devices come back, the host connects over the VLAN
-#               again and a verifying fio passes; the target removes its
-#               port and VLAN, the host connects over eth0 again.
+#               the host's VLAN ends within ULP_RM_LIMIT and kiwi7 leaves
+#               with it. kiwi ends the device's connections first, so
+#               nvme-rdma starts its error recovery before the device goes
+#               (before, its removal waited out its I/O and admin timeouts
+#               on the dead queues: `ip link del` took about 100 s,
+#               Documentation/ulps.md); its removal then deletes the
+#               controller or finds the queues down and leaves it
+#               reconnecting (rm_host_unregistered). The target's kiwi7
+#               releases its queues' QPs (nvmet's keep-alive), `modprobe -r
+#               kiwi` succeeds; the VLAN and both devices come back: a
+#               reconnecting controller gets its queues back by itself and
+#               the running fio verifies, a deleted one is connected again;
+#               a new verifying fio passes; the target removes its
 #  host-module  (--full) `modprobe -r kiwi` on the host with the
 #               controller connected: the module unloads once nvme-rdma
 #               let go; connect again, verifying fio passes.
@@ -59,8 +57,6 @@ steps="host-link target-link host-down host-unregister"
 [ "$PAIR_MODE" = full ] && steps="$steps host-module target-down"
 # ULP_RM_STEPS: run these steps only (e.g. one being debugged).
 steps=${ULP_RM_STEPS:-$steps}
-# nvme_core's admin_timeout (s) for host-unregister's controller.
-RM_ADMIN_TIMEOUT=10
 [ "$PAIR_PROV" = kiwi ] || vt_die "nvme-removal runs kiwi on both sides (kiwi-kiwi)"
 
 # --- target (server guest) ---
@@ -142,29 +138,64 @@ rm_vlan_connect() {
 	ULP_NVME_PEER=$ULP_VLAN_PEER_IP rm_connect "$1"
 }
 
-# nvme_core's admin command timeout, read when a controller is created.
-RM_ADMIN_TIMEOUT_PARAM=/sys/module/nvme_core/parameters/admin_timeout
+# rm_ctrl_state: the state of the host's controller, "none" without one.
+rm_ctrl_state() {
+	cat /sys/class/nvme/nvme*/state 2> /dev/null || echo none
+}
+
+# rm_host_unregistered STEP OFFSET: the VLAN is gone. kiwi ended kiwi7's
+# connections before kiwi7 went, so nvme-rdma took them for a transport
+# failure: its error recovery ran, and its removal of the device either
+# still found the controller (deleted) or found its queues already down
+# (it reconnects, as nvme-tcp does, until ctrl_loss_tmo). Then kiwi is
+# unloaded and comes back with the VLAN; a reconnecting controller must
+# get its queues back by itself and the running fio verify, a deleted one
+# is connected again and a new fio verifies.
+rm_host_unregistered() {
+	local step=$1 off=$2 state
+	ulp_rm_dmesg "$step" "starting error recovery" "nvme-rdma saw its queues fail first"
+	state=$(rm_ctrl_state)
+	vt_log "$step: the controller after the unregistration: $state"
+	ulp_rm_unload "$step"
+	ulp_step_barrier "io-$step"
+	ulp_step_barrier "released-$step"
+	ulp_rm_dev_add "$step"
+	ulp_vlan_up "$step.back" || vt_die "$step: no VLAN device"
+	if [ "$state" = none ]; then
+		ulp_rm_fio_end "$step" 90
+		ULP_NVME_PEER=$ULP_VLAN_PEER_IP rm_connect "$step"
+	elif ulp_wait 60 sh -c "grep -qx live /sys/class/nvme/nvme*/state"; then
+		vt_pass "$step: the controller reconnected by itself"
+		ulp_rm_fio_verified "$step" 300
+	else
+		vt_fail "$step: the controller is $(rm_ctrl_state) 60 s after the VLAN came back"
+	fi
+	ulp_fio "$step.fio" 300 "$ULP_DEV" --rw=randwrite --bs=4k --iodepth=8 \
+		--size=4M --offset="$((off + 8))M"
+}
 
 rm_host_step() {
-	local step=$1 off=$2 ctrls dev=$PAIR_DEV admin_timeout
+	local step=$1 off=$2 ctrls dev=$PAIR_DEV
 	ulp_rm_mark
 	if [ "$step" = host-unregister ]; then
 		ulp_run_diag "$step.disconnect" 10 60 nvme disconnect -n "$ULP_NQN"
 		ulp_step_barrier "vlan-$step"
-		admin_timeout=$(cat "$RM_ADMIN_TIMEOUT_PARAM")
-		echo "$RM_ADMIN_TIMEOUT" > "$RM_ADMIN_TIMEOUT_PARAM"
 		rm_vlan_connect "$step"
 		dev=$ULP_VLAN_DEV
 	fi
 	ulp_rm_fio_start "$step" "$ULP_DEV" --offset="${off}M"
 	ulp_step_barrier "armed-$step"
 	case "$step" in
-	host-link | host-module | host-unregister)
+	host-unregister)
+		ulp_rm_has_qps "$step" "$dev"
+		ulp_vlan_unregister "$step"
+		rm_host_unregistered "$step" "$off"
+		;;
+	host-link | host-module)
 		ulp_rm_has_qps "$step" "$dev"
 		case "$step" in
 		host-link) ulp_rm_delete "$step" ;;
 		host-module) ulp_rm_unload "$step" ;;
-		host-unregister) ulp_vlan_unregister "$step" ;;
 		esac
 		ulp_wait 60 sh -c "! ls -d /sys/class/nvme/nvme* > /dev/null 2>&1"
 		ctrls=$(ls -d /sys/class/nvme/nvme* 2> /dev/null)
@@ -185,11 +216,7 @@ rm_host_step() {
 		ulp_step_barrier "io-$step"
 		ulp_step_barrier "released-$step"
 		ulp_rm_dev_add "$step"
-		if [ "$step" = host-unregister ]; then
-			rm_vlan_connect "$step"
-		else
-			rm_connect "$step"
-		fi
+		rm_connect "$step"
 		ulp_fio "$step.fio" 300 "$ULP_DEV" --rw=randwrite --bs=4k --iodepth=8 \
 			--size=4M --offset="$((off + 8))M"
 		;;
@@ -212,7 +239,6 @@ rm_host_step() {
 	if [ "$step" = host-unregister ]; then
 		ulp_run_diag "$step.disconnect-vlan" 10 60 nvme disconnect -n "$ULP_NQN"
 		ip link del "$ULP_VLAN"
-		echo "$admin_timeout" > "$RM_ADMIN_TIMEOUT_PARAM"
 		rm_connect "$step"
 	fi
 	ulp_step_barrier "done-$step"
