@@ -13,6 +13,8 @@
 #               left on its kiwi0); `modprobe -r kiwi` on the initiator
 #               succeeds; kiwi is added again and iscsid's recovery logs
 #               the session in again by itself.
+#  host-module  `modprobe -r kiwi` on the initiator with the session up:
+#               the module unloads (ib_iser let go), then as host-link.
 #  target-link  the target's `rdma link delete` and `modprobe -r kiwi` in
 #               time; isert drops the portal's listener with the device, so
 #               after `rdma link add` the portal's iSER is switched off and
@@ -39,7 +41,7 @@
 . "$KIWI_SRC/tests/vm/pair/lib.bash"
 . "$KIWI_SRC/tests/vm/pair/ulp/lib.bash"
 
-steps="host-link target-link host-down"
+steps="host-link host-module target-link host-down"
 # Seconds the session may take to be logged in again once the device is
 # back (iscsid retries about every 2-5 s).
 ISER_RM_BACK=120
@@ -114,6 +116,13 @@ ir_client_step() {
 		ulp_rm_delete "$step"
 		ulp_rm_dmesg "$step" "detected conn error" "ib_iser failed the connection"
 		ulp_rm_unload "$step"
+		ulp_step_barrier "io-$step"
+		ulp_step_barrier "released-$step"
+		ulp_rm_dev_add "$step"
+		;;
+	host-module)
+		ulp_rm_unload "$step"
+		ulp_rm_dmesg "$step" "detected conn error" "ib_iser failed the connection"
 		ulp_step_barrier "io-$step"
 		ulp_step_barrier "released-$step"
 		ulp_rm_dev_add "$step"

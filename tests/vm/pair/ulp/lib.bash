@@ -606,7 +606,7 @@ ulp_rm_target_step() {
 	ulp_rm_has_qps "$step"
 	ulp_step_barrier "io-$step" 600
 	case "$step" in
-	host-link)
+	host-link | host-module)
 		ulp_rm_no_qps "$step"
 		ulp_step_barrier "released-$step"
 		;;

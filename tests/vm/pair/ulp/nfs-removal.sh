@@ -16,6 +16,9 @@
 #               mount recovers by itself: fio's writes complete, or fail
 #               with ENODEV only (see nr_host_link_fio), and a new
 #               verifying fio passes.
+#  host-module  `modprobe -r kiwi` on the client with the mount up: the
+#               module unloads (rpcrdma let go: "removing device"), then
+#               as host-link.
 #  target-link  the server's `rdma link delete` and `modprobe -r kiwi`,
 #               both in time; kiwi is added again, the wildcard listener
 #               follows the new device, the client reconnects by itself.
@@ -40,7 +43,7 @@
 . "$KIWI_SRC/tests/vm/pair/lib.bash"
 . "$KIWI_SRC/tests/vm/pair/ulp/lib.bash"
 
-steps="host-link target-link host-down"
+steps="host-link host-module target-link host-down"
 # What the client mounts over the VLAN (host-unregister).
 NR_VLAN_SRC=$ULP_VLAN_PEER_IP:$ULP_NFS4_PATH
 [ "$PAIR_PROV" = kiwi ] || vt_die "nfs-removal runs kiwi on both sides (kiwi-kiwi)"
@@ -105,15 +108,22 @@ nr_client_step() {
 	ulp_rm_mark
 	ulp_rm_fio_start "$step" "$ULP_MNT/f.$step"
 	ulp_step_barrier "armed-$step"
-	if [ "$step" = host-link ]; then
+	case "$step" in
+	host-link)
 		ulp_rm_has_qps "$step"
 		ulp_rm_delete "$step"
 		ulp_rm_dmesg "$step" "rpcrdma: removing device $PAIR_DEV" "rpcrdma got DEVICE_REMOVAL"
 		ulp_rm_unload "$step"
-	fi
+		;;
+	host-module)
+		ulp_rm_has_qps "$step"
+		ulp_rm_unload "$step"
+		ulp_rm_dmesg "$step" "rpcrdma: removing device $PAIR_DEV" "rpcrdma got DEVICE_REMOVAL"
+		;;
+	esac
 	ulp_step_barrier "io-$step"
 	[ "$step" != host-down ] || ulp_rm_link_down "$step"
-	if [ "$step" = host-link ]; then
+	if [ "$step" = host-link ] || [ "$step" = host-module ]; then
 		ulp_step_barrier "released-$step"
 		ulp_rm_dev_add "$step"
 		nr_host_link_fio "$step"
