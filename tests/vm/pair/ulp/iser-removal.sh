@@ -69,20 +69,8 @@ ir_target() {
 		ulp_rm_target_step "$s" ir_portal_again
 	done
 	ulp_step_barrier logged-out 300
-	ir_target_unregister
+	ulp_rm_target_unregister
 	ulp_cleanup
-}
-
-# ir_target_unregister: kiwi7 on the VLAN, in isert's listener, until the
-# initiator is done.
-ir_target_unregister() {
-	local step=host-unregister
-	ulp_vlan_up "$step" || vt_die "$step: no VLAN device"
-	ulp_step_barrier "vlan-$step"
-	ulp_step_barrier "armed-$step" 600
-	ulp_rm_has_qps "$step" "$ULP_VLAN_DEV"
-	ulp_step_barrier "done-$step" 600
-	ulp_vlan_unregister "$step.target"
 }
 
 # --- initiator (client guest) ---

@@ -620,6 +620,22 @@ ulp_rm_target_step() {
 	ulp_step_barrier "done-$step" 600
 }
 
+# ulp_rm_target_unregister [CMD...]: the target's side of host-unregister
+# (nfs-removal, iser-removal): ULP_VLAN_DEV on the VLAN joins the ULP's
+# running wildcard listener, CMD STEP runs (what the ULP needs to serve
+# the initiator's VLAN address), the initiator's QPs are counted on it;
+# once the initiator is done the VLAN is unregistered in its turn.
+ulp_rm_target_unregister() {
+	local step=host-unregister
+	ulp_vlan_up "$step" || vt_die "$step: no VLAN device"
+	[ $# -eq 0 ] || "$@" "$step"
+	ulp_step_barrier "vlan-$step"
+	ulp_step_barrier "armed-$step" 600
+	ulp_rm_has_qps "$step" "$ULP_VLAN_DEV"
+	ulp_step_barrier "done-$step" 600
+	ulp_vlan_unregister "$step.target"
+}
+
 # ulp_rm_stuck_tasks: log the kernel stack of every task in D state (what
 # an operation that timed out waits for).
 ulp_rm_stuck_tasks() {

@@ -60,23 +60,15 @@ nr_server() {
 	# nfsd stays up until the client unmounted (a hard mount's umount
 	# waits for the server).
 	ulp_step_barrier unmounted 300
-	nr_server_unregister
+	ulp_rm_target_unregister nr_export_vlan
 	ulp_cleanup
 }
 
-# nr_server_unregister: kiwi7 on the VLAN, joining nfsd's listener; the
-# export to the client's VLAN address until the client is done.
-nr_server_unregister() {
-	local step=host-unregister
-	ulp_vlan_up "$step" || vt_die "$step: no VLAN device"
+# nr_export_vlan STEP: the export to the client's VLAN address (withdrawn
+# with the others by ulp_nfsd_up's exportfs -ua at the end).
+nr_export_vlan() {
 	exportfs -o rw,no_root_squash,no_subtree_check,insecure,fsid=0 \
-		"$ULP_VLAN_PEER_IP:$ULP_EXPORT" || vt_die "$step: exportfs"
-	ulp_step_barrier "vlan-$step"
-	ulp_step_barrier "armed-$step" 600
-	ulp_rm_has_qps "$step" "$ULP_VLAN_DEV"
-	ulp_step_barrier "done-$step" 600
-	exportfs -u "$ULP_VLAN_PEER_IP:$ULP_EXPORT"
-	ulp_vlan_unregister "$step.server"
+		"$ULP_VLAN_PEER_IP:$ULP_EXPORT" || vt_die "$1: exportfs"
 }
 
 # --- client ---

@@ -40,6 +40,7 @@
 #               reconnecting controller gets its queues back by itself and
 #               the running fio verifies, a deleted one is connected again;
 #               a new verifying fio passes; the target removes its
+#               port and VLAN, the host connects over eth0 again.
 #  host-module  (--full) `modprobe -r kiwi` on the host with the
 #               controller connected: the module unloads once nvme-rdma
 #               let go; connect again, verifying fio passes.
