@@ -138,7 +138,7 @@ check-pkg:
 	bash tests/vm/pkg/run.sh
 
 check-pkg-full:
-	bash tests/vm/pkg/run.sh --boot-new-kernel --make-dkms
+	bash tests/vm/pkg/run.sh --boot-new-kernel --make-dkms --reinstall
 	bash tests/vm/pkg/run.sh --full
 
 check-pair: all

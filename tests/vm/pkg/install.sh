@@ -12,9 +12,9 @@
 # kiwi.ko for PKG_KVER (the kernel the guest boots; INITRD=No: the lab
 # makes its own initramfs); kiwi(7); then `apt install` of a second
 # kernel's headers (PKG_KVER2), whose dpkg hook must make DKMS build
-# kiwi.ko for that kernel too; `apt remove` and `apt install` of
-# kiwi-dkms then with both kernels' headers present must remove and
-# build kiwi.ko for both; with PKG_KVER2_IMAGE=1 its image as well,
+# kiwi.ko for that kernel too; with PKG_REINSTALL=1 `apt remove` and
+# `apt install` of kiwi-dkms then with both kernels' headers present must
+# remove and build kiwi.ko for both; with PKG_KVER2_IMAGE=1 its image as well,
 # for a guest to boot. Without PKG_KVER2 (KIWI_PKG_KVER2=none) the hook
 # is only run by hand for PKG_KVER.
 
@@ -45,7 +45,7 @@ done
 pkg_man
 if [ -n "$PKG_KVER2" ]; then
 	pkg_new_kernel
-	pkg_reinstall_every_kernel
+	[ "${PKG_REINSTALL:-0}" = 0 ] || pkg_reinstall_every_kernel
 	[ "${PKG_KVER2_IMAGE:-0}" = 0 ] || pkg_new_kernel_image
 else
 	vt_log "no second kernel: the headers hook runs by hand for $PKG_KVER"

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# usage: tests/vm/pkg/run.sh [--full | [--boot-new-kernel] [--make-dkms]]
+# usage: tests/vm/pkg/run.sh [--full |
+#                             [--boot-new-kernel] [--make-dkms] [--reinstall]]
 #                            [run-scenario options]
 #
 # `make check-pkg` (part of make test): the Debian packages kiwi-dkms and
@@ -35,9 +36,12 @@
 #            kiwi.ko natively for the kernel the lab boots (the newest
 #            /boot/vmlinuz-*); kiwi(7) renders; then `apt install` of the
 #            second kernel's headers must make dpkg's DKMS hook build
-#            kiwi.ko for it, with its vermagic; then `apt remove
-#            kiwi-dkms` and `apt install` again with both kernels'
-#            headers present must build kiwi.ko for both
+#            kiwi.ko for it, with its vermagic; with --reinstall (make
+#            check-pkg-full; two more DKMS builds, about 100 s) then `apt
+#            remove kiwi-dkms` and `apt install` again with both kernels'
+#            headers present must build kiwi.ko for both (kiwi-dkms's
+#            own postinst builds for the kernel that is neither running
+#            nor newest)
 #   guest    a lab guest boots that root (run-scenario --root) and runs
 #            tests/vm/pkg/use.sh: modprobe of the DKMS kiwi.ko, `rdma
 #            link add`, ibv_devinfo, rping, ib_write_bw and ib_read_bw
@@ -101,10 +105,11 @@ fi
 if [ "${KIWI_PKG_NS:-}" != 1 ]; then
 	KIWI_PKG_NS=1 exec unshare --mount --propagation private bash "${BASH_SOURCE[0]}" "$@"
 fi
-boot_kver2=0 make_dkms=0
+boot_kver2=0 make_dkms=0 reinstall=0
 while :; do
 	case "${1:-}" in
 	--boot-new-kernel) boot_kver2=1 ;;
+	--reinstall) reinstall=1 ;;
 	--make-dkms) make_dkms=1 ;;
 	*) break ;;
 	esac

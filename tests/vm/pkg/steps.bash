@@ -46,14 +46,16 @@ running_kernel() {
 
 # in_root_run CMD...: run CMD in the chroot $root at nice 10 (DKMS builds
 # there), in the lab's clean environment; the packages in $DEBS, the kernels
-# $kver, $kver2 and $boot_kver2, the base root's package list $BASE_PKGS.
+# $kver, $kver2, $boot_kver2 and $reinstall, the base root's package list
+# $BASE_PKGS.
 in_root_run() {
 	nice -n 10 chroot "$root" env -i \
 		PATH=/tmp/kiwi-pkg-bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
 		HOME=/root TERM=dumb LANG=C.UTF-8 APT_CONFIG=/tmp/kiwi-pkg-bin/apt.conf \
 		DEBIAN_FRONTEND=noninteractive KIWI_SRC="$REPO" KIWI_BUILD="$REPO/build" \
 		PKG_DEBS="$DEBS" PKG_KVER="$kver" PKG_KVER2="${kver2:-}" \
-		PKG_KVER2_IMAGE="${boot_kver2:-}" PKG_BASE_PKGS="${BASE_PKGS:-}" "$@" < /dev/null
+		PKG_KVER2_IMAGE="${boot_kver2:-}" PKG_REINSTALL="${reinstall:-}" \
+		PKG_BASE_PKGS="${BASE_PKGS:-}" "$@" < /dev/null
 }
 
 # in_root SCRIPT: run the bash SCRIPT so.
