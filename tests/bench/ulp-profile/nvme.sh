@@ -9,7 +9,7 @@
 # PROFILE_ULP_SECS seconds (default 40). Both guests run `perf record -a`
 # (started first: perf needs tens of seconds to start in a TCG guest) and
 # count their context switches (/proc/stat ctxt) across fio's run. Each
-# guest writes KIWI_RESULTS/ulp-profile.SIDE.txt: per transport, the
+# guest writes KIWI_RESULTS/ulp-profile.COMBO.SIDE.txt: per transport, the
 # context switches per I/O, then perf report's symbols and objects.
 
 # shellcheck source=../../vm/pair/lib.bash
@@ -18,7 +18,7 @@
 . "$KIWI_SRC/tests/vm/pair/ulp/lib.bash"
 
 secs=${PROFILE_ULP_SECS:-40}
-out=$KIWI_RESULTS/ulp-profile.$PAIR_SIDE.txt
+out=$KIWI_RESULTS/ulp-profile.$PAIR_ID.$PAIR_SIDE.txt
 
 # ctxt: context switches since boot, all CPUs.
 ctxt() {
