@@ -8,7 +8,10 @@
 # (nvmet on a memory-backed null_blk), the client runs fio for
 # PROFILE_ULP_SECS seconds (default 40). Both guests run `perf record -a`
 # (started first: perf needs tens of seconds to start in a TCG guest) and
-# count their context switches (/proc/stat ctxt) across fio's run. Each
+# count their context switches (/proc/stat ctxt) across fio's run, and
+# which tasks they switched to (a hist trigger on sched_switch keyed by
+# next_comm, counted in the kernel: tracing every switch would cost more
+# than the switches). Each
 # guest writes KIWI_RESULTS/ulp-profile.COMBO.SIDE.txt: per transport, the
 # context switches per I/O, then perf report's symbols and objects.
 
@@ -27,6 +30,13 @@ ctxt() {
 		[ "$k" != ctxt ] || { echo "$v"; return; }
 	done < /proc/stat
 }
+SWITCH=/sys/kernel/tracing/events/sched/sched_switch/trigger
+HIST='hist:keys=next_comm:sort=hitcount.descending'
+# switched_to: the tasks switched to most since the trigger was set.
+switched_to() {
+	grep -E '^\{' "${SWITCH%/trigger}/hist" | head -n 12 |
+		sed -E 's/^\{ next_comm: *([^ ]+) *\} hitcount: *([0-9]+)/    switches to \1: \2/'
+}
 
 # profile TRANSPORT: one fio run under perf in both guests.
 profile() {
@@ -42,6 +52,7 @@ profile() {
 	perf_pid=$!
 	sleep 45
 	ulp_step_barrier "$t.perf"
+	echo "$HIST" > "$SWITCH"
 	c0=$(ctxt)
 	if [ "$PAIR_SIDE" = client ]; then
 		# Terse output, field 6: the KiB read.
@@ -58,12 +69,15 @@ profile() {
 	fi
 	ulp_step_barrier "$t.fio"
 	c1=$(ctxt)
+	switched_to > "$VT_TMP/switched.$t"
+	echo "!$HIST" > "$SWITCH"
 	ios=$(<"$KIWI_SHARED/ulp-profile.$PAIR_ID.$t.ios")
 	kill -INT "$perf_pid"
 	wait "$perf_pid"
 	{
 		echo "== $t: $ios I/Os, $((c1 - c0)) context switches," \
 			"$(((c1 - c0) * 100 / (ios > 0 ? ios : 1))) per 100 I/Os"
+		cat "$VT_TMP/switched.$t"
 		perf report --stdio --no-children --sort dso,sym --percent-limit 0.7 \
 			-i "$VT_TMP/perf.$t" 2>/dev/null | grep '%'
 		perf report --stdio --no-children --sort dso --percent-limit 0.5 \
