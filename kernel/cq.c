@@ -4,7 +4,9 @@
  * kernel produces; user space consumes a user CQ directly, kernel consumers
  * go through kiwi_poll_cq().
  */
+#include <linux/bottom_half.h>
 #include <linux/log2.h>
+#include <linux/preempt.h>
 #include <linux/slab.h>
 
 #include "kiwi.h"
@@ -303,6 +305,25 @@ int kiwi_cq_push(struct kiwi_cq *cq, const struct kiwi_cqe *cqe,
 	return rv;
 }
 
+/*
+ * The consumer's completion handler. From a task (TX's worker, a post, RX
+ * run by release_sock()) it runs with bottom halves off: a handler that
+ * raises a softirq, as ib_cq's IB_POLL_SOFTIRQ does (irq_poll), then has
+ * it run here at local_bh_enable() instead of waking ksoftirqd, a context
+ * switch per completion. With interrupts off (a kernel consumer posting
+ * under an irq-safe lock) bottom halves cannot be turned back on here.
+ */
+static void kiwi_cq_call_handler(struct kiwi_cq *cq)
+{
+	if (!in_task() || irqs_disabled()) {
+		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+		return;
+	}
+	local_bh_disable();
+	cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+	local_bh_enable();
+}
+
 /**
  * kiwi_cq_signal - deliver what kiwi_cq_push() asked for
  * @cq: the CQ
@@ -322,7 +343,7 @@ void kiwi_cq_signal(struct kiwi_cq *cq, int push_result)
 	};
 
 	if (push_result > 0 && cq->ibcq.comp_handler)
-		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+		kiwi_cq_call_handler(cq);
 	if (push_result >= 0 || atomic_xchg(&cq->overrun, 1))
 		return;
 	if (cq->ibcq.event_handler)
