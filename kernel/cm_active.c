@@ -210,7 +210,7 @@ static int kiwi_cm_start(struct kiwi_ep *ep, struct iw_cm_id *cm_id)
 	rv = kiwi_cm_sock_open(cm_id, raddr->ss_family, ep->sctp_llp, &sock);
 	if (rv)
 		return rv;
-	rv = kernel_bind(sock, (struct sockaddr *)laddr, alen);
+	rv = kiwi_cm_bind_local(sock, laddr, alen);
 	if (rv) {
 		sock_release(sock);
 		return rv;

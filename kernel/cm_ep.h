@@ -215,6 +215,8 @@ void kiwi_cm_addrs(struct socket *sock, struct sockaddr_storage *local,
 bool kiwi_cm_peer_closed(struct socket *sock, int *err);
 bool kiwi_cm_discard(struct socket *sock);
 int kiwi_cm_addr_len(const struct sockaddr_storage *ss);
+int kiwi_cm_bind_local(struct socket *sock, const struct sockaddr_storage *laddr,
+		       int alen);
 bool kiwi_cm_addr_any(const struct sockaddr_storage *ss);
 int kiwi_cm_listen_sock(struct iw_cm_id *cm_id, int backlog, bool sctp,
 			struct socket **sockp);

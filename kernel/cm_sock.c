@@ -290,6 +290,35 @@ int kiwi_cm_addr_len(const struct sockaddr_storage *ss)
 	return 0;
 }
 
+/**
+ * kiwi_cm_bind_local - bind an active connection's socket to its address
+ * @sock: the new socket
+ * @laddr: the id's local address and port
+ * @alen: its length
+ *
+ * rdma_cm picks the local port in its own port space, which TCP does not
+ * see: another socket of the host may hold it (one in TIME_WAIT that had
+ * no SO_REUSEADDR is enough). Then the connection takes a port TCP picks,
+ * as under a port mapper; the events report the socket's real address.
+ *
+ * Return: 0 or a negative errno.
+ */
+int kiwi_cm_bind_local(struct socket *sock, const struct sockaddr_storage *laddr,
+		       int alen)
+{
+	struct sockaddr_storage any_port = *laddr;
+	int rv;
+
+	rv = kernel_bind(sock, (struct sockaddr *)laddr, alen);
+	if (rv != -EADDRINUSE)
+		return rv;
+	if (any_port.ss_family == AF_INET)
+		((struct sockaddr_in *)&any_port)->sin_port = 0;
+	else
+		((struct sockaddr_in6 *)&any_port)->sin6_port = 0;
+	return kernel_bind(sock, (struct sockaddr *)&any_port, alen);
+}
+
 /*
  * A wildcard address of @ss's family; false for a specific one or another
  * family.
