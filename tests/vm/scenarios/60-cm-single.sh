@@ -6,8 +6,8 @@
 # kiwi0's settings select, over IPv4 and IPv6, with specific and wildcard
 # listeners; connect to a port without listener; a silent peer on either
 # side (mpa_timeout); a bad Request; a listener destroyed with a pending
-# child; module parameter validation; unload at the end. (62-ops checks the
-# settings themselves.)
+# child; a local port another socket holds; module parameter validation;
+# unload at the end. (62-ops checks the settings themselves.)
 # kiwi-lab: timeout=600
 
 . "$(dirname "$0")/lib/common.bash"
@@ -132,6 +132,51 @@ else
 	vt_fail "listener destroyed, pending child: $res"
 fi
 echo 10 > $S/mpa_timeout
+
+# 6b. The local port rdma_cm chose (its own port space, which TCP does not
+# see) is held by another socket of the host, bound without SO_REUSEADDR as
+# one in TIME_WAIT may be: the connection still comes up, on a port TCP
+# picks (kiwi_cm_bind_local()).
+cat > "$VT_TMP/srcport.py" <<'PY'
+import socket
+import subprocess
+import sys
+from pyverbs.cmid import CMID, AddrInfo
+import pyverbs.cm_enums as ce
+from pyverbs.qp import QPInitAttr, QPCap
+
+ip, port, src = sys.argv[1], sys.argv[2], sys.argv[3]
+held = socket.socket()
+held.bind((ip, int(src)))
+attr = QPInitAttr(cap=QPCap(max_send_wr=4, max_recv_wr=4, max_send_sge=1,
+                            max_recv_sge=1))
+ai = AddrInfo(src=ip, src_service=src, dst=ip, dst_service=port,
+              port_space=ce.RDMA_PS_TCP)
+cid = CMID(creator=ai, qp_init_attr=attr)
+try:
+    cid.connect()
+except Exception as e:
+    print("refused: %s" % e)
+    sys.exit(1)
+ss = subprocess.run(["ss", "-Htn", "state", "established",
+                     "( dport = :%s )" % port], capture_output=True,
+                    text=True).stdout.split()
+print("connected from local port", ss[2].rsplit(":", 1)[1] if len(ss) > 2 else "none")
+cid.close()
+PY
+rping -s -a "$IP" -p 7150 -C 1 > "$VT_TMP/srcport.srv" 2>&1 &
+srv=$!
+vt_wait_for 20 vt_listening 7150 || vt_fail "rping -s on 7150 did not listen"
+out=$(timeout 60 python3 "$VT_TMP/srcport.py" "$IP" 7150 7151 2>&1 | tail -n 3)
+kill $srv 2>/dev/null
+wait $srv 2>/dev/null
+case "$out" in
+"connected from local port 7151" | "connected from local port none")
+	vt_fail "source port held by another socket: $out" ;;
+"connected from local port "*)
+	vt_pass "source port 7151 held by another socket: $out" ;;
+*) vt_fail "source port held by another socket: $out" ;;
+esac
 
 # 7. Nothing left behind; unload.
 sleep 1
