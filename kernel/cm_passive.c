@@ -85,7 +85,7 @@ void kiwi_cm_unlisten(struct kiwi_ep *ep)
  *
  * A specific address gets a socket of its own. A wildcard one joins the
  * port its namespace's kiwi devices share (cm_port.c). A wildcard listen
- * of a process in another network namespace than the device's net_device
+ * of an id in another network namespace than the device's net_device
  * succeeds without a socket or endpoint (kiwi_cm_listen_elsewhere();
  * provider_data stays NULL).
  *

@@ -4,12 +4,14 @@
  * non-blocking
  * MPA startup frame I/O, addresses and close detection.
  */
+#include <linux/kallsyms.h>
 #include <linux/nsproxy.h>
 #include <linux/slab.h>
 #include <linux/tcp.h>
 #include <net/sock.h>
 #include <net/ipv6.h>
 #include <net/tcp.h>
+#include <rdma/rdma_cm.h>
 
 #include "cm_ep.h"
 #include "llp_sctp.h"
@@ -333,33 +335,70 @@ bool kiwi_cm_addr_any(const struct sockaddr_storage *ss)
 	return false;
 }
 
+/*
+ * rdma_cm, the one in-kernel user of iw_cm, listens through
+ * iw_create_cm_id(device, iw_conn_req_handler, id_priv): the context is its
+ * private id, whose first member is the struct rdma_cm_id that holds the
+ * id's namespace. Another user's context is opaque, so it is read only
+ * when the handler is rdma_cm's (sprint_symbol_no_offset() appends the
+ * module's name in brackets).
+ */
+#define KIWI_RDMA_CM_IW_HANDLER "iw_conn_req_handler"
+
+/* The namespace of @cm_id's rdma_cm id, or NULL if it is not rdma_cm's. */
+static struct net *kiwi_cm_rdma_cm_net(struct iw_cm_id *cm_id)
+{
+	const size_t len = strlen(KIWI_RDMA_CM_IW_HANDLER);
+	struct rdma_cm_id *id = cm_id->context;
+	char *name;
+	bool rdma_cm;
+
+	if (!IS_ENABLED(CONFIG_KALLSYMS) || !id || !cm_id->cm_handler)
+		return NULL;
+	name = kmalloc(KSYM_SYMBOL_LEN, GFP_KERNEL);
+	if (!name)
+		return NULL;
+	sprint_symbol_no_offset(name, (unsigned long)cm_id->cm_handler);
+	rdma_cm = !strncmp(name, KIWI_RDMA_CM_IW_HANDLER, len) &&
+		  (name[len] == '\0' || name[len] == ' ');
+	kfree(name);
+	if (!rdma_cm || id->device != cm_id->device)
+		return NULL;
+	return id->route.addr.dev_addr.net;
+}
+
 /**
  * kiwi_cm_listen_elsewhere - a wildcard listen meant for another namespace
  * @cm_id: the listening id, address in m_local_addr
  *
  * rdma_cm asks every device to listen for a wildcard address, the devices
  * of every network namespace included when the RDMA subsystem is shared,
- * and an iw_cm_id does not say which namespace its listener is in. The
- * caller's does: rdma_listen() runs in the listening process (a device
- * added later listens in the context of the process that adds it). A
- * device whose net_device lives in another namespace can bring this
- * listener no connection, and a socket there would take the port from
- * that namespace's own users; it listens without a socket. A specific
- * address was resolved by rdma_cm, in the id's namespace, to this
- * device's net_device: it always gets its socket.
+ * and it asks a device added later for every wildcard listen already
+ * there, in the context of the process that adds the device. An iw_cm_id
+ * does not say which namespace its listener is in; rdma_cm's id does
+ * (kiwi_cm_rdma_cm_net()). For another iw_cm user the caller's namespace
+ * stands for the listener's. A device whose net_device lives in another
+ * namespace can bring this listener no connection, and a socket there
+ * would take the port from that namespace's own users; it listens without
+ * a socket. A specific address was resolved by rdma_cm, in the id's
+ * namespace, to this device's net_device: it always gets its socket.
  *
  * Return: true if @cm_id's listen needs no socket on this device.
  */
 bool kiwi_cm_listen_elsewhere(struct iw_cm_id *cm_id)
 {
-	struct nsproxy *ns = current->nsproxy;
+	struct net *net;
 	bool elsewhere;
 
-	if (!ns || !kiwi_cm_addr_any(&cm_id->m_local_addr))
+	if (!kiwi_cm_addr_any(&cm_id->m_local_addr))
+		return false;
+	net = kiwi_cm_rdma_cm_net(cm_id);
+	if (!net && current->nsproxy)
+		net = current->nsproxy->net_ns;
+	if (!net)
 		return false;
 	rcu_read_lock();
-	elsewhere = !net_eq(ns->net_ns,
-			    dev_net(to_kdev(cm_id->device)->netdev));
+	elsewhere = !net_eq(net, dev_net(to_kdev(cm_id->device)->netdev));
 	rcu_read_unlock();
 	return elsewhere;
 }

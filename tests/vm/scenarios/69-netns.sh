@@ -9,7 +9,9 @@
 # and so are both ends of a connection (sampled while an 8 s ib_write_bw
 # runs: a check written for rping's short connections in the twelfth
 # session sampled after they had ended). Wildcard listeners on one port in
-# A and in B at once, each with its socket in its own namespace only. The devices are visible everywhere in this
+# A and in B at once, each with its socket in its own namespace only; a
+# device added later in a third namespace listens for that namespace's
+# wildcard listener only. The devices are visible everywhere in this
 # shared mode, their addresses are not: an rdma_cm listener on A's
 # address from the initial namespace or a third one fails cleanly (the
 # address is not theirs), and so does a client there. Then
@@ -25,7 +27,7 @@ vt_need_progs
 vt_clean_links
 
 NSA=kiwins_a NSB=kiwins_b NSC=kiwins_c
-A_IP=10.79.0.1 B_IP=10.79.0.2
+A_IP=10.79.0.1 B_IP=10.79.0.2 C_IP=10.79.1.1
 PORT=7471
 
 in_ns() {
@@ -232,6 +234,49 @@ ns_wildcard() {
 	wild_client "$1" $NSA $B_IP $p $sb
 }
 
+# cm_listen_on PORT: rdma_cm holds a wildcard listen on PORT (on some
+# device: one in no device's namespace has no socket to look for).
+cm_listen_on() {
+	rdma res show cm_id | grep -q "state LISTEN .*src-addr 0.0.0.0:$1 "
+}
+
+# ns_added_later WHAT: a device added after the wildcard listens serves
+# its own namespace's only. rping -s -a 0.0.0.0 in A and in C (which has
+# no kiwi device yet), then kiwiC on a veth in C: rdma_cm asks kiwiC to
+# listen for both, from `rdma link add`'s process, in C. C gets a socket
+# for its own listener, none for A's (with the caller's namespace standing
+# for the listener's it got both), and C's listener serves a client in C
+# through kiwiC (kiwi talks to itself).
+ns_added_later() {
+	local p=$((PORT + 50)) q=$((PORT + 51)) sa sc
+	timeout 120 ip netns exec $NSA rping -s -a 0.0.0.0 -p $p -C 1 -v \
+		> "$VT_TMP/ns-la" 2>&1 &
+	sa=$!
+	timeout 120 ip netns exec $NSC rping -s -a 0.0.0.0 -p $q -C 1 -v \
+		> "$VT_TMP/ns-lc" 2>&1 &
+	sc=$!
+	vt_wait_for 10 listening $NSA $p
+	vt_wait_for 10 cm_listen_on $q
+	if ip link add vnc netns $NSC type veth peer name vnd netns $NSC &&
+		in_ns $NSC ip addr add $C_IP/24 dev vnc &&
+		in_ns $NSC ip link set vnd up && in_ns $NSC ip link set vnc up &&
+		in_ns $NSC rdma link add kiwiC type kiwi netdev vnc; then
+		vt_pass "$1: kiwiC added in $NSC after wildcard listens in $NSA and $NSC"
+		vt_wait_for 10 listening $NSC $q
+		vt_eq "$1: sockets in $NSC on port $p ($NSA's listener) and $q ($NSC's)" \
+			"$(listeners $NSC $p) $(listeners $NSC $q)" "0 1"
+		vt_eq "$1: sockets on port $p in $NSA after kiwiC came" "$(listeners $NSA $p)" 1
+		wild_client "$1" $NSC $C_IP $q $sc
+		vt_check "$1: rdma link delete kiwiC" rdma link delete kiwiC
+	else
+		vt_fail "$1: cannot add kiwiC in $NSC"
+		kill $sc 2>/dev/null
+		wait $sc
+	fi
+	kill $sa 2>/dev/null
+	wait $sa
+}
+
 # wild_client WHAT NS ADDR PORT SERVER: one verified ping from NS to the
 # rping server (process SERVER) listening on ADDR:PORT, which then ends.
 wild_client() {
@@ -297,6 +342,7 @@ if ns_up; then
 		ns_perftest shared
 		ns_conn_sockets shared
 		ns_wildcard shared
+		ns_added_later shared
 		bound_elsewhere shared init $NSC
 	else
 		vt_fail "shared: rdma link add in a namespace refused"
