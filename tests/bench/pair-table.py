@@ -14,7 +14,7 @@ import statistics
 import sys
 
 BW = [("ib_write_bw", "write"), ("ib_send_bw", "send"), ("ib_read_bw", "read"),
-      ("tcp_bw", "TCP")]
+      ("tcp_bw", "TCP"), ("sctp_bw", "SCTP")]
 LAT = [("ib_send_lat", "send"), ("ib_write_lat", "write"), ("tcp_lat", "TCP")]
 
 
@@ -187,7 +187,8 @@ def main():
             every.setdefault(n, []).extend(data[c][0].get(n, {}).values())
     tcp = {n: statistics.median(v) if v else None for n, v in every.items()}
     print("\nRatios (/TCP: against the TCP rounds right after that combo's, which"
-          " track the host's load;\n else every TCP round of this run: %s MiB/s, %s µs)" % (
+          " track the host's load;\n else every TCP round of this run: %s MiB/s, %s µs;"
+          " /SCTP: against iperf3 over SCTP in\n the rounds of a DDP over SCTP combo)" % (
               "%.1f" % tcp["tcp_bw"] if tcp.get("tcp_bw") else "-",
               "%.0f" % tcp["tcp_lat.p50"] if tcp.get("tcp_lat.p50") else "-"))
     rw = 2 * wid
@@ -204,6 +205,9 @@ def main():
             " %10s" % ratio(med(v, n), own_bw) for n, _ in BW[:3]) + "".join(
             " %10s" % ratio(med(v, n + ".p50"), own_lat) for n in
             ("ib_send_lat", "ib_write_lat")))
+        if med(v, "sctp_bw"):
+            print("%-*s %4s" % (rw, c + " /SCTP", crc) + "".join(
+                " %10s" % ratio(med(v, n), med(v, "sctp_bw")) for n, _ in BW[:3]))
         for s in combos:
             if describe(s) != ("siw", crc):
                 continue

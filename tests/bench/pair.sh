@@ -26,7 +26,9 @@
 #   kiwi:mpa_crc_off=1-kiwi:mpa_crc_off=1 (CRC off), siw-siw (CRC off: siw
 #   does not ask), kiwi-siw (kiwi asks, siw accepts: CRC on), and
 #   kiwi:mpa_markers=1-kiwi:mpa_markers=1 (MPA markers and CRC on; siw has
-#   no markers).
+#   no markers), and kiwi:llp=sctp-kiwi:llp=sctp (DDP over SCTP, no MPA;
+#   its rounds also run iperf3 over SCTP, and its ratios are taken against
+#   that too).
 # --sweep (BENCH_SWEEP=1) adds rxe-rxe and, in every round, bandwidth from 8 B
 # to 1 MiB, 64 KiB with -q 4, -q 16 and -b, and 4 KiB latency (about 25 min
 # per combo with three rounds; BENCH_REPS=1 for a quick look); and plots bandwidth
@@ -58,7 +60,7 @@ done
 bench_split_args "${rest[@]}"
 if [ ${#combos[@]} -eq 0 ]; then
 	combos=(kiwi-kiwi siw:crc-siw:crc kiwi:mpa_crc_off=1-kiwi:mpa_crc_off=1 siw-siw kiwi-siw
-		kiwi:mpa_markers=1-kiwi:mpa_markers=1)
+		kiwi:mpa_markers=1-kiwi:mpa_markers=1 kiwi:llp=sctp-kiwi:llp=sctp)
 	[ "$sweep" = 0 ] || combos+=(rxe-rxe)
 fi
 export BENCH_SWEEP=$sweep

@@ -22,7 +22,8 @@
 # would run it; perftest's figures are then unreliable).
 #
 # BENCH_STEPS (default all: "ib_write_bw ib_send_bw ib_read_bw ib_send_lat
-# ib_write_lat tcp_bw tcp_lat") picks the steps of each round, in the order
+# ib_write_lat tcp_bw tcp_lat", and sctp_bw, iperf3 over one SCTP
+# association, when kiwi runs DDP over SCTP) picks the steps of each round, in the order
 # given, e.g. "ib_write_bw ib_send_bw" for a short before/after of two
 # kiwi.ko builds. A step NAME@SIZE there (e.g. "ib_write_bw@64
 # ib_send_lat@8") runs perftest NAME with SIZE-octet messages in each round;
@@ -180,16 +181,17 @@ tcp_step() {
 	return "$rc"
 }
 
-# tcp_bw NAME CPU: iperf3, one stream, as many octets as a 64 KiB
-# perftest step, both ends on vCPU CPU (pin_cmd); received MiB/s.
+# tcp_bw NAME CPU [--sctp]: iperf3, one stream (one SCTP association with
+# --sctp), as many octets as a 64 KiB perftest step, both ends on vCPU CPU
+# (pin_cmd); received MiB/s.
 tcp_bw() {
-	local t0 rc=0 octets=$((65536 * bw_n)) pin
+	local t0 rc=0 octets=$((65536 * bw_n)) pin proto=("${@:3}")
 	pin=$(pin_cmd "$2")
 	t0=$(cpu_jiffies)
 	observe_begin "$1"
 	# shellcheck disable=SC2086 # pin: words or nothing
-	tcp_step "$1" $pin iperf3 -s -1 -p "{port}" -- \
-		$pin iperf3 -c "{peer}" -p "{port}" -n "$octets" -J || rc=$?
+	tcp_step "$1" $pin iperf3 "${proto[@]}" -s -1 -p "{port}" -- \
+		$pin iperf3 "${proto[@]}" -c "{peer}" -p "{port}" -n "$octets" -J || rc=$?
 	observe_end "$1"
 	[ "$PAIR_SIDE" = client ] || { cpu_note "$1" "$t0" 0; return 0; }
 	local v
@@ -200,9 +202,9 @@ print("%.1f %d" % (e["bytes"] / e["seconds"] / 2**20, e["bytes"]))' \
 		"$VT_TMP/$1.out"); then
 		echo "$1 $round ${v% *}" >> "$res"
 		cpu_note "$1" "$t0" "${v#* }"
-		vt_pass "iperf3 ($1): ${v% *} MiB/s"
+		vt_pass "iperf3 ${proto[*]} ($1): ${v% *} MiB/s"
 	else
-		vt_fail "iperf3 ($1): $(tail -n 3 "$VT_TMP/$1.out")"
+		vt_fail "iperf3 ${proto[*]} ($1): $(tail -n 3 "$VT_TMP/$1.out")"
 	fi
 }
 
@@ -262,6 +264,7 @@ run_step() {
 	case "$t" in
 	ib_*) MEASURE_PIN=$pin measure "$1" "$size" "${t%@*}" ;;
 	tcp_bw) tcp_bw "$1" "$pin" ;;
+	sctp_bw) tcp_bw "$1" "$pin" --sctp ;;
 	tcp_lat) tcp_lat "$1" "$pin" ;;
 	*) vt_fail "BENCH_STEPS: unknown step '$1'" ;;
 	esac
@@ -270,6 +273,11 @@ run_step() {
 [ "$PAIR_SIDE" = client ] && : > "$res"
 [ "$PAIR_SIDE" = server ] && : > "$res"
 pair_up
+# DDP over SCTP is measured against SCTP too: iperf3 over one association.
+if [ -z "${BENCH_STEPS:-}" ] &&
+	[ "$(cat "/sys/class/infiniband/$PAIR_DEV/kiwi/llp" 2>/dev/null)" = sctp ]; then
+	steps+="sctp_bw "
+fi
 echo "info crc32c $(crc32c_driver)" >> "$res"
 vt_log "crc32c driver: $(crc32c_driver)"
 for ((round = 1; round <= reps; round++)); do
