@@ -670,14 +670,15 @@ enum kiwi_term_err kiwi_rx_check_qn1(struct kiwi_qp *qp, u32 len);
 struct kiwi_mr *kiwi_rx_lookup(struct kiwi_qp *qp, u32 stag,
 			       struct kiwi_ddp_stag_info *st);
 void kiwi_rx_release(struct kiwi_qp *qp);
-void kiwi_rx_read(struct kiwi_qp *qp, struct sock *sk);
-void kiwi_rx_fail_mpa(struct kiwi_qp *qp, u8 err);
+void kiwi_rx_header(struct kiwi_qp *qp, const struct kiwi_mpa_ev *ev);
+void kiwi_rx_place(struct kiwi_qp *qp, u32 uoff, const u8 *p, u32 len);
+void kiwi_rx_end(struct kiwi_qp *qp);
+void kiwi_rx_fail_llp(struct kiwi_qp *qp, enum kiwi_term_err err);
 void kiwi_rx_segment(struct kiwi_qp *qp, const u8 *ulpdu, u32 len);
 void kiwi_rx_segment_placed(struct kiwi_qp *qp, const u8 *hdr, u32 hdr_len,
 			    u32 len);
 /* rx_early.c */
 bool kiwi_rx_early(struct kiwi_qp *qp, const u8 *ulpdu, u32 len);
-void kiwi_rx_fail_llp(struct kiwi_qp *qp);
 
 /* rx_imm.c: RFC 7306 Immediate Data, receive side */
 enum kiwi_term_err kiwi_rx_imm(struct kiwi_qp *qp);
@@ -689,7 +690,9 @@ enum kiwi_term_err kiwi_rx_areq(struct kiwi_qp *qp);
 enum kiwi_term_err kiwi_rx_aresp(struct kiwi_qp *qp);
 void kiwi_rx_aresp_done(struct kiwi_qp *qp);
 
-/* rx_ahead.c */
+/* llp_tcp_rx.c, llp_tcp_ahead.c: MPA over TCP, receive side */
+void kiwi_llp_tcp_receive(struct kiwi_qp *qp, struct sock *sk);
+void kiwi_llp_tcp_fail_mpa(struct kiwi_qp *qp, u8 err);
 void kiwi_rx_ahead_init(struct kiwi_qp *qp, struct sock *sk);
 u32 kiwi_rx_ahead_checked(struct kiwi_qp *qp, struct sock *sk,
 			  struct sk_buff *skb, u32 off, u32 len);

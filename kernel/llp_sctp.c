@@ -618,7 +618,7 @@ static void kiwi_sctp_rx_msg(struct kiwi_qp *qp, struct kiwi_sctp_conn *sc,
 	/* Only a Terminate may follow the startup (draft section 6). */
 	if (get_unaligned_be16(m->data + KIWI_SCTP_SSN_LEN) !=
 	    KIWI_SCTP_SSC_TERMINATE) {
-		kiwi_rx_fail_llp(qp);
+		kiwi_rx_fail_llp(qp, KIWI_TERM_ERR_DDP_CATASTROPHIC);
 		return;
 	}
 	sc->peer_term = true;
@@ -648,7 +648,7 @@ static void kiwi_sctp_rx_work(struct work_struct *work)
 			ibdev_info_ratelimited(qp->ibqp.device,
 					       "QP %u: SCTP chunk refused (%d)\n",
 					       qp->ibqp.qp_num, rv);
-			kiwi_rx_fail_llp(qp);
+			kiwi_rx_fail_llp(qp, KIWI_TERM_ERR_DDP_CATASTROPHIC);
 			return;
 		}
 		kiwi_sctp_rx_msg(qp, sc, &m);

@@ -11,7 +11,7 @@
  * sized and batched so that every TCP segment starts with one (RFC 5044
  * Appendix A.1; proto/mpa_seg.c), MULPDU following the EMSS per batch. Receive
  * reads the socket with tcp_read_sock() and runs the decoder of the same
- * profile (rx.c, rx_ahead.c), which refuses a frame with another key than
+ * profile (llp_tcp_rx.c, llp_tcp_ahead.c), which refuses a frame with another key than
  * the peer announced (MPA error 3, a Terminate; SEC-21).
  */
 #include <linux/net.h>
@@ -173,7 +173,7 @@ const struct kiwi_llp_ops kiwi_llp_mpa_tcp = {
 	.seg_frame = kiwi_llp_tcp_frame,
 	.batch = kiwi_llp_tcp_batch,
 	.send = kiwi_llp_tcp_send,
-	.receive = kiwi_rx_read,
+	.receive = kiwi_llp_tcp_receive,
 	.close = kiwi_ep_llp_close,
 	.drain = kiwi_ep_llp_drain,
 };
@@ -187,7 +187,7 @@ const struct kiwi_llp_ops kiwi_llp_ulpf_tcp = {
 	.seg_frame = kiwi_llp_tcp_frame,
 	.batch = kiwi_llp_tcp_batch,
 	.send = kiwi_llp_tcp_send,
-	.receive = kiwi_rx_read,
+	.receive = kiwi_llp_tcp_receive,
 	.close = kiwi_ep_llp_close,
 	.drain = kiwi_ep_llp_drain,
 };

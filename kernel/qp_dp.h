@@ -378,7 +378,7 @@ struct kiwi_rx_early {
 };
 
 /**
- * struct kiwi_rx_ahead - MPA checks ahead of delivery (RX; rx_ahead.c)
+ * struct kiwi_rx_ahead - MPA checks ahead of delivery (RX; llp_tcp_ahead.c)
  * @on: the stream carries CRCs to check
  * @mpa: a copy of the FPDU decoder that runs ahead of it over the octets
  *       queued on the socket, checking CRCs and markers only

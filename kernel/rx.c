@@ -1,25 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * kiwi: the receive side of the data path.
+ * kiwi: the receive side of the data path, below RDMAP and DDP, above the
+ * LLP.
  *
- * kiwi_qp_rx_ready() reads the socket with tcp_read_sock() and feeds every
- * octet to the MPA decoder (proto/mpa). Per FPDU: the header event brings
- * the first KIWI_MPA_RX_HDR_MAX ULPDU octets; the DDP and RDMAP headers
- * are checked and the target is resolved (an STag's MR, or the receive
- * WR) before a single octet is placed; payload is placed
- * straight into the target's pages; only the end event delivers. Every
- * judgement of peer input is made by proto/'s validators (rdmap.h lists
- * them in order), fed with what the kernel knows: the QP's rights, the
- * MR behind an STag (kiwi_mr_stag_info()), the receive WR, the octets of
- * the current Send or Read Response already placed. With CRC
- * on, the decoder sees an FPDU only once the whole of it is on the socket
- * and its CRC was found good (rx_ahead.c), so nothing of a bad FPDU is
- * ever placed. After the first error nothing more is placed or
- * delivered: the error becomes a Terminate (qp_term.c).
+ * The LLP hands over each DDP segment as the proto library's segment
+ * events (struct kiwi_mpa_ev): MPA over TCP from its FPDU decoder
+ * (llp_tcp_rx.c), SCTP one whole DATA chunk at a time (llp_sctp.c,
+ * kiwi_rx_segment()). The header event brings the first
+ * KIWI_MPA_RX_HDR_MAX ULPDU octets; the DDP and RDMAP headers are checked
+ * and the target is resolved (an STag's MR, or the receive WR) before a
+ * single octet is placed (kiwi_rx_header()); payload is placed straight
+ * into the target's pages (kiwi_rx_place()); only the end delivers
+ * (kiwi_rx_end()). Every judgement of peer input is made by proto/'s
+ * validators (rdmap.h lists them in order), fed with what the kernel
+ * knows: the QP's rights, the MR behind an STag (kiwi_mr_stag_info()), the
+ * receive WR, the octets of the current Send or Read Response already
+ * placed. An LLP hands over only octets it verified (MPA's CRC: llp_tcp_ahead.c),
+ * so nothing of a bad FPDU is ever placed. After the first error nothing
+ * more is placed or delivered: the error becomes a Terminate (qp_term.c).
+ * Nothing here knows which LLP runs below.
  */
-#include <linux/skbuff.h>
-#include <net/tcp.h>
-
 #include "kiwi.h"
 #include "conn.h"
 
@@ -330,7 +330,7 @@ static int kiwi_rx_place_rresp(struct kiwi_qp *qp, u32 off, const u8 *p,
  * no WR's buffer, and the MR's own grace period (Local Invalidate,
  * dereg_mr) covers the copy still running there after the check.
  */
-static void kiwi_rx_place(struct kiwi_qp *qp, u32 uoff, const u8 *p, u32 len)
+void kiwi_rx_place(struct kiwi_qp *qp, u32 uoff, const u8 *p, u32 len)
 {
 	struct kiwi_qp_rx *rx = &qp->rx;
 	u32 off = uoff - (rx->ulpdu_len - rx->plen);
@@ -389,7 +389,7 @@ static int kiwi_rx_judge(struct kiwi_qp *qp, const struct kiwi_mpa_ev *ev)
 	return hl;
 }
 
-static void kiwi_rx_header(struct kiwi_qp *qp, const struct kiwi_mpa_ev *ev)
+void kiwi_rx_header(struct kiwi_qp *qp, const struct kiwi_mpa_ev *ev)
 {
 	struct kiwi_qp_rx *rx = &qp->rx;
 	int hl = kiwi_rx_judge(qp, ev);
@@ -521,8 +521,8 @@ static void kiwi_rx_first(struct kiwi_qp *qp)
 	kiwi_qp_llp_ungate(qp);
 }
 
-/* A valid FPDU ended: deliver what it completes. */
-static void kiwi_rx_end(struct kiwi_qp *qp)
+/* A valid segment ended: deliver what it completes. */
+void kiwi_rx_end(struct kiwi_qp *qp)
 {
 	struct kiwi_qp_rx *rx = &qp->rx;
 	/*
@@ -578,149 +578,6 @@ static void kiwi_rx_end(struct kiwi_qp *qp)
 		kiwi_rx_mr_put(rx);
 		break;
 	}
-}
-
-static enum kiwi_term_err kiwi_rx_mpa_err(u8 err)
-{
-	switch (err) {
-	case KIWI_MPA_ERR_CRC:
-		return KIWI_TERM_ERR_LLP_CRC;
-	case KIWI_MPA_ERR_MARKER:
-		return KIWI_TERM_ERR_LLP_MARKER;
-	case KIWI_MPA_ERR_LLP_CLOSED:
-		return KIWI_TERM_ERR_LLP_CLOSED;
-	default:
-		return KIWI_TERM_ERR_LLP_LOCAL_CATA;
-	}
-}
-
-/* An MPA error (enum kiwi_mpa_err) ends the stream. */
-void kiwi_rx_fail_mpa(struct kiwi_qp *qp, u8 err)
-{
-	kiwi_rx_fail(qp, kiwi_rx_mpa_err(err), false);
-}
-
-/* Run the decoder over @len received octets. */
-static void kiwi_rx_feed(struct kiwi_qp *qp, const u8 *data, size_t len)
-{
-	struct kiwi_qp_rx *rx = &qp->rx;
-	struct kiwi_mpa_ev ev;
-	size_t used;
-
-	do {
-		used = kiwi_mpa_rx_feed(&rx->mpa, data, len, &ev);
-		data += used;
-		len -= used;
-		switch (ev.type) {
-		case KIWI_MPA_EV_HEADER:
-			kiwi_rx_header(qp, &ev);
-			break;
-		case KIWI_MPA_EV_PAYLOAD:
-			kiwi_rx_place(qp, ev.offset, ev.data, ev.len);
-			break;
-		case KIWI_MPA_EV_END:
-			kiwi_rx_end(qp);
-			break;
-		case KIWI_MPA_EV_ERROR:
-			kiwi_rx_fail_mpa(qp, ev.err);
-			break;
-		}
-	} while (ev.type != KIWI_MPA_EV_NONE && !rx->failed);
-}
-
-/* Feed octets [@off, @off + @len) of @skb to the decoder. */
-static void kiwi_rx_feed_skb(struct kiwi_qp *qp, struct sk_buff *skb,
-			     unsigned int off, unsigned int len)
-{
-	struct skb_seq_state st;
-	unsigned int done = 0, n;
-	const u8 *data;
-
-	if (!len)
-		return;
-	kiwi_qp_stat_add(&qp->stats, KIWI_STAT_RX_OCTETS, len);
-	skb_prepare_seq_read(skb, off, off + len, &st);
-	while ((n = skb_seq_read(done, &data, &st)) != 0) {
-		/* The block returned may run past the end given above. */
-		n = min(n, len - done);
-		kiwi_rx_feed(qp, data, n);
-		done += n;
-		if (qp->rx.failed) {
-			skb_abort_seq_read(&st);
-			break;
-		}
-	}
-}
-
-/*
- * TCP urgent data (a peer's MSG_OOB, or a middlebox setting URG) has no
- * place in an MPA stream, and tcp_read_sock() stops at the urgent octet
- * for good: only recvmsg() reads past it and clears urg_data. So the
- * stream ends with an LLP error as soon as TCP knows of urgent data (TCP
- * notes it before it queues the segment's octets), instead of idling with
- * its window closed; nothing read after that is placed. The urgent octet
- * may still be on its way (TCP_URG_NOTYET): the stream stops there all
- * the same. Return: the stream has failed.
- */
-static bool kiwi_rx_urgent(struct kiwi_qp *qp, struct sock *sk)
-{
-	if (qp->rx.failed)
-		return true;
-	if (likely(!READ_ONCE(tcp_sk(sk)->urg_data)))
-		return false;
-	kiwi_qp_stat_inc(&qp->stats, KIWI_STAT_RX_URGENT);
-	ibdev_info_ratelimited(qp->ibqp.device,
-			       "QP %u: TCP urgent data from the peer\n",
-			       qp->ibqp.qp_num);
-	kiwi_rx_fail(qp, KIWI_TERM_ERR_LLP_LOCAL_CATA, false);
-	return true;
-}
-
-/* What kiwi_rx_read() hands tcp_read_sock()'s actor. */
-struct kiwi_rx_ctx {
-	struct kiwi_qp *qp;
-	struct sock *sk;
-};
-
-/*
- * Returning fewer octets than offered (0 included) leaves the rest on the
- * socket: an FPDU not yet whole waits there for its last octets.
- */
-static int kiwi_rx_actor(read_descriptor_t *desc, struct sk_buff *skb,
-			 unsigned int off, size_t len)
-{
-	struct kiwi_rx_ctx *ctx = desc->arg.data;
-	struct kiwi_qp *qp = ctx->qp;
-	u32 n = len;
-
-	if (kiwi_rx_urgent(qp, ctx->sk))
-		return len;
-	if (qp->rx.ahead.on)
-		n = kiwi_rx_ahead_checked(qp, ctx->sk, skb, off, len);
-	kiwi_rx_feed_skb(qp, skb, off, n);
-	return qp->rx.failed ? len : n;
-}
-
-/**
- * kiwi_rx_read - consume what the socket holds
- * @qp: an attached QP
- * @sk: its socket, locked (bh_lock_sock in softirq, or owned)
- *
- * After an error the octets are read and dropped, so the peer is not
- * stalled by a full receive window while the Terminate goes out (up to
- * TCP urgent data, where reading stops: kiwi_rx_urgent() also runs when
- * no octet before the urgent one is left to read).
- */
-void kiwi_rx_read(struct kiwi_qp *qp, struct sock *sk)
-{
-	struct kiwi_rx_ctx ctx = { .qp = qp, .sk = sk };
-	read_descriptor_t desc = {
-		.arg.data = &ctx,
-		.count = 1,
-	};
-
-	tcp_read_sock(sk, &desc, kiwi_rx_actor);
-	kiwi_rx_urgent(qp, sk);
 }
 
 /**
@@ -783,11 +640,19 @@ void kiwi_rx_segment_placed(struct kiwi_qp *qp, const u8 *hdr, u32 hdr_len,
 		kiwi_rx_end(qp);
 }
 
-/* The LLP found the stream broken (bad chunk): a DDP catastrophic error. */
-void kiwi_rx_fail_llp(struct kiwi_qp *qp)
+/**
+ * kiwi_rx_fail_llp - the LLP found the stream broken
+ * @qp: an attached QP, in RX
+ * @err: what the Terminate reports (an LLP error, or DDP catastrophic for
+ *	a bad chunk)
+ *
+ * Nothing more is placed or delivered; the first failure is the one
+ * reported.
+ */
+void kiwi_rx_fail_llp(struct kiwi_qp *qp, enum kiwi_term_err err)
 {
 	if (!qp->rx.failed)
-		kiwi_rx_fail(qp, KIWI_TERM_ERR_DDP_CATASTROPHIC, false);
+		kiwi_rx_fail(qp, err, false);
 }
 
 /* RX stopped for good (detach): drop references, flush a held SRQ WR. */
