@@ -70,6 +70,9 @@ beyond-backlog  BACKLOG (4, vt_cmpdata's rdma_listen backlog) associations
              sends an Initiate: beyond the listener's backlog, it must get
              a Session Terminate (draft 6.4), never reach the ULP; the
              waiting associations are closed at the end
+beyond-twice-backlog  twice BACKLOG such associations, then one more that
+             sends nothing: beyond twice the backlog it is shut down unread
+             ("eof"), before any Initiate; all are closed at the end
 
 For each MODE, one association and one line "MODE: EVENT...": "ssc FN"
 for each Session Control message received (FN its function code), "term
@@ -342,10 +345,25 @@ def run_beyond_backlog(port, ip, limit):
     return ev
 
 
+def run_beyond_twice_backlog(port, ip, limit):
+    """2 x BACKLOG silent associations, then one more that sends nothing:
+    the listener holds no more than that, the last is shut down unread."""
+    held = [ddp_assoc(ip, port) for _ in range(2 * BACKLOG)]
+    time.sleep(1)
+    s = ddp_assoc(ip, port)
+    s.settimeout(limit)
+    ev = collect(s, [])
+    for h in held:
+        h.close()
+    return ev
+
+
 def run(mode, port, ip, limit):
     """One association misbehaving as @mode; returns its events."""
     if mode == "beyond-backlog":
         return run_beyond_backlog(port, ip, limit)
+    if mode == "beyond-twice-backlog":
+        return run_beyond_twice_backlog(port, ip, limit)
     s = socket.socket(socket.AF_INET6 if ":" in ip else socket.AF_INET,
                       socket.SOCK_STREAM, IPPROTO_SCTP)
     if mode != "no-adapt":

@@ -99,6 +99,7 @@ if [ "$mode" = --full ]; then
 		"--cases rping+integrity kiwi:mpa_markers=Y-kiwi:mpa_markers=Y"
 		"--cases tshark kiwi:mpa_markers=Y-kiwi"
 		"--cases rping+rdmacm+perftest+integrity+sctp kiwi:llp=sctp-kiwi:llp=sctp"
+		"--cases-dir $PAIR/../soak/cases kiwi:llp=sctp-kiwi:llp=sctp/netem"
 		"--cases rping+perftest+integrity+tshark kiwi:ulpf00=Y-kiwi:ulpf00=Y"
 		"--cases rping kiwi:ulpf00=Y-kiwi!refused"
 		"--cases mw+exverbs siw-kiwi kiwi-siw"

@@ -56,6 +56,8 @@
 #    fill vt_cmpdata's backlog of 4, a fifth one's Initiate gets a Session
 #    Terminate (sctp_ssc_term_sent moves, the listener's device logs it),
 #    the ULP sees only the good initiator that follows.
+# 2c. Beyond twice that backlog: eight silent associations, a ninth is
+#    shut down unread; the ULP again sees only the good initiator after it.
 # Checklist items this case drives on the live path: SCTP-001/035 (the
 # indication in INIT/INIT-ACK), SCTP-031 (U=1 on every DATA chunk),
 # SCTP-011 (a Session Terminate at each connection's end: 6 control
@@ -185,6 +187,26 @@ else
 	vt_check "the listener's device logged the refused Initiate" \
 		test "$(dmesg | grep -c "$backlog_log")" -gt "$log0"
 	vt_eq "connections the ULP saw" "$(grep -c '^step [0-9]*: request' "$out")" 1
+fi
+
+# --- 2c. beyond twice the listener's backlog ----------------------------------
+# Eight associations that send no Initiate: four fill vt_cmpdata's backlog
+# of 4, four more are held to have their Initiate refused; a ninth is shut
+# down unread (SCTP SHUTDOWN, no Session Control message), which bounds
+# what a flood of associations holds. Then a good initiator is accepted.
+pair_step backlog2 server 120 \
+	"$VT_PROGS/vt_cmpdata" -s -a "{me}" -p "{port}" -x A0 -- \
+	bash -c "python3 $KIWI_SRC/tests/vm/lib/sctp-raw-peer.py beyond-twice-backlog {port} {peer} 20 &&
+		$VT_PROGS/vt_cmpdata -a {peer} -p {port} -x A0"
+out=$VT_TMP/backlog2.out
+sed 's/^/    | /' "$out"
+if [ "$PAIR_SIDE" = client ]; then
+	vt_check "beyond-twice-backlog: the ninth association is shut down unread" \
+		grep -qE '^beyond-twice-backlog: eof ' "$out"
+	vt_check "a good initiator is accepted after the flood" \
+		grep -q 'step 0: accept: 0 octets of private data intact' "$out"
+else
+	vt_eq "connections the ULP saw after the flood" "$(grep -c '^step [0-9]*: request' "$out")" 1
 fi
 
 # --- 3. private data and Reject, both ways ----------------------------------
