@@ -24,7 +24,10 @@
 # Default combos, CRC like with like:
 #   kiwi-kiwi (MPA CRC on: kiwi asks for it), siw:crc-siw:crc (CRC on),
 #   kiwi:mpa_crc_off=1-kiwi:mpa_crc_off=1 (CRC off), siw-siw (CRC off: siw
-#   does not ask), kiwi-siw (kiwi asks, siw accepts: CRC on), and
+#   does not ask), kiwi-siw:p2p (kiwi server, siw client with RFC 6581's
+#   RTR: kiwi asks for CRC, siw accepts: CRC on; without peer-to-peer a
+#   siw client never sends first and ib_write_lat's server, which does,
+#   waits for good against a kiwi responder, Documentation/interop.md), and
 #   kiwi:mpa_markers=1-kiwi:mpa_markers=1 (MPA markers and CRC on; siw has
 #   no markers), and kiwi:llp=sctp-kiwi:llp=sctp (DDP over SCTP, no MPA;
 #   its rounds also run iperf3 over SCTP, and its ratios are taken against
@@ -59,7 +62,7 @@ for a in "$@"; do
 done
 bench_split_args "${rest[@]}"
 if [ ${#combos[@]} -eq 0 ]; then
-	combos=(kiwi-kiwi siw:crc-siw:crc kiwi:mpa_crc_off=1-kiwi:mpa_crc_off=1 siw-siw kiwi-siw
+	combos=(kiwi-kiwi siw:crc-siw:crc kiwi:mpa_crc_off=1-kiwi:mpa_crc_off=1 siw-siw kiwi-siw:p2p
 		kiwi:mpa_markers=1-kiwi:mpa_markers=1 kiwi:llp=sctp-kiwi:llp=sctp)
 	[ "$sweep" = 0 ] || combos+=(rxe-rxe)
 fi
