@@ -161,53 +161,53 @@ else
 		test "$(dmesg | grep -c "$foreign")" -gt "$log0"
 fi
 
+# flood STEP MODE: vt_cmpdata listens (backlog 4) while sctp-raw-peer.py
+# MODE floods it with associations, then a good initiator connects: it is
+# accepted, and the ULP saw it alone. Output in VT_TMP/STEP.out.
+flood() {
+	local out=$VT_TMP/$1.out
+	pair_step "$1" server 120 \
+		"$VT_PROGS/vt_cmpdata" -s -a "{me}" -p "{port}" -x A0 -- \
+		bash -c "python3 $KIWI_SRC/tests/vm/lib/sctp-raw-peer.py $2 {port} {peer} 20 &&
+			$VT_PROGS/vt_cmpdata -a {peer} -p {port} -x A0"
+	sed 's/^/    | /' "$out"
+	if [ "$PAIR_SIDE" = client ]; then
+		vt_check "$2: a good initiator is accepted afterwards" \
+			grep -q 'step 0: accept: 0 octets of private data intact' "$out"
+	else
+		vt_eq "$2: connections the ULP saw" "$(grep -c '^step [0-9]*: request' "$out")" 1
+	fi
+}
+
 # --- 2b. beyond the listener's backlog (SCTP-014/015) -------------------------
 # vt_cmpdata listens with backlog 4: four associations that send no
 # Initiate fill it, a fifth one's Initiate gets a Session Terminate and
-# never reaches the ULP; then a good initiator is accepted.
+# never reaches the ULP.
 backlog_log="SCTP Session Initiate beyond the listener's backlog refused"
 if [ "$PAIR_SIDE" = server ]; then
 	st0=$(vt_stats "$PAIR_DEV")
 	log0=$(dmesg | grep -c "$backlog_log")
 fi
-pair_step backlog server 120 \
-	"$VT_PROGS/vt_cmpdata" -s -a "{me}" -p "{port}" -x A0 -- \
-	bash -c "python3 $KIWI_SRC/tests/vm/lib/sctp-raw-peer.py beyond-backlog {port} {peer} 20 &&
-		$VT_PROGS/vt_cmpdata -a {peer} -p {port} -x A0"
-out=$VT_TMP/backlog.out
-sed 's/^/    | /' "$out"
+flood backlog beyond-backlog
 if [ "$PAIR_SIDE" = client ]; then
 	vt_check "beyond-backlog: the fifth Initiate gets a Session Terminate, then the association ends" \
-		grep -qE '^beyond-backlog: ssc 4 (eof|abort) ' "$out"
-	vt_check "a good initiator is accepted afterwards" \
-		grep -q 'step 0: accept: 0 octets of private data intact' "$out"
+		grep -qE '^beyond-backlog: ssc 4 (eof|abort) ' "$VT_TMP/backlog.out"
 else
 	st1=$(vt_stats "$PAIR_DEV")
 	vt_stat_moved "$PAIR_DEV" "$st0" "$st1" sctp_ssc_term_sent
 	vt_check "the listener's device logged the refused Initiate" \
 		test "$(dmesg | grep -c "$backlog_log")" -gt "$log0"
-	vt_eq "connections the ULP saw" "$(grep -c '^step [0-9]*: request' "$out")" 1
 fi
 
 # --- 2c. beyond twice the listener's backlog ----------------------------------
-# Eight associations that send no Initiate: four fill vt_cmpdata's backlog
-# of 4, four more are held to have their Initiate refused; a ninth is shut
-# down unread (SCTP SHUTDOWN, no Session Control message), which bounds
-# what a flood of associations holds. Then a good initiator is accepted.
-pair_step backlog2 server 120 \
-	"$VT_PROGS/vt_cmpdata" -s -a "{me}" -p "{port}" -x A0 -- \
-	bash -c "python3 $KIWI_SRC/tests/vm/lib/sctp-raw-peer.py beyond-twice-backlog {port} {peer} 20 &&
-		$VT_PROGS/vt_cmpdata -a {peer} -p {port} -x A0"
-out=$VT_TMP/backlog2.out
-sed 's/^/    | /' "$out"
-if [ "$PAIR_SIDE" = client ]; then
+# Eight associations that send no Initiate: four fill the backlog, four
+# more are held to have their Initiate refused; a ninth is shut down
+# unread (SCTP SHUTDOWN, no Session Control message), which bounds what a
+# flood of associations holds.
+flood backlog2 beyond-twice-backlog
+[ "$PAIR_SIDE" = server ] ||
 	vt_check "beyond-twice-backlog: the ninth association is shut down unread" \
-		grep -qE '^beyond-twice-backlog: eof ' "$out"
-	vt_check "a good initiator is accepted after the flood" \
-		grep -q 'step 0: accept: 0 octets of private data intact' "$out"
-else
-	vt_eq "connections the ULP saw after the flood" "$(grep -c '^step [0-9]*: request' "$out")" 1
-fi
+		grep -qE '^beyond-twice-backlog: eof ' "$VT_TMP/backlog2.out"
 
 # --- 3. private data and Reject, both ways ----------------------------------
 pair_pdata_both
