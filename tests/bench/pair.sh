@@ -16,8 +16,8 @@
 # MiB/s), µs for latency (median and 99th percentile of half the round
 # trip), guest CPU seconds per GiB moved (both guests), the ratios kiwi/TCP
 # and kiwi/siw with the same CRC setting; and writes every figure as CSV to
-# build/bench/pair-TIME.csv. The default run (6 combos, 3 rounds) takes
-# about 40 minutes under TCG (4 combos took 26 on 2026-11-28); each
+# build/bench/pair-TIME.csv. The default run (7 combos, 3 rounds) takes
+# about 30 minutes under TCG (a combo 150 to 250 s on 2026-11-30); each
 # combo's case may take 240 s per round (900 with --sweep) plus 120,
 # unless --case-timeout says otherwise.
 #

@@ -182,15 +182,16 @@ tcp_step() {
 }
 
 # tcp_bw NAME CPU [--sctp]: iperf3, one stream (one SCTP association with
-# --sctp), as many octets as a 64 KiB perftest step, both ends on vCPU CPU
-# (pin_cmd); received MiB/s.
+# --sctp, a client option: the server follows the client), as many octets
+# as a 64 KiB perftest step, both ends on vCPU CPU (pin_cmd); received
+# MiB/s.
 tcp_bw() {
 	local t0 rc=0 octets=$((65536 * bw_n)) pin proto=("${@:3}")
 	pin=$(pin_cmd "$2")
 	t0=$(cpu_jiffies)
 	observe_begin "$1"
 	# shellcheck disable=SC2086 # pin: words or nothing
-	tcp_step "$1" $pin iperf3 "${proto[@]}" -s -1 -p "{port}" -- \
+	tcp_step "$1" $pin iperf3 -s -1 -p "{port}" -- \
 		$pin iperf3 "${proto[@]}" -c "{peer}" -p "{port}" -n "$octets" -J || rc=$?
 	observe_end "$1"
 	[ "$PAIR_SIDE" = client ] || { cpu_note "$1" "$t0" 0; return 0; }
