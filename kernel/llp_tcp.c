@@ -11,8 +11,8 @@
  * sized and batched so that every TCP segment starts with one (RFC 5044
  * Appendix A.1; proto/mpa_seg.c), MULPDU following the EMSS per batch. Receive
  * reads the socket with tcp_read_sock() and runs the decoder of the same
- * profile (llp_tcp_rx.c, llp_tcp_ahead.c), which refuses a frame with another key than
- * the peer announced (MPA error 3, a Terminate; SEC-21).
+ * profile (llp_tcp_rx.c, llp_tcp_ahead.c), which refuses a frame with
+ * another key than the peer announced (MPA error 3, a Terminate; SEC-21).
  */
 #include <linux/net.h>
 #include <linux/tcp.h>

@@ -6,8 +6,8 @@
  * the ULPDU to DDP (RFC 5044 section 6; MPA-044/046): not one octet of an
  * FPDU with a bad CRC may be placed. With CRC on, a copy of the FPDU
  * decoder therefore runs ahead of the real one over the octets queued on
- * the socket, without consuming them, and the real decoder (llp_tcp_rx.c) is fed
- * only octets that belong to whole FPDUs the copy found good. The copy
+ * the socket, without consuming them, and the real decoder (llp_tcp_rx.c)
+ * is fed only octets that belong to whole FPDUs the copy found good. The copy
  * stops at the end of the first whole FPDU, so each FPDU is checked and
  * then placed while its octets are still in the cache, instead of the
  * whole queue being checked before the first octet is placed. An FPDU not
@@ -17,7 +17,8 @@
  * reads the stream as it comes.
  *
  * skb_seq_read() may return a block that runs past the end given to
- * skb_prepare_seq_read(): llp_tcp_rx.c clamps what it feeds to the end it asked for.
+ * skb_prepare_seq_read(): llp_tcp_rx.c clamps what it feeds to the end it
+ * asked for.
  */
 #include <linux/skbuff.h>
 #include <net/tcp.h>

@@ -15,10 +15,10 @@
  * validators (rdmap.h lists them in order), fed with what the kernel
  * knows: the QP's rights, the MR behind an STag (kiwi_mr_stag_info()), the
  * receive WR, the octets of the current Send or Read Response already
- * placed. An LLP hands over only octets it verified (MPA's CRC: llp_tcp_ahead.c),
- * so nothing of a bad FPDU is ever placed. After the first error nothing
- * more is placed or delivered: the error becomes a Terminate (qp_term.c).
- * Nothing here knows which LLP runs below.
+ * placed. An LLP hands over only octets it verified (MPA's CRC:
+ * llp_tcp_ahead.c), so nothing of a bad FPDU is ever placed. After the
+ * first error nothing more is placed or delivered: the error becomes a
+ * Terminate (qp_term.c). Nothing here knows which LLP runs below.
  */
 #include "kiwi.h"
 #include "conn.h"

@@ -331,27 +331,16 @@ def ddp_assoc(ip, port):
 BACKLOG = 4
 
 
-def run_beyond_backlog(port, ip, limit):
-    """BACKLOG silent associations, then an Initiate on one more."""
-    held = [ddp_assoc(ip, port) for _ in range(BACKLOG)]
+def run_flood(port, ip, limit, silent, initiate):
+    """@silent associations that send nothing, then one more, which sends
+    an Initiate if @initiate; returns the last one's events."""
+    held = [ddp_assoc(ip, port) for _ in range(silent)]
     # The listener takes associations in the order they came up.
     time.sleep(1)
     s = ddp_assoc(ip, port)
     s.settimeout(limit)
-    send(s, PPID_SSC, ssc(0, 1))
-    ev = collect(s, [])
-    for h in held:
-        h.close()
-    return ev
-
-
-def run_beyond_twice_backlog(port, ip, limit):
-    """2 x BACKLOG silent associations, then one more that sends nothing:
-    the listener holds no more than that, the last is shut down unread."""
-    held = [ddp_assoc(ip, port) for _ in range(2 * BACKLOG)]
-    time.sleep(1)
-    s = ddp_assoc(ip, port)
-    s.settimeout(limit)
+    if initiate:
+        send(s, PPID_SSC, ssc(0, 1))
     ev = collect(s, [])
     for h in held:
         h.close()
@@ -361,9 +350,9 @@ def run_beyond_twice_backlog(port, ip, limit):
 def run(mode, port, ip, limit):
     """One association misbehaving as @mode; returns its events."""
     if mode == "beyond-backlog":
-        return run_beyond_backlog(port, ip, limit)
+        return run_flood(port, ip, limit, BACKLOG, True)
     if mode == "beyond-twice-backlog":
-        return run_beyond_twice_backlog(port, ip, limit)
+        return run_flood(port, ip, limit, 2 * BACKLOG, False)
     s = socket.socket(socket.AF_INET6 if ":" in ip else socket.AF_INET,
                       socket.SOCK_STREAM, IPPROTO_SCTP)
     if mode != "no-adapt":
