@@ -324,6 +324,53 @@ pair_reap() {
 	wait "$pid"
 }
 
+# pair_raw_step NAME LISTENER LIMIT LISTEN_CMD -- CONNECT_CMD: for a
+# listener that is not an rdma_cm one (a raw MPA or SCTP peer, or
+# vt_cmpdata): LISTEN_CMD runs on the guest whose role is LISTENER
+# (server|client), CONNECT_CMD on the other once LISTEN_CMD printed
+# "listening" ({port}, {me} and {peer} as for pair_step). Each side's
+# output goes to $VT_TMP/NAME.out and its log, its exit status to STEP_RC.
+# The listener gets 5 s after the initiator ended and is then stopped
+# (STEP_RC 125): a listener whose connection must never reach it is
+# stopped so.
+pair_raw_step() {
+	local name=$1 side=$2 limit=$3 cmd=() c pid out=$VT_TMP/$1.out
+	shift 3
+	if [ "$PAIR_SIDE" = "$side" ]; then
+		while [ $# -gt 0 ] && [ "$1" != -- ]; do cmd+=("$1"); shift; done
+	else
+		while [ $# -gt 0 ] && [ "$1" != -- ]; do shift; done
+		shift
+		cmd=("$@")
+	fi
+	PAIR_PORT=$((PAIR_PORT + 1))
+	c=("${cmd[@]//\{port\}/$PAIR_PORT}")
+	c=("${c[@]//\{peer\}/$KIWI_PEER_IP}")
+	c=("${c[@]//\{me\}/$KIWI_MY_IP}")
+	if [ "$PAIR_SIDE" = "$side" ]; then
+		timeout -k 5 "$limit" "${c[@]}" > "$out" 2>&1 &
+		pid=$!
+		vt_wait_for 30 pair_raw_listening "$out" "$pid" ||
+			vt_log "$name: the listener did not start"
+		pair_barrier "$name.listening" 60
+		pair_barrier "$name.done" $((limit + 30))
+		pair_reap "$pid" 5
+		STEP_RC=$?
+	else
+		pair_barrier "$name.listening" 60
+		timeout -k 5 "$limit" "${c[@]}" > "$out" 2>&1
+		STEP_RC=$?
+		pair_barrier "$name.done" $((limit + 30))
+	fi
+	vt_log "$name ($PAIR_SIDE): exit $STEP_RC"
+	sed 's/^/    | /' "$out"
+}
+
+# pair_raw_listening OUT PID: OUT shows "listening", or PID ended.
+pair_raw_listening() {
+	grep -q '^listening' "$1" || ! kill -0 "$2" 2>/dev/null
+}
+
 # pair_rping_exit_race RC OUTFILE: an rping server that ended normally (the
 # client disconnected: "wait for RDMA_READ_ADV state 10") may still exit
 # with status 255: its event thread waits in rdma_get_cm_event() while the

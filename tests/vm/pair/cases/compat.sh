@@ -55,51 +55,6 @@ set_kiwi() {
 	echo "$2" > "$S/$1" || vt_fail "cannot set $1 to $2"
 }
 
-# compat_step NAME LISTENER LIMIT LISTEN_CMD -- CONNECT_CMD: LISTEN_CMD
-# runs on the guest whose role is LISTENER (server|client), CONNECT_CMD on
-# the other once LISTEN_CMD printed "listening" ({port}, {me} and {peer}
-# as for pair_step). Each side's output goes to $VT_TMP/NAME.out and its
-# log, its exit status to STEP_RC. The listener gets 5 s after the
-# initiator ended and is then stopped (STEP_RC 125): a listener whose
-# connection must never reach it is stopped so.
-compat_step() {
-	local name=$1 side=$2 limit=$3 cmd=() c pid out=$VT_TMP/$1.out
-	shift 3
-	if [ "$PAIR_SIDE" = "$side" ]; then
-		while [ $# -gt 0 ] && [ "$1" != -- ]; do cmd+=("$1"); shift; done
-	else
-		while [ $# -gt 0 ] && [ "$1" != -- ]; do shift; done
-		shift
-		cmd=("$@")
-	fi
-	PAIR_PORT=$((PAIR_PORT + 1))
-	c=("${cmd[@]//\{port\}/$PAIR_PORT}")
-	c=("${c[@]//\{peer\}/$KIWI_PEER_IP}")
-	c=("${c[@]//\{me\}/$KIWI_MY_IP}")
-	if [ "$PAIR_SIDE" = "$side" ]; then
-		timeout -k 5 "$limit" "${c[@]}" > "$out" 2>&1 &
-		pid=$!
-		vt_wait_for 30 listening "$out" "$pid" ||
-			vt_log "$name: the listener did not start"
-		pair_barrier "$name.listening" 60
-		pair_barrier "$name.done" $((limit + 30))
-		pair_reap "$pid" 5
-		STEP_RC=$?
-	else
-		pair_barrier "$name.listening" 60
-		timeout -k 5 "$limit" "${c[@]}" > "$out" 2>&1
-		STEP_RC=$?
-		pair_barrier "$name.done" $((limit + 30))
-	fi
-	vt_log "$name ($PAIR_SIDE): exit $STEP_RC"
-	sed 's/^/    | /' "$out"
-}
-
-# listening OUT PID: OUT shows "listening", or PID ended.
-listening() {
-	grep -q '^listening' "$1" || ! kill -0 "$2" 2>/dev/null
-}
-
 # --- 1. RDMAC revision 0, kiwi as responder -----------------------------
 info=$KIWI_SHARED/pair.$PAIR_ID.target-info
 if [ "$PAIR_SIDE" = server ]; then
@@ -147,7 +102,7 @@ how_ended() {
 st0=$(vt_stats "$PAIR_DEV")
 for rdmac in N Y; do
 	[ "$PAIR_SIDE" = client ] && set_kiwi mpa_rdmac "$rdmac"
-	compat_step "rev0-reply-$rdmac" server 60 \
+	pair_raw_step "rev0-reply-$rdmac" server 60 \
 		python3 "$RAW" rev0-reply "{port}" "{me}" 20 -- \
 		"$VT_PROGS/vt_cmpdata" -a "{peer}" -p "{port}" -x F0
 	out=$VT_TMP/rev0-reply-$rdmac.out
@@ -167,7 +122,7 @@ done
 
 # --- 3. a Reply with private data iw_cm cannot carry ----------------------
 for how in accept reject; do
-	compat_step "big-pd-$how" server 60 \
+	pair_raw_step "big-pd-$how" server 60 \
 		python3 "$RAW" "big-pd-$how" "{port}" "{me}" 20 -- \
 		"$VT_PROGS/vt_cmpdata" -a "{peer}" -p "{port}" -x F0
 	out=$VT_TMP/big-pd-$how.out
@@ -197,7 +152,7 @@ pair_pdata_both
 # --- 5. draft-00 against a kiwi without it --------------------------------
 [ "$PAIR_SIDE" = server ] && set_kiwi ulpf00 Y
 pair_barrier ulpf-set 60 || vt_die "the peer did not set ulpf00"
-compat_step ulpf-responder server 60 \
+pair_raw_step ulpf-responder server 60 \
 	"$VT_PROGS/vt_cmpdata" -s -a "{me}" -p "{port}" -x A0 -- \
 	"$VT_PROGS/vt_cmpdata" -a "{peer}" -p "{port}" -x R0
 if [ "$PAIR_SIDE" = client ]; then
@@ -207,7 +162,7 @@ else
 	vt_eq "ulpf-responder: CONNECT_REQUESTs the responder's ULP saw" \
 		"$(grep -c '^step 0: request' "$VT_TMP/ulpf-responder.out")" 0
 fi
-compat_step ulpf-initiator client 60 \
+pair_raw_step ulpf-initiator client 60 \
 	"$VT_PROGS/vt_cmpdata" -s -a "{me}" -p "{port}" -x A0 -- \
 	"$VT_PROGS/vt_cmpdata" -a "{peer}" -p "{port}" -x F0
 if [ "$PAIR_SIDE" = server ]; then
