@@ -2,8 +2,9 @@
 """A raw SCTP peer for kiwi's DDP over SCTP (RFC 5043 draft):
 python3 sctp-raw-peer.py MODE[,MODE...] PORT IP [SECONDS]
 
-Connects a one-to-one SCTP socket to a kiwi listener (llp=sctp) and
-misbehaves as MODE says:
+Connects a one-to-one SCTP socket to a kiwi listener (llp=sctp), or for
+the serve-* modes listens for a kiwi initiator, and misbehaves as MODE
+says:
 
 no-adapt     no Adaptation Layer Indication in the INIT, sends an Initiate
 other-adapt  Adaptation Indication 0x2 (not DDP), sends an Initiate
@@ -73,6 +74,13 @@ beyond-backlog  BACKLOG (4, vt_cmpdata's rdma_listen backlog) associations
 beyond-twice-backlog  twice BACKLOG such associations, then one more that
              sends nothing: beyond twice the backlog it is shut down unread
              ("eof"), before any Initiate; all are closed at the end
+
+serve-big-accept  listen on IP:PORT with the DDP indication (prints
+             "listening"), take one association, read its Session Initiate
+             and answer it with an Accept carrying 300 octets of Private
+             Data (more than an iw_cm event carries); the initiator must
+             refuse it with a Session Terminate
+serve-big-reject  the same with a Reject of 300 octets
 
 For each MODE, one association and one line "MODE: EVENT...": "ssc FN"
 for each Session Control message received (FN its function code), "term
@@ -318,12 +326,18 @@ def collect(s, ev, answer_stream_term=False, close_at=None):
             send(s, PPID_SSC, ssc(1, 4))
 
 
-def ddp_assoc(ip, port):
-    """A one-to-one SCTP socket with the DDP indication, connected."""
+def ddp_sock(ip):
+    """A one-to-one SCTP socket with the DDP indication."""
     s = socket.socket(socket.AF_INET6 if ":" in ip else socket.AF_INET,
                       socket.SOCK_STREAM, IPPROTO_SCTP)
     s.setsockopt(IPPROTO_SCTP, SCTP_ADAPTATION_LAYER, struct.pack("=I", 1))
     s.setsockopt(IPPROTO_SCTP, SCTP_RECVRCVINFO, 1)
+    return s
+
+
+def ddp_assoc(ip, port):
+    """A one-to-one SCTP socket with the DDP indication, connected."""
+    s = ddp_sock(ip)
     s.connect((ip, port))
     return s
 
@@ -347,8 +361,39 @@ def run_flood(port, ip, limit, silent, initiate):
     return ev
 
 
+# What a serve-* mode answers an Initiate with.
+SERVE = {"serve-big-accept": 2, "serve-big-reject": 3}
+
+
+def run_serve(mode, port, ip, limit):
+    """Listen, answer the first Initiate as @mode says; returns the events
+    of that association (its Initiate first)."""
+    ls = ddp_sock(ip)
+    ls.bind((ip, port))
+    ls.listen(1)
+    print("listening")
+    sys.stdout.flush()
+    ls.settimeout(limit)
+    try:
+        s, _ = ls.accept()
+    except socket.timeout:
+        return ["timeout"]
+    s.settimeout(limit)
+    ev = [next_event(s)]
+    if ev[-1] != "ssc 1":
+        return ev + ["no-initiate"]
+    pd = bytes((i * 13 + 5) & 0xFF for i in range(300))
+    try:
+        send(s, PPID_SSC, ssc(0, SERVE[mode], pd))
+    except OSError as e:
+        return send_failed(ev, e)
+    return collect(s, ev)
+
+
 def run(mode, port, ip, limit):
     """One association misbehaving as @mode; returns its events."""
+    if mode in SERVE:
+        return run_serve(mode, port, ip, limit)
     if mode == "beyond-backlog":
         return run_flood(port, ip, limit, BACKLOG, True)
     if mode == "beyond-twice-backlog":
