@@ -25,6 +25,10 @@
 #    0 and 255 octets in the Accept reach the initiator's ESTABLISHED and
 #    in the Reject its REJECTED event, each checked octet by octet; the
 #    counters mpa_rej_sent and mpa_rej_rcvd move.
+# 3b. An Accept and a Reject with 300 octets of private data, from a raw
+#    SCTP listener (sctp-raw-peer.py serve-big-*): the kiwi initiator's
+#    connect fails with -EMSGSIZE, it answers with a Session Terminate
+#    and logs and counts the refusal.
 # 4. A hostile raw SCTP peer after a good Initiate and Accept: a duplicate
 #    DDP-SSN (delivered or held), a DDP-SSN from before the session or
 #    beyond the draft's window of 32767, a segment larger than the MULPDU or than any
@@ -48,10 +52,12 @@
 # 5. mpa_markers, mpa_crc_off and ulpf00 set to Y on an llp=sctp device:
 #    rdma_listen and rdma_connect fail with EOPNOTSUPP (each guest alone).
 # 6. IPv6 (fd77::/64): rping with data verification and vt_cmpdata.
-# 7. The path MTU drops mid-connection: after the client's eth0 goes from
-#    MTU 1500 to 1200 during an ib_send_bw, its DDP Segments follow the new
-#    MULPDU (1150) as whole DATA chunks; only segments framed before SCTP
-#    took the new path MTU are fragmented by SCTP (section 9, SCTP-027).
+# 7. The path MTU drops, then rises, mid-connection: after the client's
+#    eth0 goes from MTU 1500 to 1200 during an ib_send_bw, its DDP Segments
+#    follow the new MULPDU (1150) as whole DATA chunks; only segments
+#    framed before SCTP took the new path MTU are fragmented by SCTP
+#    (section 9, SCTP-027); once eth0 is back at 1500 they grow to 1450
+#    again.
 # 2b. Beyond the listener's backlog: four associations that send nothing
 #    fill vt_cmpdata's backlog of 4, a fifth one's Initiate gets a Session
 #    Terminate (sctp_ssc_term_sent moves, the listener's device logs it),
@@ -212,6 +218,37 @@ flood backlog2 beyond-twice-backlog
 # --- 3. private data and Reject, both ways ----------------------------------
 pair_pdata_both
 
+# --- 3b. an Accept or Reject with private data iw_cm cannot carry ----------
+# A raw SCTP listener on the server guest answers the client guest's
+# Initiate with 300 octets of Private Data: the connect fails with
+# -EMSGSIZE (nothing cut short reaches the ULP) and the initiator ends the
+# session with a Session Terminate.
+refused_log="SCTP Session Accept or Reject with private data over the 255 octets iw_cm delivers refused"
+if [ "$PAIR_SIDE" = client ]; then
+	st0=$(vt_stats "$PAIR_DEV")
+	log0=$(dmesg | grep -c "$refused_log")
+fi
+for how in accept reject; do
+	pair_raw_step "big-pd-$how" server 60 \
+		python3 "$KIWI_SRC/tests/vm/lib/sctp-raw-peer.py" "serve-big-$how" "{port}" "{me}" 20 -- \
+		"$VT_PROGS/vt_cmpdata" -a "{peer}" -p "{port}" -x F0
+	out=$VT_TMP/big-pd-$how.out
+	if [ "$PAIR_SIDE" = client ]; then
+		vt_check "big-pd-$how: the connect fails with -EMSGSIZE" \
+			grep -q '^step 0: RDMA_CM_EVENT_CONNECT_ERROR, status -90$' "$out"
+	else
+		vt_check "big-pd-$how: the initiator answers with a Session Terminate" \
+			grep -qE "^serve-big-$how: ssc 1 ssc 4 (eof|abort) " "$out"
+	fi
+done
+if [ "$PAIR_SIDE" = client ]; then
+	st1=$(vt_stats "$PAIR_DEV")
+	vt_eq "cm_connect_errors grew by 2" \
+		"$(($(vt_stat "$st1" cm_connect_errors) - $(vt_stat "$st0" cm_connect_errors)))" 2
+	vt_eq "the initiator's device logged both refusals" \
+		"$(($(dmesg | grep -c "$refused_log") - log0))" 2
+fi
+
 # --- 4. a hostile SCTP peer mid-connection -------------------------------
 mid=(mid-dup mid-overlap mid-old mid-beyond mid-big mid-huge mid-stream mid-reorder)
 mids=$(IFS=,; echo "${mid[*]}")
@@ -333,25 +370,28 @@ vt_check "pdata6: private data intact over IPv6" \
 	test "$(grep -c 'octets of private data intact' "$VT_TMP/pdata6.out")" = 2
 ip -6 addr del "$me6/64" dev eth0
 
-# --- 7. the path MTU drops mid-connection (section 9) ----------------------
-# ib_send_bw of 4000-octet messages from the client for 8 s; 4 s in, the
-# client's eth0 goes from MTU 1500 to 1200. SCTP takes the new path MTU
-# at its next packet and kiwi's next TX batch its MULPDU: 1150 octets
-# (1200 - IPv4 20 - SCTP 12 - DATA 16 - DDP-SSN 2), so full segments then
-# travel as whole DATA chunks of 1168 octets (B = E = 1); a kiwi that kept
-# 1450 sends 1452-octet messages SCTP must cut into fragments of at most
-# 1152 (B or E clear). Segments framed before SCTP noticed the change are
-# fragmented (2 to 304 chunks in the first runs); as SCTP sends in TSN
-# order, none may follow the first whole 1168-octet chunk but for a
-# retransmission of an earlier one (at most 10). The capture keeps 128
-# octets of each frame, the headers, which tests/vm/lib/sctp-first-chunks.py
-# reads (the first chunk of each of the client's packets).
+# --- 7. the path MTU drops, then rises, mid-connection (section 9) --------
+# ib_send_bw of 4000-octet messages from the client for 12 s; 4 s in, the
+# client's eth0 goes from MTU 1500 to 1200, 4 s later back to 1500. SCTP
+# takes each new path MTU at its next packet and kiwi's next TX batch its
+# MULPDU: 1150 octets (1200 - IPv4 20 - SCTP 12 - DATA 16 - DDP-SSN 2),
+# so full segments then travel as whole DATA chunks of 1168 octets (B = E
+# = 1); a kiwi that kept 1450 sends 1452-octet messages SCTP must cut
+# into fragments of at most 1152 (B or E clear). Segments framed before
+# SCTP noticed the drop are fragmented (2 to 304 chunks in the first
+# runs); as SCTP sends in TSN order, none may follow the first whole
+# 1168-octet chunk but for a retransmission of an earlier one (at most
+# 10). Once the MTU is back, whole 1468-octet chunks follow the 1168-octet
+# ones again: the MULPDU rises with the path MTU, up to the one the
+# association started with. The capture keeps 128 octets of each frame,
+# the headers, which tests/vm/lib/sctp-first-chunks.py reads (the first
+# chunk of each of the client's packets).
 pmtu_cap=$KIWI_RESULTS/$PAIR_ID.pmtu.cap
 PAIR_SNAPLEN=128 pair_capture_begin "$pmtu_cap" sctp
 pair_step pmtu server 120 \
-	ib_send_bw -d "$PAIR_DEV" -R -F -D 8 -s 4000 -p "{port}" -- \
-	bash -c "(sleep 4; ip link set eth0 mtu 1200) &
-		ib_send_bw -d $PAIR_DEV -R -F -D 8 -s 4000 -p {port} {peer}; rc=\$?; wait; exit \$rc"
+	ib_send_bw -d "$PAIR_DEV" -R -F -D 12 -s 4000 -p "{port}" -- \
+	bash -c "(sleep 4; ip link set eth0 mtu 1200; sleep 4; ip link set eth0 mtu 1500) &
+		ib_send_bw -d $PAIR_DEV -R -F -D 12 -s 4000 -p {port} {peer}; rc=\$?; wait; exit \$rc"
 [ "$PAIR_SIDE" = client ] && ip link set eth0 mtu 1500
 pair_barrier traffic-done 120
 if [ "$PAIR_SIDE" = server ]; then
@@ -359,19 +399,27 @@ if [ "$PAIR_SIDE" = server ]; then
 	# tshark does not dissect truncated SCTP packets: read the headers.
 	chunks=$(python3 "$KIWI_SRC/tests/vm/lib/sctp-first-chunks.py" "$pmtu_cap" \
 		"$KIWI_PEER_IP" | grep -E '^0 [01] [01] [0-9]+ 16$')
-	whole_old=$(grep -c '^0 1 1 1468 16$' <<<"$chunks")
-	whole_new=$(grep -c '^0 1 1 1168 16$' <<<"$chunks")
+	# Whole 1468-octet chunks before the first 1168-octet one, whole
+	# 1168-octet ones, fragments after the first of those, whole
+	# 1468-octet ones after the first 1168-octet one.
+	read -r whole_old whole_new late whole_again < <(awk '
+		/^0 1 1 1168 16$/ { low = 1; n_new++; next }
+		/^0 1 1 1468 16$/ { if (low) n_again++; else n_old++; next }
+		low && !/^0 1 1 / { n_late++ }
+		END { print n_old + 0, n_new + 0, n_late + 0, n_again + 0 }' <<<"$chunks")
 	frag=$(grep -cvE '^0 1 1 |^$' <<<"$chunks")
-	late=$(awk '/^0 1 1 1168 16$/ { seen = 1 } seen && !/^0 1 1 / { n++ } END { print n + 0 }' <<<"$chunks")
 	vt_log "pmtu: DDP Segment chunks from the client: $(grep -c . <<<"$chunks")," \
-		"whole at MULPDU 1450: $whole_old, whole at MULPDU 1150: $whole_new, fragments: $frag," \
+		"whole at MULPDU 1450 before the drop: $whole_old, whole at MULPDU 1150: $whole_new," \
+		"whole at 1450 after it: $whole_again, fragments: $frag," \
 		"fragments after the first whole 1168-octet chunk: $late"
-	vt_check "pmtu: whole 1450-octet segments before the change ($whole_old >= 50)" \
+	vt_check "pmtu: whole 1450-octet segments before the drop ($whole_old >= 50)" \
 		test "$whole_old" -ge 50
 	vt_check "pmtu: whole 1150-octet segments after it ($whole_new >= 50)" \
 		test "$whole_new" -ge 50
 	vt_check "pmtu: no fragments after the first whole 1150-octet segment but retransmissions ($late <= 10)" \
 		test "$late" -le 10
+	vt_check "pmtu: whole 1450-octet segments again once the MTU rose ($whole_again >= 50)" \
+		test "$whole_again" -ge 50
 fi
 pair_down
 vt_finish
