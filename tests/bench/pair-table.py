@@ -217,13 +217,29 @@ def main():
                 " %10s" % ratio(med(v, n + ".p50"), med(w, n + ".p50")) for n in
                 ("ib_send_lat", "ib_write_lat")))
     sweep(data, combos, wid)
-    drivers = sorted({"%s" % d for c in combos for d in data[c][1].values()})
+    drivers = sorted({d for c in combos for k, d in data[c][1].items()
+                      if k.startswith("crc32c.")})
     print("\ncrc32c driver in the guests: %s (TCG emulates SSE4.2's crc32 instruction)"
           % (", ".join(drivers) or "unknown"))
+    cycles = crc32c_cycles(data, combos)
+    if cycles:
+        print("crc32c TSC cycles per octet, 4 KiB blocks (tcrypt; median over the guests"
+              " of every combo): " + ", ".join("%s %s" % dc for dc in cycles))
     print("CSV: %s" % out)
     print("-: no figure (the step failed, or perftest could not calibrate its clock")
     print("   in five tries under TCG; the combo's log says which).")
     return 0
+
+
+def crc32c_cycles(data, combos):
+    """[(driver, median cycles per octet)] from the guests' tcrypt runs."""
+    per = {}
+    for c in combos:
+        for k, v in data[c][1].items():
+            if k.startswith("crc32c_cycles_") and v != "-":
+                per.setdefault(k[len("crc32c_cycles_"):].rsplit(".", 1)[0],
+                               []).append(float(v))
+    return [(d, "%.2f" % statistics.median(v)) for d, v in sorted(per.items())]
 
 
 sys.exit(main())
