@@ -178,6 +178,29 @@ pair_wait_listen() {
 	return 1
 }
 
+# pair_pick_cmd SIDE CMD_A -- CMD_B: PAIR_CMD becomes CMD_A on the guest
+# whose role is SIDE (server|client), CMD_B on the other.
+pair_pick_cmd() {
+	local side=$1
+	shift
+	PAIR_CMD=()
+	if [ "$PAIR_SIDE" = "$side" ]; then
+		while [ $# -gt 0 ] && [ "$1" != -- ]; do PAIR_CMD+=("$1"); shift; done
+	else
+		while [ $# -gt 0 ] && [ "$1" != -- ]; do shift; done
+		shift
+		PAIR_CMD=("$@")
+	fi
+}
+
+# pair_fill_cmd: PAIR_RUN becomes PAIR_CMD with {port} (PAIR_PORT), {peer}
+# and {me} filled in.
+pair_fill_cmd() {
+	PAIR_RUN=("${PAIR_CMD[@]//\{port\}/$PAIR_PORT}")
+	PAIR_RUN=("${PAIR_RUN[@]//\{peer\}/$KIWI_PEER_IP}")
+	PAIR_RUN=("${PAIR_RUN[@]//\{me\}/$KIWI_MY_IP}")
+}
+
 # pair_step NAME SERVER_SIDE LIMIT SERVER_CMD -- CLIENT_CMD: one client/server
 # run with a fresh port. The guest whose role is SERVER_SIDE (server|client)
 # runs SERVER_CMD and, once its rdma_cm listener exists, lets the other
@@ -190,21 +213,14 @@ pair_wait_listen() {
 # peer-to-peer server lost siw's own RTR race (pair_siw_rtr_race), run once
 # more, with a fresh server and port.
 pair_step() {
-	local name=$1 srv_side=$2 limit=$3 cmd=() c rc pid out attempt race
+	local name=$1 srv_side=$2 limit=$3 c rc pid out attempt race
 	shift 3
-	if [ "$PAIR_SIDE" = "$srv_side" ]; then
-		while [ $# -gt 0 ] && [ "$1" != -- ]; do cmd+=("$1"); shift; done
-	else
-		while [ $# -gt 0 ] && [ "$1" != -- ]; do shift; done
-		shift
-		cmd=("$@")
-	fi
+	pair_pick_cmd "$srv_side" "$@"
 	out=$VT_TMP/$name.out
 	for attempt in 1 2; do
 		PAIR_PORT=$((PAIR_PORT + 1))
-		c=("${cmd[@]//\{port\}/$PAIR_PORT}")
-		c=("${c[@]//\{peer\}/$KIWI_PEER_IP}")
-		c=("${c[@]//\{me\}/$KIWI_MY_IP}")
+		pair_fill_cmd
+		c=("${PAIR_RUN[@]}")
 		race=$KIWI_SHARED/pair.$PAIR_ID.$name.race.$attempt
 		PAIR_T0=$EPOCHSECONDS
 		if [ "$PAIR_SIDE" = "$srv_side" ]; then
@@ -334,19 +350,12 @@ pair_reap() {
 # (STEP_RC 125): a listener whose connection must never reach it is
 # stopped so.
 pair_raw_step() {
-	local name=$1 side=$2 limit=$3 cmd=() c pid out=$VT_TMP/$1.out
+	local name=$1 side=$2 limit=$3 c pid out=$VT_TMP/$1.out
 	shift 3
-	if [ "$PAIR_SIDE" = "$side" ]; then
-		while [ $# -gt 0 ] && [ "$1" != -- ]; do cmd+=("$1"); shift; done
-	else
-		while [ $# -gt 0 ] && [ "$1" != -- ]; do shift; done
-		shift
-		cmd=("$@")
-	fi
+	pair_pick_cmd "$side" "$@"
 	PAIR_PORT=$((PAIR_PORT + 1))
-	c=("${cmd[@]//\{port\}/$PAIR_PORT}")
-	c=("${c[@]//\{peer\}/$KIWI_PEER_IP}")
-	c=("${c[@]//\{me\}/$KIWI_MY_IP}")
+	pair_fill_cmd
+	c=("${PAIR_RUN[@]}")
 	if [ "$PAIR_SIDE" = "$side" ]; then
 		timeout -k 5 "$limit" "${c[@]}" > "$out" 2>&1 &
 		pid=$!
@@ -369,6 +378,21 @@ pair_raw_step() {
 # pair_raw_listening OUT PID: OUT shows "listening", or PID ended.
 pair_raw_listening() {
 	grep -q '^listening' "$1" || ! kill -0 "$2" 2>/dev/null
+}
+
+# pair_big_pd_step HOW LISTEN_CMD...: LISTEN_CMD, a raw listener on the
+# server guest that answers with 300 octets of private data (more than an
+# iw_cm event carries), against a kiwi initiator on the client guest
+# (vt_cmpdata), whose connect must fail with -EMSGSIZE. The step's output
+# is in $VT_TMP/big-pd-HOW.out.
+pair_big_pd_step() {
+	local how=$1
+	shift
+	pair_raw_step "big-pd-$how" server 60 "$@" -- \
+		"$VT_PROGS/vt_cmpdata" -a "{peer}" -p "{port}" -x F0
+	[ "$PAIR_SIDE" = client ] || return 0
+	vt_check "big-pd-$how: the connect fails with -EMSGSIZE" \
+		grep -q '^step 0: RDMA_CM_EVENT_CONNECT_ERROR, status -90$' "$VT_TMP/big-pd-$how.out"
 }
 
 # pair_rping_exit_race RC OUTFILE: an rping server that ended normally (the

@@ -122,13 +122,10 @@ done
 
 # --- 3. a Reply with private data iw_cm cannot carry ----------------------
 for how in accept reject; do
-	pair_raw_step "big-pd-$how" server 60 \
-		python3 "$RAW" "big-pd-$how" "{port}" "{me}" 20 -- \
-		"$VT_PROGS/vt_cmpdata" -a "{peer}" -p "{port}" -x F0
+	pair_big_pd_step "$how" python3 "$RAW" "big-pd-$how" "{port}" "{me}" 20
 	out=$VT_TMP/big-pd-$how.out
 	if [ "$PAIR_SIDE" = client ]; then
-		vt_check "big-pd-$how: the connect fails with -EMSGSIZE" \
-			grep -q '^step 0: RDMA_CM_EVENT_CONNECT_ERROR, status -90$' "$out"
+		continue
 	elif [ "$how" = accept ]; then
 		vt_check "big-pd-accept: the initiator sent the MPA Terminate 2/0/05" \
 			grep -qx 'term 2/0/05' "$out"
