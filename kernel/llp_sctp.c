@@ -88,9 +88,10 @@ static int kiwi_sctp_setopt(struct socket *sock, int opt, void *val,
  * kiwi_sctp_sock_prepare - options of every kiwi SCTP socket
  * @sock: a new one-to-one SCTP socket, before bind
  *
- * The DDP Adaptation Layer Indication goes into our INIT or INIT-ACK;
- * received chunks come with their PPID; no Nagle-like delay (11.2,
- * SCTP-038).
+ * The DDP Adaptation Layer Indication goes into our INIT or INIT-ACK,
+ * which ask for as many inbound as outbound streams (8, SCTP-026: SCTP's
+ * default inbound count is 65535); received chunks come with their PPID;
+ * no Nagle-like delay (11.2, SCTP-038).
  *
  * Return: 0 or a negative errno.
  */
@@ -99,11 +100,17 @@ int kiwi_sctp_sock_prepare(struct socket *sock)
 	struct sctp_setadaptation ad = {
 		.ssb_adaptation_ind = KIWI_SCTP_ADAPT_DDP,
 	};
+	struct sctp_initmsg init = {
+		.sinit_num_ostreams = KIWI_SCTP_STREAMS,
+		.sinit_max_instreams = KIWI_SCTP_STREAMS,
+	};
 	int on = 1;
 	int rv;
 
 	sock_set_reuseaddr(sock->sk);
 	rv = kiwi_sctp_setopt(sock, SCTP_ADAPTATION_LAYER, &ad, sizeof(ad));
+	if (!rv)
+		rv = kiwi_sctp_setopt(sock, SCTP_INITMSG, &init, sizeof(init));
 	if (!rv)
 		rv = kiwi_sctp_setopt(sock, SCTP_RECVRCVINFO, &on, sizeof(on));
 	if (!rv)

@@ -36,6 +36,12 @@ extern "C" {
 #define KIWI_SCTP_SSC_HDR_LEN		4	/* DDP-SSN, Function Code */
 #define KIWI_SCTP_PD_MAX		512
 #define KIWI_SCTP_SSC_MAX		(KIWI_SCTP_SSC_HDR_LEN + KIWI_SCTP_PD_MAX)
+/*
+ * SCTP streams asked for in each direction, equal (section 8, SCTP-026):
+ * one DDP session runs on stream 0; the others let a chunk a peer sends on
+ * another stream reach kiwi, which answers it with a Session Terminate.
+ */
+#define KIWI_SCTP_STREAMS		10
 /* Chunks that may be unacknowledged on one stream (serial arithmetic). */
 #define KIWI_SCTP_SSN_WINDOW		32767u
 
