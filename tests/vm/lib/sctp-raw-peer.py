@@ -15,6 +15,8 @@ bad-fn       DDP indication, a Session Control message with function 9
 big-pd       DDP indication, an Initiate with 300 octets of Private Data
              (more than an iw_cm event carries): the draft's answer is a
              Session Terminate, never a Reject
+huge-pd      DDP indication, an Initiate with 513 octets of Private Data,
+             more than the draft allows in any message (512)
 pre-stream   DDP indication, a Send on SCTP stream 1 before any Initiate;
              once a Session Terminate comes back on stream 1, the peer
              closes the association ("closed")
@@ -36,6 +38,8 @@ mid-reorder  two Sends (MSN 1 and 2) as DDP-SSN 2 first, then 1, then a
              Session Terminate (DDP-SSN 3): nothing to refuse (the listener
              must have two Receives posted)
 mid-beyond   a Send with DDP-SSN 40000, beyond the draft's window
+mid-term-pd  a Session Terminate (DDP-SSN 1) with 4 octets of Private Data,
+             which a Terminate must not carry
 
 The ooo-* modes also open a session, against vt_target (its info file
 named by the environment variable SCTP_PEER_INFO; it posts Receives of 64
@@ -149,6 +153,7 @@ MID = {
     "mid-reorder": [(0, PPID_SEG, send_seg(2, 2)), (0, PPID_SEG, send_seg(1, 1)),
                     (0, PPID_SSC, ssc(3, 4))],
     "mid-beyond": [(0, PPID_SEG, send_seg(40000))],
+    "mid-term-pd": [(0, PPID_SSC, ssc(1, 4, b"pdpd"))],
 }
 
 # vt_target's control pattern: octet i of its target is i * 7 + 1.
@@ -420,6 +425,8 @@ def run(mode, port, ip, limit):
         first = (PPID_SSC, ssc(0, 9))
     elif mode == "big-pd":
         first = (PPID_SSC, ssc(0, 1, b"x" * 300))
+    elif mode == "huge-pd":
+        first = (PPID_SSC, ssc(0, 1, b"x" * 513))
     elif mode == "pre-stream":
         first = (PPID_SEG, send_seg(0), 1)
     else:

@@ -5,16 +5,24 @@
 # llp=sctp (combo kiwi:llp=sctp-kiwi:llp=sctp; the other cases of that
 # combo run rping, the rdma_cm tools, perftest and the integrity program
 # over it).
-# 1. The server guest captures the SCTP traffic of rping runs in both
-#    directions and checks it with tshark: every INIT and INIT-ACK carries
-#    the Adaptation Layer Indication 0x00000001, every DATA chunk is
-#    unordered (U=1) with PPID 0x10 (DDP Segment) or 0x11 (Session
-#    Control), and each connection has its Session Control messages
-#    (Initiate, Accept, a Terminate).
+# 1. The server guest captures the SCTP traffic of rping runs of 3000
+#    octets in both directions and checks it with tshark: every INIT and
+#    INIT-ACK carries the Adaptation Layer Indication 0x00000001, every
+#    DATA chunk is unordered (U=1) with PPID 0x10 (DDP Segment) or 0x11
+#    (Session Control), and each connection has its Session Control
+#    messages (Initiate, Accept, a Terminate); and with
+#    tests/vm/lib/sctp-session-check.py: every INIT and INIT-ACK asks for
+#    as many outbound as inbound streams, no DATA chunk is a fragment (DDP
+#    cut the 3000-octet messages), each direction's DDP-SSNs run 0, 1, 2...
+#    without a gap across both PPIDs, the initiator opens with its
+#    Initiate and the responder with its Accept and only a Terminate
+#    follows, which carries no Private Data, and the initiator's first DDP
+#    Segment follows the Accept.
 # 2. A hostile raw SCTP peer (tests/vm/lib/sctp-raw-peer.py) on the client
 #    guest against a kiwi listener: without (or with another) adaptation
 #    indication, a DDP Segment or an unknown PPID or function code as the
-#    first chunk, the association is aborted; an Initiate with private data
+#    first chunk, or an Initiate with more Private Data than the draft's
+#    512 octets, the association is aborted; an Initiate with private data
 #    iw_cm cannot carry gets a Session Terminate, and so does a Send on
 #    SCTP stream 1 before any Initiate, on stream 1 (counted and logged on
 #    the listener's device). The server's counters sctp_no_adaptation,
@@ -32,7 +40,7 @@
 # 4. A hostile raw SCTP peer after a good Initiate and Accept: a duplicate
 #    DDP-SSN (delivered or held), a DDP-SSN from before the session or
 #    beyond the draft's window of 32767, a segment larger than the MULPDU or than any
-#    chunk kiwi reads: each gets an RDMAP Terminate and the association
+#    chunk kiwi reads, a Session Terminate with Private Data: each gets an RDMAP Terminate and the association
 #    ends; a segment on SCTP stream 1, where no session runs, gets a
 #    Session Terminate on stream 1 and the session on stream 0 goes on
 #    until the peer's Terminate; two Sends as DDP-SSN 2, then 1 are taken
@@ -66,6 +74,15 @@
 #    shut down unread; the ULP again sees only the good initiator after it.
 # Checklist items this case drives on the live path: SCTP-001/035 (the
 # indication in INIT/INIT-ACK), SCTP-031 (U=1 on every DATA chunk),
+# SCTP-026 (as many inbound as outbound streams), SCTP-028 (no chunk
+# fragmented while DDP can cut the message instead), SCTP-002/008
+# (DDP-SSNs in sequence, without a gap), SCTP-009 (each session's
+# Session Control messages in a legal pattern; illegal ones: seg-first,
+# bad-fn, mid-*), SCTP-005 (no Private Data in a Terminate sent; one
+# received with it ends the stream: mid-term-pd), SCTP-019 (no DDP
+# Segment before the Accept), SCTP-004 (an Initiate over 512 octets of
+# Private Data refused: huge-pd), SCTP-007 (with 4 Initiates waiting, the
+# fifth gets a Terminate: 2b),
 # SCTP-011 (a Session Terminate at each connection's end: 6 control
 # messages for 2 connections), SCTP-022/036/037 (no or another indication:
 # aborted, no DDP chunk), SCTP-010 (a first chunk that fits no legal
@@ -96,8 +113,8 @@ fi
 # --- 1. the association on the wire ------------------------------------------
 pair_capture_begin "$pcap" sctp
 pair_both rping 120 \
-	rping -s -v -a "{me}" -p "{port}" -C 20 -- \
-	rping -c -v -a "{peer}" -p "{port}" -C 20
+	rping -s -v -S 3000 -a "{me}" -p "{port}" -C 20 -- \
+	rping -c -v -S 3000 -a "{peer}" -p "{port}" -C 20
 pair_barrier traffic-done 120
 
 # sctp_fields FILTER FIELD...: one line per matching chunk occurrence.
@@ -129,10 +146,15 @@ if [ "$PAIR_SIDE" = server ]; then
 	vt_check "Session Control messages: $ctrl >= 6" test "$ctrl" -ge 6
 	vt_check "DDP Segments: $segs >= 160 (20 rping iterations x 2 directions)" \
 		test "$segs" -ge 160
+	out=$(python3 "$KIWI_SRC/tests/vm/lib/sctp-session-check.py" "$pcap")
+	rc=$?
+	vt_indent "    | " <<<"$out"
+	vt_eq "each association keeps the draft's rules (stream counts, no fragments, DDP-SSNs, session pattern)" \
+		"$rc" 0
 fi
 
 # --- 2. a hostile SCTP peer -----------------------------------------------
-modes=no-adapt,other-adapt,seg-first,bad-ppid,bad-fn,big-pd,pre-stream
+modes=no-adapt,other-adapt,seg-first,bad-ppid,bad-fn,huge-pd,big-pd,pre-stream
 # The log line of a chunk answered on another stream (kernel/llp_sctp.c).
 foreign='SCTP chunk on stream 1, which carries no DDP session'
 if [ "$PAIR_SIDE" = server ]; then
@@ -146,7 +168,7 @@ pair_step hostile server 180 \
 if [ "$PAIR_SIDE" = client ]; then
 	out=$VT_TMP/hostile.out
 	sed 's/^/    | /' "$out"
-	for m in no-adapt other-adapt seg-first bad-ppid bad-fn; do
+	for m in no-adapt other-adapt seg-first bad-ppid bad-fn huge-pd; do
 		vt_check "$m: association aborted" grep -qE "^$m: abort " "$out"
 	done
 	vt_check "big-pd: Session Terminate, then the association ends" \
@@ -160,8 +182,8 @@ else
 		"$(vt_stat "$st0" sctp_ssc_term_sent) -> $(vt_stat "$st1" sctp_ssc_term_sent) term"
 	vt_check "sctp_no_adaptation grew by 2" test \
 		"$(($(vt_stat "$st1" sctp_no_adaptation) - $(vt_stat "$st0" sctp_no_adaptation)))" = 2
-	vt_check "mpa_bad_frames grew by 3 or more" test \
-		"$(($(vt_stat "$st1" mpa_bad_frames) - $(vt_stat "$st0" mpa_bad_frames)))" -ge 3
+	vt_check "mpa_bad_frames grew by 4 or more" test \
+		"$(($(vt_stat "$st1" mpa_bad_frames) - $(vt_stat "$st0" mpa_bad_frames)))" -ge 4
 	vt_stat_moved "$PAIR_DEV" "$st0" "$st1" sctp_ssc_term_sent
 	vt_check "pre-stream: the listener's device logged the Terminate on stream 1" \
 		test "$(dmesg | grep -c "$foreign")" -gt "$log0"
@@ -244,21 +266,21 @@ if [ "$PAIR_SIDE" = client ]; then
 fi
 
 # --- 4. a hostile SCTP peer mid-connection -------------------------------
-mid=(mid-dup mid-overlap mid-old mid-beyond mid-big mid-huge mid-stream mid-reorder)
+mid=(mid-dup mid-overlap mid-old mid-beyond mid-big mid-huge mid-term-pd mid-stream mid-reorder)
 mids=$(IFS=,; echo "${mid[*]}")
 if [ "$PAIR_SIDE" = server ]; then
 	st0=$(vt_stats "$PAIR_DEV")
 	res0=$(vt_res "$PAIR_DEV")
 fi
 pair_step hostile-mid server 240 \
-	"$VT_PROGS/vt_cmpdata" -s -a "{me}" -p "{port}" -x A0,A0,A0,A0,A0,A0,A0,A0,A16 -- \
+	"$VT_PROGS/vt_cmpdata" -s -a "{me}" -p "{port}" -x A0,A0,A0,A0,A0,A0,A0,A0,A0,A16 -- \
 	bash -c "python3 $KIWI_SRC/tests/vm/lib/sctp-raw-peer.py $mids {port} {peer} 20 &&
 		$VT_PROGS/vt_cmpdata -a {peer} -p {port} -x A16"
 out=$VT_TMP/hostile-mid.out
 sed 's/^/    | /' "$out"
 if [ "$PAIR_SIDE" = client ]; then
 	# Terminate 1/0/00: layer DDP, local catastrophic error.
-	for m in "${mid[@]::6}"; do
+	for m in "${mid[@]::7}"; do
 		vt_check "$m: RDMAP Terminate (DDP, catastrophic), then the association ends" \
 			grep -qE "^$m: ssc 2 term 1/0/00 (ssc 4 )?(eof|abort) " "$out"
 	done
@@ -269,12 +291,12 @@ if [ "$PAIR_SIDE" = client ]; then
 	vt_check "a good initiator connects afterwards" \
 		grep -q 'step 0: accept: 16 octets of private data intact' "$out"
 else
-	vt_eq "connections accepted and ended" "$(grep -c '^step [0-9]*: ended' "$out")" 9
+	vt_eq "connections accepted and ended" "$(grep -c '^step [0-9]*: ended' "$out")" 10
 	st1=$(vt_stats "$PAIR_DEV")
 	vt_log "counters: term_sent_ddp $(vt_stat "$st0" term_sent_ddp) -> $(vt_stat "$st1" term_sent_ddp)," \
 		"sctp_ssc_term_sent $(vt_stat "$st0" sctp_ssc_term_sent) -> $(vt_stat "$st1" sctp_ssc_term_sent)"
-	vt_check "term_sent_ddp grew by 6 or more" test \
-		"$(($(vt_stat "$st1" term_sent_ddp) - $(vt_stat "$st0" term_sent_ddp)))" -ge 6
+	vt_check "term_sent_ddp grew by 7 or more" test \
+		"$(($(vt_stat "$st1" term_sent_ddp) - $(vt_stat "$st0" term_sent_ddp)))" -ge 7
 	vt_stat_moved "$PAIR_DEV" "$st0" "$st1" sctp_ssc_term_sent
 	res_back() { [ "$(vt_res "$PAIR_DEV")" = "$res0" ]; }
 	vt_wait_for 20 res_back
