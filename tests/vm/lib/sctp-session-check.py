@@ -127,7 +127,7 @@ def judge_direction(a, src, initiator):
                   % (src, len(payload) - 4))
     opening = (1,) if initiator else (2, 3)
     names = " ".join(FN_NAMES.get(fn, str(fn)) for _, fn in ctl)
-    if (not ctl or ctl[0] != (0, ctl[0][1]) or ctl[0][1] not in opening or
+    if (not ctl or ctl[0][0] != 0 or ctl[0][1] not in opening or
             any(fn != 4 for _, fn in ctl[1:])):
         a.bad("%s (%s): Session Control messages %s (SCTP-009)"
               % (src, "initiator" if initiator else "responder", names or "none"))
