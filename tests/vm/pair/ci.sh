@@ -5,9 +5,9 @@
 #
 # `--ci` (make check-pair-ci, the pair tier of make test): the subset CI
 # can afford in one two-guest boot, plus the soak boot below, 20 minutes
-# in a ci-fresh run (first boot 14, soak boot 5): kiwi<->kiwi rdmacm, integrity, rping, atomics
-# and compat; DDP over SCTP rping and the sctp case; the markers wire case;
-# the draft-00 profile's rping and wire cases; siw:p2p as server with
+# in a ci-fresh run (first boot 14, soak boot 5): kiwi<->kiwi rdmacm, integrity, rping, atomics,
+# compat and mtu; DDP over SCTP rping and the sctp case; the markers wire case;
+# the draft-00 profile's rping, wire and mtu cases; siw:p2p as server with
 # integrity, kiwi with siw:p2p's RTRs (rtr, its capture checked by tshark
 # and mpa-wire-check.py), siw as shipped as client (rping); and the soak
 # boot, which also runs the kernel ULPs' smoke cases (NVMe-oF, NFS over
@@ -24,7 +24,8 @@
 #    atomics, memory windows, the extended verbs with ibv_rereg_mr, and
 #    compat: RDMAC revision 0 in both roles, private data of 0, 255 and
 #    300 octets, the draft-00 profile against a kiwi without it in both
-#    roles) for kiwi<->kiwi;
+#    roles, and mtu: FPDUs follow a path MTU that drops and rises
+#    mid-connection) for kiwi<->kiwi;
 #  - MPA markers kiwi<->kiwi: the tshark case with markers asked for by
 #    both guests, and the wire case, where the client guest turns its
 #    markers off (markers in one direction only, rping both ways);
@@ -50,8 +51,9 @@
 #    revision 1 against siw;
 #  - the ULP framing draft-00 profile kiwi<->kiwi (ulpf00=Y on both): rping
 #    both ways, data verified, the wire case (every framing PDU of a
-#    captured rping walked with its key by mpa-wire-check.py) and the
-#    integrity program (SRQ pass); perftest and tshark in --full;
+#    captured rping walked with its key by mpa-wire-check.py), the mtu
+#    case and the integrity program (SRQ pass); perftest and tshark in
+#    --full;
 #  - the short version of the load and fault soak kiwi<->kiwi
 #    (tests/vm/soak/run.sh --quick, its own boot, about 4 minutes: netem,
 #    connection churn, faults mid-transfer; make soak runs the long one),
@@ -84,9 +86,9 @@ mode=--quick
 [ "${1:-}" = --full ] && mode=--full
 
 # The first boot's combos and cases; the soak's boot follows it.
-first="kiwi-kiwi/rdmacm+perftest+integrity+tshark+rping+rtr+atomics+mw+exverbs+compat kiwi:llp=sctp-kiwi:llp=sctp/rping+sctp+rdmacm+integrity+perftest kiwi:mpa_markers=Y-kiwi:mpa_markers=Y/tshark+wire siw:p2p-kiwi/integrity+atomics+mw+exverbs kiwi-siw:p2p/perftest+rtr kiwi-siw/integrity siw-kiwi/rping kiwi:mpa_crc_off=Y-siw/rping siw:rev1-kiwi/rping kiwi:ulpf00=Y-kiwi:ulpf00=Y/rping+wire+integrity"
+first="kiwi-kiwi/rdmacm+perftest+integrity+tshark+rping+rtr+atomics+mw+exverbs+compat+mtu kiwi:llp=sctp-kiwi:llp=sctp/rping+sctp+rdmacm+integrity+perftest kiwi:mpa_markers=Y-kiwi:mpa_markers=Y/tshark+wire siw:p2p-kiwi/integrity+atomics+mw+exverbs kiwi-siw:p2p/perftest+rtr kiwi-siw/integrity siw-kiwi/rping kiwi:mpa_crc_off=Y-siw/rping siw:rev1-kiwi/rping kiwi:ulpf00=Y-kiwi:ulpf00=Y/rping+wire+mtu+integrity"
 [ "${1:-}" != --ci ] ||
-	first="kiwi-kiwi/rdmacm+integrity+rping+atomics+compat kiwi:llp=sctp-kiwi:llp=sctp/rping+sctp kiwi:mpa_markers=Y-kiwi:mpa_markers=Y/wire siw:p2p-kiwi/integrity kiwi-siw:p2p/rtr siw-kiwi/rping kiwi:ulpf00=Y-kiwi:ulpf00=Y/rping+wire"
+	first="kiwi-kiwi/rdmacm+integrity+rping+atomics+compat+mtu kiwi:llp=sctp-kiwi:llp=sctp/rping+sctp kiwi:mpa_markers=Y-kiwi:mpa_markers=Y/wire siw:p2p-kiwi/integrity kiwi-siw:p2p/rtr siw-kiwi/rping kiwi:ulpf00=Y-kiwi:ulpf00=Y/rping+wire+mtu"
 # The soak boot also runs the kernel ULPs' smoke cases (ULP_SMOKE=1,
 # tests/vm/pair/ulp/lib.bash) kiwi<->kiwi; make check-ulp runs them whole.
 export ULP_SMOKE=1
