@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Frames of a classic pcap file of Ethernet (tcpdump -w), for the capture
-checkers (tests/vm/pair/mpa-wire-check.py, sctp-first-chunks.py)."""
+"""Frames of a classic pcap file of Ethernet (tcpdump -w), and the IPv4
+packets in them, for the capture checkers (tests/vm/pair/mpa-wire-check.py,
+sctp-first-chunks.py, sctp-session-check.py, tcp-first-pdu.py)."""
 import struct
 
 
@@ -33,3 +34,20 @@ def ethernet_frames(path):
             if len(frame) < incl:
                 return
             yield frame, orig
+
+
+def ipv4_packets(path, proto):
+    """Yields (index, src, dst, l4, l4_len) for each IPv4 packet of IP
+    protocol proto in the pcap file at path that is not a later fragment:
+    the frame's index in the file, source and destination addresses (4
+    octets each), the IP payload as captured (a short snap length cuts it)
+    and its length on the wire (from the IP total length)."""
+    for i, (frame, _) in enumerate(ethernet_frames(path)):
+        if len(frame) < 14 + 20 or frame[12:14] != b"\x08\x00":
+            continue
+        ip = frame[14:]
+        ihl = (ip[0] & 0x0F) * 4
+        total, frag = struct.unpack(">HH", ip[2:4] + ip[6:8])
+        if ip[9] != proto or frag & 0x1FFF:
+            continue
+        yield i, ip[12:16], ip[16:20], ip[ihl:total], total - ihl

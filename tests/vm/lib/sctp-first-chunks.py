@@ -15,18 +15,11 @@ import struct
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pcapfile import ethernet_frames  # noqa: E402
+from pcapfile import ipv4_packets  # noqa: E402
 
 
-def first_chunk(frame, src):
-    if len(frame) < 14 + 20 or frame[12:14] != b"\x08\x00":
-        return None
-    ip = frame[14:]
-    ihl = (ip[0] & 0x0F) * 4
-    frag_off = struct.unpack(">H", ip[6:8])[0] & 0x1FFF
-    if ip[9] != 132 or ip[12:16] != src or frag_off:
-        return None
-    chunk = ip[ihl + 12:]
+def first_chunk(sctp):
+    chunk = sctp[12:]
     if len(chunk) < 4:
         return None
     ctype, flags, length = struct.unpack(">BBH", chunk[:4])
@@ -42,8 +35,8 @@ def main():
         sys.exit(2)
     src = socket.inet_aton(sys.argv[2])
     try:
-        for frame, _ in ethernet_frames(sys.argv[1]):
-            line = first_chunk(frame, src)
+        for _, saddr, _, sctp, _ in ipv4_packets(sys.argv[1], 132):
+            line = first_chunk(sctp) if saddr == src else None
             if line:
                 print(line)
     except (OSError, ValueError) as e:

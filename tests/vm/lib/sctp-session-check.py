@@ -28,7 +28,7 @@ import struct
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pcapfile import ethernet_frames  # noqa: E402
+from pcapfile import ipv4_packets  # noqa: E402
 
 PPID_SEG, PPID_SSC = 0x10, 0x11
 FN_NAMES = {1: "Initiate", 2: "Accept", 3: "Reject", 4: "Terminate"}
@@ -47,17 +47,12 @@ def chunks(sctp):
 
 def packets(path):
     """(index, src, dst, sctp packet) of each IPv4 SCTP frame."""
-    for i, (frame, _) in enumerate(ethernet_frames(path)):
-        if len(frame) < 34 or frame[12:14] != b"\x08\x00":
+    for i, src, dst, sctp, _ in ipv4_packets(path, 132):
+        if len(sctp) < 12:
             continue
-        ip = frame[14:]
-        ihl = (ip[0] & 0x0F) * 4
-        if ip[9] != 132 or struct.unpack(">H", ip[6:8])[0] & 0x1FFF:
-            continue
-        sctp = ip[ihl:]
         sport, dport = struct.unpack(">HH", sctp[:4])
-        yield (i, "%s:%d" % (socket.inet_ntoa(ip[12:16]), sport),
-               "%s:%d" % (socket.inet_ntoa(ip[16:20]), dport), sctp)
+        yield (i, "%s:%d" % (socket.inet_ntoa(src), sport),
+               "%s:%d" % (socket.inet_ntoa(dst), dport), sctp)
 
 
 class Assoc:

@@ -15,22 +15,16 @@ import struct
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pcapfile import ethernet_frames  # noqa: E402
+from pcapfile import ipv4_packets  # noqa: E402
 
 
-def first_length(frame, src):
-    if len(frame) < 34 or frame[12:14] != b"\x08\x00":
-        return None
-    ip = frame[14:]
-    ihl = (ip[0] & 0x0F) * 4
-    if ip[9] != 6 or ip[12:16] != src:
-        return None
-    total = struct.unpack(">H", ip[2:4])[0]
-    tcp = ip[ihl:]
+def first_length(tcp, tcp_len):
+    """The first two payload octets of TCP segment @tcp (@tcp_len octets on
+    the wire), or None if it carries fewer."""
     if len(tcp) < 20:
         return None
     doff = (tcp[12] >> 4) * 4
-    if total - ihl - doff < 2 or len(tcp) < doff + 2:
+    if tcp_len - doff < 2 or len(tcp) < doff + 2:
         return None
     return struct.unpack(">H", tcp[doff:doff + 2])[0]
 
@@ -41,8 +35,8 @@ def main():
         return 2
     src = socket.inet_aton(sys.argv[2])
     try:
-        for frame, _ in ethernet_frames(sys.argv[1]):
-            n = first_length(frame, src)
+        for _, saddr, _, tcp, tcp_len in ipv4_packets(sys.argv[1], 6):
+            n = first_length(tcp, tcp_len) if saddr == src else None
             if n is not None:
                 print(n)
     except (OSError, ValueError) as e:
