@@ -331,11 +331,13 @@ def collect(s, ev, answer_stream_term=False, close_at=None):
             send(s, PPID_SSC, ssc(1, 4))
 
 
-def ddp_sock(ip):
-    """A one-to-one SCTP socket with the DDP indication."""
+def ddp_sock(ip, ind=1):
+    """A one-to-one SCTP socket with Adaptation Layer Indication @ind (1:
+    DDP; None: no indication)."""
     s = socket.socket(socket.AF_INET6 if ":" in ip else socket.AF_INET,
                       socket.SOCK_STREAM, IPPROTO_SCTP)
-    s.setsockopt(IPPROTO_SCTP, SCTP_ADAPTATION_LAYER, struct.pack("=I", 1))
+    if ind is not None:
+        s.setsockopt(IPPROTO_SCTP, SCTP_ADAPTATION_LAYER, struct.pack("=I", ind))
     s.setsockopt(IPPROTO_SCTP, SCTP_RECVRCVINFO, 1)
     return s
 
@@ -403,12 +405,7 @@ def run(mode, port, ip, limit):
         return run_flood(port, ip, limit, BACKLOG, True)
     if mode == "beyond-twice-backlog":
         return run_flood(port, ip, limit, 2 * BACKLOG, False)
-    s = socket.socket(socket.AF_INET6 if ":" in ip else socket.AF_INET,
-                      socket.SOCK_STREAM, IPPROTO_SCTP)
-    if mode != "no-adapt":
-        ind = 2 if mode == "other-adapt" else 1
-        s.setsockopt(IPPROTO_SCTP, SCTP_ADAPTATION_LAYER, struct.pack("=I", ind))
-    s.setsockopt(IPPROTO_SCTP, SCTP_RECVRCVINFO, 1)
+    s = ddp_sock(ip, {"no-adapt": None, "other-adapt": 2}.get(mode, 1))
     s.connect((ip, port))
     if mode in MID:
         return run_mid(s, mode, limit)

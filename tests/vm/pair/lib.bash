@@ -395,6 +395,31 @@ pair_big_pd_step() {
 		grep -q '^step 0: RDMA_CM_EVENT_CONNECT_ERROR, status -90$' "$VT_TMP/big-pd-$how.out"
 }
 
+# pair_mtu_dip NAME: ib_send_bw of 4000-octet messages from the client
+# guest to the server guest for 12 s; 4 s in, the client's eth0 goes from
+# MTU 1500 to 1200, 4 s later back to 1500 (set again afterwards, should
+# the step have ended early).
+pair_mtu_dip() {
+	pair_step "$1" server 120 \
+		ib_send_bw -d "$PAIR_DEV" -R -F -D 12 -s 4000 -p "{port}" -- \
+		bash -c "(sleep 4; ip link set eth0 mtu 1200; sleep 4; ip link set eth0 mtu 1500) &
+			ib_send_bw -d $PAIR_DEV -R -F -D 12 -s 4000 -p {port} {peer}; rc=\$?; wait; exit \$rc"
+	[ "$PAIR_SIDE" != client ] || ip link set eth0 mtu 1500
+}
+
+# pair_mtu_phases BIG SMALL: of pair_mtu_dip's capture, one line per
+# segment in the order sent (the length of the PDU it begins with, or
+# "frag" for a piece of a PDU), print "OLD LOW AGAIN LATE": the lines BIG
+# before the first SMALL, the lines SMALL, the lines BIG after the first
+# SMALL and the "frag" lines after it.
+pair_mtu_phases() {
+	awk -v big="$1" -v small="$2" '
+		$1 == small { low = 1; n_low++; next }
+		$1 == big { if (low) n_again++; else n_old++; next }
+		low && $1 == "frag" { n_late++ }
+		END { print n_old + 0, n_low + 0, n_again + 0, n_late + 0 }'
+}
+
 # pair_rping_exit_race RC OUTFILE: an rping server that ended normally (the
 # client disconnected: "wait for RDMA_READ_ADV state 10") may still exit
 # with status 255: its event thread waits in rdma_get_cm_event() while the

@@ -40,18 +40,11 @@ fi
 
 cap=$KIWI_RESULTS/$PAIR_ID.mtu.cap
 PAIR_SNAPLEN=128 pair_capture_begin "$cap"
-pair_step mtu server 120 \
-	ib_send_bw -d "$PAIR_DEV" -R -F -D 12 -s 4000 -p "{port}" -- \
-	bash -c "(sleep 4; ip link set eth0 mtu 1200; sleep 4; ip link set eth0 mtu 1500) &
-		ib_send_bw -d $PAIR_DEV -R -F -D 12 -s 4000 -p {port} {peer}; rc=\$?; wait; exit \$rc"
-[ "$PAIR_SIDE" = client ] && ip link set eth0 mtu 1500
+pair_mtu_dip mtu
 pair_capture_end "$cap"
 if [ "$PAIR_SIDE" = server ]; then
-	read -r before during after < <(python3 "$KIWI_SRC/tests/vm/lib/tcp-first-pdu.py" \
-		"$cap" "$KIWI_PEER_IP" | awk -v big="$big" -v small="$small" '
-		$1 == small { low = 1; n_low++ }
-		$1 == big { if (low) n_again++; else n_old++ }
-		END { print n_old + 0, n_low + 0, n_again + 0 }')
+	read -r before during after _ < <(python3 "$KIWI_SRC/tests/vm/lib/tcp-first-pdu.py" \
+		"$cap" "$KIWI_PEER_IP" | pair_mtu_phases "$big" "$small")
 	vt_log "mtu: TCP payloads from the client beginning with a full-size PDU ($what):" \
 		"$before of $big octets before the drop, $during of $small after it," \
 		"$after of $big once the MTU was back"

@@ -404,25 +404,17 @@ ip -6 addr del "$me6/64" dev eth0
 # chunk of each of the client's packets).
 pmtu_cap=$KIWI_RESULTS/$PAIR_ID.pmtu.cap
 PAIR_SNAPLEN=128 pair_capture_begin "$pmtu_cap" sctp
-pair_step pmtu server 120 \
-	ib_send_bw -d "$PAIR_DEV" -R -F -D 12 -s 4000 -p "{port}" -- \
-	bash -c "(sleep 4; ip link set eth0 mtu 1200; sleep 4; ip link set eth0 mtu 1500) &
-		ib_send_bw -d $PAIR_DEV -R -F -D 12 -s 4000 -p {port} {peer}; rc=\$?; wait; exit \$rc"
-[ "$PAIR_SIDE" = client ] && ip link set eth0 mtu 1500
+pair_mtu_dip pmtu
 pair_barrier traffic-done 120
 if [ "$PAIR_SIDE" = server ]; then
 	pair_capture_stop
 	# tshark does not dissect truncated SCTP packets: read the headers.
 	chunks=$(python3 "$KIWI_SRC/tests/vm/lib/sctp-first-chunks.py" "$pmtu_cap" \
 		"$KIWI_PEER_IP" | grep -E '^0 [01] [01] [0-9]+ 16$')
-	# Whole 1468-octet chunks before the first 1168-octet one, whole
-	# 1168-octet ones, fragments after the first of those, whole
-	# 1468-octet ones after the first 1168-octet one.
-	read -r whole_old whole_new late whole_again < <(awk '
-		/^0 1 1 1168 16$/ { low = 1; n_new++; next }
-		/^0 1 1 1468 16$/ { if (low) n_again++; else n_old++; next }
-		low && !/^0 1 1 / { n_late++ }
-		END { print n_old + 0, n_new + 0, n_late + 0, n_again + 0 }' <<<"$chunks")
+	# Whole chunks (B = E = 1) by their length, fragments as "frag".
+	read -r whole_old whole_new whole_again late < <(awk '
+		{ print ($2 == 1 && $3 == 1) ? $4 : "frag" }' <<<"$chunks" |
+		pair_mtu_phases 1468 1168)
 	frag=$(grep -cvE '^0 1 1 |^$' <<<"$chunks")
 	vt_log "pmtu: DDP Segment chunks from the client: $(grep -c . <<<"$chunks")," \
 		"whole at MULPDU 1450 before the drop: $whole_old, whole at MULPDU 1150: $whole_new," \
