@@ -3,7 +3,8 @@
 #
 # The case of tests/bench/profile.sh (run through tests/vm/pair/run.sh
 # --cases-dir): for each operation of PROFILE_OPS (default "write"; any of
-# write, send, read), ib_OP_bw at PROFILE_SIZE (default 64 KiB) between the
+# write, send, read, each optionally with :qN for N QPs, perftest's -q, as
+# in "read write:q4"), ib_OP_bw at PROFILE_SIZE (default 64 KiB) between the
 # two guests for PROFILE_ITERS messages (default 3000) under `perf record -a
 # -g` on both guests (cpu-clock: TCG has no PMU). Each guest writes its
 # `perf report` summary (by symbol, by command and symbol, call graph) to
@@ -19,11 +20,15 @@ pair_up
 echo 0 > /proc/sys/kernel/kptr_restrict
 echo -1 > /proc/sys/kernel/perf_event_paranoid
 
-# profile_op OP: ib_OP_bw under perf record, its report to the results.
+# profile_op OP QPS: ib_OP_bw on QPS QPs under perf record, its report to
+# the results (named OP, or OP.qQPS for more than one QP).
 profile_op() {
-	local op=$1 tool=ib_$1_bw data=$VT_TMP/perf.$1.data prof reply
-	local rep=$KIWI_RESULTS/$PAIR_ID.$PAIR_SIDE.$1.perf.txt
-	local ctl=$VT_TMP/perf.$1.ctl ack=$VT_TMP/perf.$1.ack
+	local tool=ib_$1_bw qps=$2 op=$1 data prof reply rep ctl ack
+	[ "$qps" = 1 ] || op=$1.q$qps
+	data=$VT_TMP/perf.$op.data
+	rep=$KIWI_RESULTS/$PAIR_ID.$PAIR_SIDE.$op.perf.txt
+	ctl=$VT_TMP/perf.$op.ctl
+	ack=$VT_TMP/perf.$op.ack
 	# perf starts with its events disabled and is enabled through its
 	# control FIFO, whose acknowledgement says it is recording: under TCG
 	# perf takes tens of seconds to start, so a fixed window misses the
@@ -37,8 +42,8 @@ profile_op() {
 	read -r -t 180 -u 9 reply || vt_fail "perf record did not start"
 	vt_log "perf record: enabled ($reply)"
 	pair_step "$tool" server 900 \
-		taskset -c 0 "$tool" -d "$PAIR_DEV" -R -F -s "$size" -n "$iters" -p "{port}" -- \
-		taskset -c 0 "$tool" -d "$PAIR_DEV" -R -F -s "$size" -n "$iters" -p "{port}" "{peer}"
+		taskset -c 0 "$tool" -d "$PAIR_DEV" -R -F -q "$qps" -s "$size" -n "$iters" -p "{port}" -- \
+		taskset -c 0 "$tool" -d "$PAIR_DEV" -R -F -q "$qps" -s "$size" -n "$iters" -p "{port}" "{peer}"
 	echo disable >&8
 	read -r -t 60 -u 9 reply
 	kill -INT "$prof"
@@ -46,7 +51,7 @@ profile_op() {
 	exec 8>&- 9>&-
 	vt_log "$tool: $(grep -E "^ *$size " "$VT_TMP/$tool.out" | tail -n 1)"
 	{
-		echo "== $PAIR_ID $PAIR_SIDE: perf record -a -g -e cpu-clock around $tool -s $size -n $iters"
+		echo "== $PAIR_ID $PAIR_SIDE: perf record -a -g -e cpu-clock around $tool -q $qps -s $size -n $iters"
 		grep -E "^ *$size " "$VT_TMP/$tool.out"
 		echo "== by symbol (self)"
 		perf report -i "$data" --stdio --no-children --sort sym -g none 2>/dev/null |
@@ -64,10 +69,16 @@ profile_op() {
 	rm -f "$data"
 }
 
-for op in ${PROFILE_OPS:-write}; do
-	case "$op" in
-	write | send | read) profile_op "$op" ;;
-	*) vt_fail "PROFILE_OPS: unknown operation '$op'" ;;
+for spec in ${PROFILE_OPS:-write}; do
+	case "$spec" in
+	write | send | read) profile_op "$spec" 1 ;;
+	write:q[1-9]* | send:q[1-9]* | read:q[1-9]*)
+		qps=${spec#*:q}
+		case "$qps" in
+		*[!0-9]*) vt_fail "PROFILE_OPS: bad QP count in '$spec'" ;;
+		*) profile_op "${spec%%:*}" "$qps" ;;
+		esac ;;
+	*) vt_fail "PROFILE_OPS: unknown operation '$spec'" ;;
 	esac
 done
 pair_down
