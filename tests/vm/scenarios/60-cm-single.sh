@@ -86,7 +86,7 @@ vt_log "raw peer saw: $(cat "$VT_TMP/silent-srv" | tr '\n' ' ')"
 # 5. Silent initiator and a bad Request: the responder closes.
 rping -s -a "$IP" -p 7111 -C 1 > "$VT_TMP/srv.7111" 2>&1 &
 srv=$!
-sleep 2
+vt_wait_for 20 vt_listening 7111 || vt_fail "rping -s on 7111 did not listen"
 res=$(timeout 60 python3 "$PEER" silent-client 7111 "$IP" 2>&1)
 set -- $res
 if [ "${1:-}" = reset ] || [ "${1:-}" = eof ]; then

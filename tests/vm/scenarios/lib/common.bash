@@ -296,7 +296,8 @@ vt_rping() {
 
 	rping -s -a "$la" -p "$port" -C "$n" -v > "$VT_TMP/srv.$port" 2>&1 &
 	srv=$!
-	sleep 2
+	# The client fails the check if the server never listens.
+	vt_wait_for 20 vt_listening "$port" || :
 	out=$(timeout 120 rping -c -a "$ca" -p "$port" -C "$n" -v 2>&1)
 	rc=$?
 	wait $srv
