@@ -236,7 +236,7 @@ pair_step() {
 			pair_barrier "$name.listening" 120
 			timeout -k 5 "$limit" "${c[@]}" > "$out" 2>&1
 			rc=$?
-			[ "$attempt" = 1 ] && pair_perftest_race "$rc" "$out" "${c[0]}" &&
+			[ "$attempt" = 1 ] && pair_perftest_race "$rc" "$out" "${c[*]}" &&
 				echo "perftest's reconnect race (second connection refused)" > "$race"
 			pair_barrier "$name.done" $((limit + 60))
 		fi
@@ -252,27 +252,28 @@ pair_step() {
 	pair_judge "$name" "$srv_side" "$rc" "$out" "${c[*]}"
 }
 
-# pair_perftest_race RC OUTFILE PROGRAM: the perftest client lost a race of
-# perftest's own making. perftest -R connects twice to the same port: a first
-# connection exchanges the test parameters, then the server destroys its
-# listener and listens anew for the test's connection. A client quicker than
-# its server connects the second time before the new listener exists and
-# TCP refuses it. A client whose connect is asynchronous (kiwi, rxe) gets
-# RDMA_CM_EVENT_REJECTED, status -111, and perftest's error path then
-# crashes in librdmacm (seen with a siw server under TCG: siw's log shows
-# the listener gone for 180 ms). siw connects its TCP socket inside
-# rdma_connect(), so a siw client sees rdma_connect() fail instead, and
-# its server waits for a connection that never comes (seen in CI with a
+# pair_perftest_race RC OUTFILE CMD: the perftest client (a perftest tool
+# anywhere in CMD, also inside a shell's command string as pair_mtu_dip's)
+# lost a race of perftest's own making. perftest -R connects twice to the
+# same port: a first connection exchanges the test parameters, then the
+# server destroys its listener and listens anew for the test's connection. A
+# client quicker than its server connects the second time before the new
+# listener exists and TCP refuses it. A client whose connect is asynchronous
+# (kiwi, rxe) gets RDMA_CM_EVENT_REJECTED, status -111, and perftest's error
+# path then crashes in librdmacm (seen with a siw server under TCG: siw's
+# log shows the listener gone for 180 ms). siw connects its TCP socket
+# inside rdma_connect(), so a siw client sees rdma_connect() fail instead,
+# and its server waits for a connection that never comes (seen in CI with a
 # kiwi server, ib_write_bw; with ib_send_bw perftest words it "Failed to
-# connect through RDMA CM. ERRNO: Connection refused." and may crash).
-# With PAIR_EXPECT=refused the race counts only where the connection must
-# work and an operation on it is what the peer refuses (PAIR_CONNECTS=1,
-# the atomics case against siw): there the refusal shows as a failed
-# completion, never as a refused connection.
+# connect through RDMA CM. ERRNO: Connection refused." and may crash). With
+# PAIR_EXPECT=refused the race counts only where the connection must work
+# and an operation on it is what the peer refuses (PAIR_CONNECTS=1, the
+# atomics case against siw): there the refusal shows as a failed completion,
+# never as a refused connection.
 pair_perftest_race() {
 	{ [ "$PAIR_EXPECT" = ok ] || [ "${PAIR_CONNECTS:-0}" = 1 ]; } &&
 		[ "$1" != 0 ] &&
-		case "$3" in ib_*_bw | ib_*_lat) true ;; *) false ;; esac &&
+		[[ $3 =~ (^|[[:space:]])ib_[a-z_]+_(bw|lat)([[:space:]]|$) ]] &&
 		grep -q -e 'RDMA_CM_EVENT_REJECTED; error: -111' \
 			-e 'Function rdma_connect failed' \
 			-e 'ERRNO: Connection refused' "$2"
