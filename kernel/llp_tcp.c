@@ -7,7 +7,7 @@
  * pad, CRC, markers where negotiated), or with the profile one framing
  * PDU (draft-00 section 5: the 8-octet Length+Key header, the segment, no
  * packing), framed in place in the transmit buffer by proto/mpa; the
- * buffer goes to TCP with non-blocking kernel_sendmsg() calls. FPDUs are
+ * buffer goes to TCP by reference, with non-blocking sendpage calls. FPDUs are
  * sized and batched so that every TCP segment starts with one (RFC 5044
  * Appendix A.1; proto/mpa_seg.c), MULPDU following the EMSS per batch. Receive
  * reads the socket with tcp_read_sock() and runs the decoder of the same
@@ -145,24 +145,43 @@ static int kiwi_llp_tcp_frame(struct kiwi_qp_tx *tx, u32 ulpdu_len)
 }
 
 /*
- * The FPDUs form one byte stream: TCP takes as much of it as it can. Each
- * batch ends its last TCP segment (MSG_EOR: TCP appends nothing more to it,
- * also when it retransmits), so the next batch, whatever its EMSS, starts a
- * segment with its first FPDU. Nothing is corked (MSG_MORE): nothing can
- * join a batch's last segment, and one that is not full holds a message's
- * end.
+ * The batch's last octet ends a record: TCP appends nothing more to the
+ * segment that carries it, also when it retransmits (what MSG_EOR does
+ * for sendmsg; this kernel's sendpage has no such flag). The segment is
+ * the tail of the write queue, or of the retransmit queue once it went
+ * out. Socket lock held.
+ */
+static void kiwi_llp_tcp_end_record(struct sock *sk)
+{
+	struct sk_buff *skb = tcp_write_queue_tail(sk);
+
+	if (!skb)
+		skb = tcp_rtx_queue_tail(sk);
+	if (skb)
+		TCP_SKB_CB(skb)->eor = 1;
+}
+
+/*
+ * The FPDUs form one byte stream: TCP takes as much of it as it can, by
+ * reference to the chunk (tx_buf.c), without copying. Each batch ends its
+ * last TCP segment (kiwi_llp_tcp_end_record()), so the next batch,
+ * whatever its EMSS, starts a segment with its first FPDU. Nothing is
+ * corked (MSG_MORE): nothing can join a batch's last segment, and one
+ * that is not full holds a message's end.
  */
 static int kiwi_llp_tcp_send(struct kiwi_qp_tx *tx, struct socket *sock)
 {
-	struct kvec kv = {
-		.iov_base = tx->buf + tx->sent,
-		.iov_len = tx->len - tx->sent,
-	};
-	struct msghdr msg = {
-		.msg_flags = MSG_DONTWAIT | MSG_NOSIGNAL | MSG_EOR,
-	};
+	struct sock *sk = sock->sk;
+	size_t size = tx->len - tx->sent;
+	int rv;
 
-	return kernel_sendmsg(sock, &msg, &kv, 1, kv.iov_len);
+	lock_sock(sk);
+	rv = kernel_sendpage_locked(sk, tx->chunk, tx->sent, size,
+				    MSG_DONTWAIT | MSG_NOSIGNAL);
+	if (rv > 0 && rv == size)
+		kiwi_llp_tcp_end_record(sk);
+	release_sock(sk);
+	return rv;
 }
 
 const struct kiwi_llp_ops kiwi_llp_mpa_tcp = {

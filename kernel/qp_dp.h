@@ -39,8 +39,14 @@ struct socket;
 #define KIWI_WR_KMASKED_CMP_SWAP	0x82
 #define KIWI_WR_KMASKED_FETCH_ADD	0x83
 
-/* Octets of FPDUs TX frames before it hands them to TCP in one call. */
-#define KIWI_TX_BUF_LEN		(256 * 1024)
+/*
+ * Octets of FPDUs TX frames before it hands them to TCP in one call: one
+ * compound page (tx_buf.c), which holds the largest FPDU.
+ */
+#define KIWI_TX_BUF_ORDER	4
+#define KIWI_TX_BUF_LEN		(PAGE_SIZE << KIWI_TX_BUF_ORDER)
+/* How long TX waits to try again for a chunk when memory is short. */
+#define KIWI_TX_BUF_RETRY_MS	10
 /* What a doorbell's run sends in the poster's system call (tx.c). */
 #define KIWI_TX_DOORBELL_LEN	(16 * 1024)
 /* How long a streaming poster's worker waits for more WRs (tx.c). */
@@ -204,7 +210,11 @@ struct kiwi_tx_msg {
  *	 the LLP's batch operation, proto/mpa_seg.c)
  * @sctp: DDP over SCTP: the association's state (llp_sctp.h), owned by
  *	  the CM's endpoint; NULL on MPA/TCP (set at attach)
- * @buf: framed FPDUs, KIWI_TX_BUF_LEN octets (TX; freed at detach)
+ * @chunk: the compound page @buf is, which TCP may still hold references
+ *	   on after it took its octets (TX; tx_buf.c)
+ * @buf: framed FPDUs, KIWI_TX_BUF_LEN octets: @chunk's address (TX)
+ * @buf_wait: TCP still holds @chunk and no new one could be allocated:
+ *	      TX tries again (TX, kiwi_tx_buf_ready())
  * @len: octets framed in @buf (TX)
  * @sent: octets of @buf TCP took (TX)
  * @stalled: TCP took less than offered and TX waits for the write-space
@@ -264,7 +274,9 @@ struct kiwi_qp_tx {
 	u32 mulpdu;
 	struct kiwi_mpa_seg seg;
 	struct kiwi_sctp_conn *sctp;
+	struct page *chunk;
 	u8 *buf;
+	bool buf_wait;
 	u32 len;
 	u32 sent;
 	bool stalled;

@@ -86,11 +86,10 @@ int kiwi_tx_attach(struct kiwi_qp *qp, u32 ord, u32 ird)
 	struct mem_cgroup *old = set_active_memcg(qp->memcg);
 	gfp_t gfp = kiwi_qp_gfp(qp);
 
-	tx->buf = kvmalloc(KIWI_TX_BUF_LEN, gfp);
 	tx->orq = kcalloc(ord, sizeof(*tx->orq), gfp);
 	tx->irq = kcalloc(ird, sizeof(*tx->irq), gfp);
 	set_active_memcg(old);
-	if (!tx->buf || !tx->orq || !tx->irq) {
+	if (kiwi_tx_buf_alloc(qp) || !tx->orq || !tx->irq) {
 		kiwi_tx_release(qp);
 		return -ENOMEM;
 	}
@@ -149,10 +148,9 @@ void kiwi_tx_release(struct kiwi_qp *qp)
 	}
 	tx->irq_head = 0;
 	tx->irq_tail = 0;
-	kvfree(tx->buf);
+	kiwi_tx_buf_free(tx);
 	kfree(tx->orq);
 	kfree(tx->irq);
-	tx->buf = NULL;
 	tx->orq = NULL;
 	tx->irq = NULL;
 }
@@ -491,17 +489,21 @@ static bool kiwi_tx_held(struct kiwi_qp *qp)
 
 /*
  * Fill the buffer with FPDUs, up to @limit octets (a segment that starts
- * below it may end past it). Return: true if anything was framed.
+ * below it may end past it). @quick: see kiwi_tx_buf_ready(). Return: true
+ * if anything was framed.
  */
-static bool kiwi_tx_fill(struct kiwi_qp *qp, u32 limit)
+static bool kiwi_tx_fill(struct kiwi_qp *qp, u32 limit, bool quick)
 {
 	struct kiwi_qp_tx *tx = &qp->tx;
 	bool framed = false;
 	int rv;
 
+	tx->buf_wait = false;
 	if (kiwi_tx_held(qp))
 		return false;
 	while (!tx->term_sent) {
+		if (READ_ONCE(tx->term_pending) && !kiwi_tx_buf_ready(qp, quick))
+			break;
 		if (kiwi_tx_term(qp))
 			return true;
 		if (!kiwi_tx_open(qp))
@@ -509,6 +511,8 @@ static bool kiwi_tx_fill(struct kiwi_qp *qp, u32 limit)
 		if (tx->len >= limit)
 			break;
 		if (!tx->cur.active && !kiwi_tx_next_msg(qp))
+			break;
+		if (!kiwi_tx_buf_ready(qp, quick))
 			break;
 		rv = kiwi_tx_segment(qp);
 		if (rv == -ENOSPC)
@@ -678,6 +682,22 @@ static bool kiwi_tx_stop(struct kiwi_qp *qp, u32 seen, bool *lingered)
 }
 
 /*
+ * No chunk to frame into (kiwi_tx_buf_ready(): memory is short). A
+ * doorbell's run leaves it to the worker; the worker waits a moment and
+ * tries again, until it gets one or the QP detaches. Return: true to try
+ * again in this run.
+ */
+static bool kiwi_tx_buf_retry(struct kiwi_qp *qp, bool doorbell)
+{
+	if (doorbell) {
+		kiwi_tx_kick(qp);
+		return false;
+	}
+	msleep(KIWI_TX_BUF_RETRY_MS);
+	return true;
+}
+
+/*
  * Framing and sending until nothing is left, TCP takes no more (stalled:
  * the write-space wakeup resumes) or the stream is gone (the QP goes to
  * error, whose flush asks for the doorbell: kiwi_qp_flush()).
@@ -730,9 +750,11 @@ static void kiwi_tx_run(struct kiwi_qp *qp, struct socket *sock,
 			kiwi_tx_flushed(qp);
 		kiwi_tx_batch(tx, sock);
 		seen = kiwi_ring_published(&qp->sq);
-		if (kiwi_tx_fill(qp, limit))
+		if (kiwi_tx_fill(qp, limit, doorbell))
 			lingered = false;
-		else if (kiwi_tx_stop(qp, seen, &lingered))
+		else if (tx->buf_wait && !kiwi_tx_buf_retry(qp, doorbell))
+			return;
+		else if (!tx->buf_wait && kiwi_tx_stop(qp, seen, &lingered))
 			break;
 		cond_resched();
 	}

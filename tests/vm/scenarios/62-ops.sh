@@ -572,8 +572,11 @@ vt_check "those doorbells found TX stalled: 20 or more deferred (tx_doorbells_de
 wait $raw
 sysctl -qw net.ipv4.tcp_wmem="$wmem" net.ipv4.tcp_rmem="$rmem"
 
+# tx_buf_renewed: TCP took the transmit buffer by reference and still held
+# it when the next batch was framed (64 KiB Writes into small socket
+# buffers always do).
 vt_stat_moved "kiwi0" "$st0" "$st1" tx_fpdus tx_octets tx_doorbells \
-	rx_fpdus \
+	tx_buf_renewed rx_fpdus \
 	rx_octets rtr_sent rtr_rcvd read_req_served cm_connects \
 	cm_connect_errors cm_requests mpa_req_sent mpa_req_rcvd mpa_rep_sent \
 	mpa_rep_rcvd mpa_rej_sent mpa_rej_rcvd mpa_bad_frames mpa_ird_refused
