@@ -161,13 +161,31 @@ static void kiwi_llp_tcp_end_record(struct sock *sk)
 		TCP_SKB_CB(skb)->eor = 1;
 }
 
+/* A small rest of a batch goes to TCP by copy, as a system call's data. */
+static int kiwi_llp_tcp_send_copy(struct kiwi_qp_tx *tx, struct socket *sock)
+{
+	struct kvec kv = {
+		.iov_base = tx->buf + tx->sent,
+		.iov_len = tx->len - tx->sent,
+	};
+	struct msghdr msg = {
+		.msg_flags = MSG_DONTWAIT | MSG_NOSIGNAL | MSG_EOR,
+	};
+
+	return kernel_sendmsg(sock, &msg, &kv, 1, kv.iov_len);
+}
+
 /*
- * The FPDUs form one byte stream: TCP takes as much of it as it can, by
- * reference to the chunk (tx_buf.c), without copying. Each batch ends its
- * last TCP segment (kiwi_llp_tcp_end_record()), so the next batch,
- * whatever its EMSS, starts a segment with its first FPDU. Nothing is
- * corked (MSG_MORE): nothing can join a batch's last segment, and one
- * that is not full holds a message's end.
+ * The FPDUs form one byte stream: TCP takes as much of it as it can. Each
+ * batch ends its last TCP segment (MSG_EOR, or kiwi_llp_tcp_end_record()),
+ * so the next batch, whatever its EMSS, starts a segment with its first
+ * FPDU. Nothing is corked (MSG_MORE): nothing can join a batch's last
+ * segment, and one that is not full holds a message's end.
+ *
+ * TCP takes the octets by reference to the chunk (tx_buf.c), without
+ * copying them, unless fewer than KIWI_TX_COPY_MAX are left: copying those
+ * costs less than a new chunk for the next batch, which a chunk TCP holds
+ * would need (small messages, one at a time, would each take one).
  */
 static int kiwi_llp_tcp_send(struct kiwi_qp_tx *tx, struct socket *sock)
 {
@@ -175,6 +193,8 @@ static int kiwi_llp_tcp_send(struct kiwi_qp_tx *tx, struct socket *sock)
 	size_t size = tx->len - tx->sent;
 	int rv;
 
+	if (size < KIWI_TX_COPY_MAX)
+		return kiwi_llp_tcp_send_copy(tx, sock);
 	lock_sock(sk);
 	rv = kernel_sendpage_locked(sk, tx->chunk, tx->sent, size,
 				    MSG_DONTWAIT | MSG_NOSIGNAL);

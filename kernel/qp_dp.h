@@ -45,6 +45,8 @@ struct socket;
  */
 #define KIWI_TX_BUF_ORDER	4
 #define KIWI_TX_BUF_LEN		(PAGE_SIZE << KIWI_TX_BUF_ORDER)
+/* Fewer octets than this go to TCP by copy, more by reference (llp_tcp.c). */
+#define KIWI_TX_COPY_MAX	4096
 /* How long TX waits to try again for a chunk when memory is short. */
 #define KIWI_TX_BUF_RETRY_MS	10
 /* What a doorbell's run sends in the poster's system call (tx.c). */
