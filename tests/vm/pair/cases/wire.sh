@@ -3,8 +3,11 @@
 #
 # A short wire capture for tests/vm/pair/mpa-wire-check.py, cheaper than
 # the tshark case: the server guest records eth0's TCP traffic while rping
-# (10 iterations, data verified) runs in both directions; run.sh walks
-# every FPDU or framing PDU of it on the host, as for the tshark case.
+# (10 iterations of 20000 octets, data verified) runs in both directions;
+# run.sh walks every FPDU or framing PDU of it on the host, as for the
+# tshark case. A 20000-octet Read Response or Write is a batch kiwi hands
+# to TCP by reference (batches under 4 KiB are copied), so the checker's
+# "every TCP payload begins with an FPDU" covers both ways of sending.
 # - With MPA markers asked for by both guests (mpa_markers=Y on both, the
 #   combo kiwi:mpa_markers=Y-kiwi:mpa_markers=Y), the client guest first
 #   sets its mpa_markers to N: each receiver chooses for itself (RFC 5044
@@ -42,8 +45,8 @@ fi
 pair_wire_expect > "$KIWI_RESULTS/$PAIR_ID.expect"
 pair_capture_begin "$pcap"
 pair_both rping 120 \
-	rping -s -v -a "{me}" -p "{port}" -C 10 -- \
-	rping -c -v -a "{peer}" -p "{port}" -C 10
+	rping -s -V -S 20000 -a "{me}" -p "{port}" -C 10 -- \
+	rping -c -V -S 20000 -a "{peer}" -p "{port}" -C 10
 pair_capture_end "$pcap"
 pair_down
 vt_finish
