@@ -230,17 +230,20 @@ vt_res_add() {
 
 # vt_stats DEV: "name=value ..." of every counter of DEV's port 1, from
 # `rdma statistic show link DEV/1` ("link DEV/1 name value ..."), in bash
-# alone as vt_res.
+# alone as vt_res. One printf pairs the fields: a loop over kiwi's 60-odd
+# counters took 0.05 s in a TCG guest, and 70-hostile-peer calls this
+# twice per case.
 vt_stats() {
 	local -a f
-	local i out
+	local out
 	while read -r -a f; do
 		[ "${f[0]:-}" = link ] || continue
+		f=("${f[@]:2}")
+		# An unpaired last field is no counter.
+		[ $((${#f[@]} % 2)) = 0 ] || unset 'f[-1]'
 		out=
-		for ((i = 2; i + 1 < ${#f[@]}; i += 2)); do
-			out+="${out:+ }${f[i]}=${f[i + 1]}"
-		done
-		echo "$out"
+		[ ${#f[@]} = 0 ] || printf -v out '%s=%s ' "${f[@]}"
+		echo "${out% }"
 	done < <(rdma statistic show link "$1/1")
 }
 
