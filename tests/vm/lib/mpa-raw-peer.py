@@ -12,8 +12,10 @@ request        connect, send a valid revision 1 Request (CRC), then wait;
                until FILE exists (peers that must send at the same moment)
 stall          listen, accept, answer the Request with a Reply that agrees
                to it, then never read: the initiator's TX fills TCP's
-               buffers and stalls; prints "held N" after SECONDS and closes
-stall-drain    the same, but after SECONDS reads what arrives until the
+               buffers and stalls; prints "held N" after SECONDS and closes;
+               with MPA_RAW_RELEASE=FILE in the environment the hold ends
+               as soon as FILE exists (the caller has seen what it wanted)
+stall-drain    the same, but after the hold reads what arrives until the
                initiator has sent nothing for a second, prints "drained N"
                and closes: the stalled TX is woken and sends the rest
 rev0-reply     listen, accept, answer the Request as an RDMAC RNIC does
@@ -170,7 +172,10 @@ def main():
     after = b""
     if mode in ("stall", "stall-drain"):
         answer_agreeing(s)
-        time.sleep(wait)
+        release = os.environ.get("MPA_RAW_RELEASE")
+        end = time.time() + wait
+        while time.time() < end and not (release and os.path.exists(release)):
+            time.sleep(min(0.05, max(0, end - time.time())))
         print("held %.1f" % (time.time() - t0), flush=True)
         if mode == "stall-drain":
             print("drained %d" % drain(s), flush=True)

@@ -536,13 +536,18 @@ b0=$(vt_stat "$stb" tx_doorbells)
 b1=$(vt_stat "$st1" tx_doorbells)
 vt_check "ib_write_bw: most of its 400 posts rang no doorbell (tx_doorbells $b0 -> $b1)" \
 	test -n "$b1" -a "$((${b1:-0} - ${b0:-0}))" -lt 200
-python3 "$RAW" stall 7317 "$IP" 8 > "$VT_TMP/raw.stall" 2>&1 &
+# The raw peers hold for at most 8 s, released (MPA_RAW_RELEASE) once the
+# posts are done and counted: the scenario waited out a fixed 8 s hold
+# about 6 s after that, each time.
+MPA_RAW_RELEASE=$VT_TMP/release.stall \
+	python3 "$RAW" stall 7317 "$IP" 8 > "$VT_TMP/raw.stall" 2>&1 &
 raw=$!
 vt_wait_for 60 grep -q listening "$VT_TMP/raw.stall"
 d0=$(vt_stat "$st1" tx_doorbells_deferred)
 b0=$(vt_stat "$st1" tx_doorbells)
 out=$(timeout 60 python3 "$PY" stall-client "$IP" 7317 2>&1 | tr '\n' ' ')
 st2=$(vt_stats kiwi0)
+: > "$VT_TMP/release.stall"
 d1=$(vt_stat "$st2" tx_doorbells_deferred)
 b1=$(vt_stat "$st2" tx_doorbells)
 # Posts that found TX stalled: no doorbell, or a deferred one.
@@ -559,10 +564,18 @@ wait $raw
 # those doorbells finds it stalled.
 # The raw peer then reads what arrives: the stalled TX is woken
 # (tx_wakeups) and sends the rest before the peer closes.
-python3 "$RAW" stall-drain 7318 "$IP" 8 > "$VT_TMP/raw.stall-db" 2>&1 &
+# vt_cmclient waits for its disconnect, which the peer's close after the
+# drain brings: the peer is released once the 24 posts are done.
+MPA_RAW_RELEASE=$VT_TMP/release.stall-db \
+	python3 "$RAW" stall-drain 7318 "$IP" 8 > "$VT_TMP/raw.stall-db" 2>&1 &
 raw=$!
 vt_wait_for 60 grep -q listening "$VT_TMP/raw.stall-db"
-out=$(timeout 60 "$VT_PROGS/vt_cmclient" -a "$IP" -p 7318 -W 24 2>&1 | tr '\n' ' ')
+timeout 60 "$VT_PROGS/vt_cmclient" -a "$IP" -p 7318 -W 24 > "$VT_TMP/cmclient.W" 2>&1 &
+cli=$!
+vt_wait_for 30 grep -q '^posted' "$VT_TMP/cmclient.W"
+: > "$VT_TMP/release.stall-db"
+wait $cli
+out=$(tr '\n' ' ' < "$VT_TMP/cmclient.W")
 st3=$(vt_stats kiwi0)
 d2=$(vt_stat "$st3" tx_doorbells_deferred)
 vt_check "vt_cmclient -W 24: 24 Writes posted, each with its doorbell ($out)" \
@@ -633,10 +646,14 @@ vt_stat_moved "kiwi0, kiwi Terminate" "$st1" "$st2" term_sent_ddp term_rcvd_ddp
 
 # --- 6. trace-cmd and perf trace ----------------------------------------------
 
-# rping_pair_cmd PORT: an rping client and server, 3 pings.
+# rping_pair_cmd PORT: an rping client and server, 3 pings; the client
+# starts once the server listens (polled, 20 times at most).
 cat > "$VT_TMP/pair.sh" <<EOF
 rping -s -a $IP -p \$1 -C 3 > /dev/null 2>&1 &
-sleep 2
+for i in \$(seq 20); do
+	[ -n "\$(ss -Hltn "sport = :\$1")" ] && break
+	sleep 0.1
+done
 rping -c -a $IP -p \$1 -C 3 > /dev/null 2>&1
 wait
 EOF
