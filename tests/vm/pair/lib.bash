@@ -13,7 +13,8 @@
 #   PAIR_EXPECT   "ok" (traffic must work) or "refused" (the connection must
 #                 fail cleanly and quickly: markers against siw)
 #   PAIR_QUICK    1: fewer iterations (the bench and tshark captures)
-# and by the lab: KIWI_ROLE, KIWI_MY_IP, KIWI_PEER_IP, KIWI_LIB, KIWI_RESULTS.
+# and by the lab: KIWI_ROLE, KIWI_MY_IP, KIWI_PEER_IP, KIWI_LIB, KIWI_RESULTS,
+# KIWI_VM_CI (1 in ci.sh --ci: pair_ci_one_way).
 
 # shellcheck source=../scenarios/lib/common.bash
 . "$KIWI_SRC/tests/vm/scenarios/lib/common.bash"
@@ -570,6 +571,17 @@ pair_wire_expect() {
 		"--ulpf $KIWI_MY_IP=$(cat "$s/ulpf00" 2>/dev/null || echo N)" ;;
 	siw) echo "--expect $KIWI_MY_IP=N --ulpf $KIWI_MY_IP=N" ;;
 	esac
+}
+
+# pair_ci_one_way: true in a CI run (KIWI_VM_CI=1: ci.sh --ci) of a
+# symmetric combo (the same provider, siw.ko and kiwi parameters on both
+# guests, as kiwi-kiwi): there a step's second direction (pair_both) runs
+# the same code in the same roles as its first, the guests swapped, and
+# the cases that say so run the first direction alone.
+pair_ci_one_way() {
+	[ "${KIWI_VM_CI:-0}" = 1 ] && [ "$PAIR_SERVER" = "$PAIR_CLIENT" ] &&
+		[ "${PAIR_SIW_KO_SERVER:-}" = "${PAIR_SIW_KO_CLIENT:-}" ] &&
+		[ "${PAIR_KIWI_PARAMS_SERVER:-}" = "${PAIR_KIWI_PARAMS_CLIENT:-}" ]
 }
 
 # pair_integrity_opts: vt_integrity options for this combo. Send with
