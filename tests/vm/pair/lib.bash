@@ -75,7 +75,12 @@ pair_barrier() {
 
 pair_exit_trap() {
 	touch "$KIWI_SHARED/pair.$PAIR_ID.exited.$PAIR_SIDE"
-	[ -z "${PAIR_TCPDUMP:-}" ] || kill -INT "$PAIR_TCPDUMP" 2>/dev/null
+	if [ -n "${PAIR_TCPDUMP:-}" ]; then
+		kill -INT "$PAIR_TCPDUMP" 2>/dev/null
+		# What was captured goes to the results, for the report.
+		wait "$PAIR_TCPDUMP" 2>/dev/null
+		pair_capture_save
+	fi
 }
 trap pair_exit_trap EXIT
 
@@ -505,11 +510,16 @@ pair_pdata_both() {
 # for tests/vm/pair/tshark-check.sh.
 # Under TCG tcpdump falls behind bursts: a 128 MiB capture buffer keeps the
 # kernel from dropping frames (a capture with gaps cannot be judged).
+# tcpdump writes into the guest's tmpfs (PAIR_PCAP_TMP), and the capture
+# is copied to FILE (on 9p, in the results) when it stops: each frame
+# written to 9p (-U) cost tcpdump a round trip to the host, and it
+# trailed an mtu case's 30,000 frames by some ten seconds.
 pair_capture_start() {
-	tcpdump -i eth0 -s "${PAIR_SNAPLEN:-0}" -B 131072 -U -w "$1" "${2:-tcp}" \
-		> "$VT_TMP/tcpdump.log" 2>&1 &
-	PAIR_TCPDUMP=$!
 	PAIR_PCAP=$1
+	PAIR_PCAP_TMP=$VT_TMP/capture.$(basename "$1")
+	tcpdump -i eth0 -s "${PAIR_SNAPLEN:-0}" -B 131072 -U -w "$PAIR_PCAP_TMP" \
+		"${2:-tcp}" > "$VT_TMP/tcpdump.log" 2>&1 &
+	PAIR_TCPDUMP=$!
 	local i
 	for ((i = 0; i < 100; i++)); do
 		grep -q 'listening on' "$VT_TMP/tcpdump.log" && return 0
@@ -535,16 +545,17 @@ pair_capture_end() {
 	fi
 }
 
-# tcpdump writes each frame (-U) to a file on 9p and, under TCG, trails a
-# burst by seconds; at SIGINT it exits without writing what it has not yet
-# read (a CI capture lost the last 2,000 frames of a run). So it stops only
-# once the file has not grown for two seconds (at most two minutes).
+# tcpdump writes each frame (-U) and, under TCG, trails a burst by
+# seconds; at SIGINT it exits without writing what it has not yet read (a
+# CI capture lost the last 2,000 frames of a run). So it stops only once
+# the file has not grown for two seconds (at most two minutes); then the
+# capture goes to FILE.
 pair_capture_stop() {
 	[ -n "${PAIR_TCPDUMP:-}" ] || return 0
 	local i size last=-1 still=0
 	for ((i = 0; i < 120 && still < 2; i++)); do
 		sleep 1
-		size=$(stat -c %s "$PAIR_PCAP" 2>/dev/null || echo 0)
+		size=$(stat -c %s "$PAIR_PCAP_TMP" 2>/dev/null || echo 0)
 		if [ "$size" = "$last" ]; then
 			still=$((still + 1))
 		else
@@ -555,7 +566,15 @@ pair_capture_stop() {
 	kill -INT "$PAIR_TCPDUMP" 2>/dev/null
 	wait "$PAIR_TCPDUMP" 2>/dev/null
 	PAIR_TCPDUMP=
+	pair_capture_save
 	vt_log "capture: $(grep -E 'packets (captured|received|dropped)' "$VT_TMP/tcpdump.log" | tr '\n' ' ')"
+}
+
+# pair_capture_save: the capture from the guest's tmpfs to its FILE.
+pair_capture_save() {
+	[ -f "${PAIR_PCAP_TMP:-}" ] || return 0
+	cp "$PAIR_PCAP_TMP" "$PAIR_PCAP" || vt_fail "cannot copy the capture to $PAIR_PCAP"
+	rm -f "$PAIR_PCAP_TMP"
 }
 
 # pair_wire_expect: tests/vm/pair/mpa-wire-check.py options this guest's
