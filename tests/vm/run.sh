@@ -8,8 +8,9 @@
 # share one boot of two guests (server and client). Options are passed to
 # scripts/lab/run-scenario (e.g. --kernel, --module-dir, --kiwi-ko, -v);
 # arguments that are not options pick scenarios instead of all of them.
-# A run of all scenarios starts with scripts/lab/selfcheck (the lab must
-# pass a good scenario and fail bad ones); KIWI_LAB_SELFCHECK=0 skips it.
+# A run of all scenarios also runs scripts/lab/selfcheck (the lab must
+# pass a good scenario and fail bad ones), in a boot beside the scenarios'
+# boot; KIWI_LAB_SELFCHECK=0 skips it.
 # Ends with 'N passed, N failed'; exit status 0 only if all passed.
 
 set -uo pipefail
@@ -25,7 +26,7 @@ while [ $# -gt 0 ]; do
 	case "$1" in
 	--two | --shell | -v | --verbose) opts+=("$1") ;;
 	-h | --help)
-		sed -n '3,13s/^# \{0,1\}//p' "$0"
+		sed -n '3,14s/^# \{0,1\}//p' "$0"
 		exit 0
 		;;
 	-*)
@@ -90,13 +91,11 @@ for s in "${picked[@]}"; do
 done
 
 passed=0 failed=0
-# run_lab ARGS...: one lab boot; adds its 'N passed, N failed' to the totals.
-run_lab() {
-	local out summary p f
-	out=$(mktemp)
-	"$LAB" "${opts[@]}" "$@" | tee "$out"
-	summary=$(last_summary "$out")
-	rm -f "$out"
+# count OUT: add the 'N passed, N failed' of a lab boot's output OUT to
+# the totals.
+count() {
+	local summary p f
+	summary=$(last_summary "$1")
 	if [ -z "$summary" ]; then
 		echo "check-vm: the lab did not report (see above)"
 		failed=$((failed + 1))
@@ -107,12 +106,33 @@ run_lab() {
 	failed=$((failed + f))
 }
 
-# A full run first checks the lab's own verdicts (scripts/lab/selfcheck).
+# run_lab ARGS...: one lab boot; adds its 'N passed, N failed' to the totals.
+run_lab() {
+	local out
+	out=$(mktemp)
+	"$LAB" "${opts[@]}" "$@" | tee "$out"
+	count "$out"
+	rm -f "$out"
+}
+
+# A full run also checks the lab's own verdicts (scripts/lab/selfcheck),
+# in a boot of its own beside the scenarios' (its output follows theirs):
+# its guest mostly waits (for time limits, a stuck scenario, a guest that
+# dies), about a minute the scenarios' boot waited for before.
+selfcheck_pid=
 if [ "$full" = 1 ] && [ "${KIWI_LAB_SELFCHECK:-1}" = 1 ]; then
-	LAB=$REPO/scripts/lab/selfcheck run_lab
+	selfcheck_out=$(mktemp)
+	"$REPO/scripts/lab/selfcheck" "${opts[@]}" > "$selfcheck_out" 2>&1 &
+	selfcheck_pid=$!
 fi
 [ ${#single[@]} -eq 0 ] || run_lab "${single[@]}"
 [ ${#two[@]} -eq 0 ] || run_lab --two "${two[@]}"
+if [ -n "$selfcheck_pid" ]; then
+	wait "$selfcheck_pid"
+	cat "$selfcheck_out"
+	count "$selfcheck_out"
+	rm -f "$selfcheck_out"
+fi
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
