@@ -128,8 +128,17 @@ vt_target_conn() {
 }
 
 # vt_target_wait_end LOG K SECONDS: wait until connection K has ended.
+# Polled every 0.05 s with builtins: a grep every 0.2 s cost 70-hostile-peer
+# about 0.3 s per case, for a line that comes 0.2 s after the disconnect.
 vt_target_wait_end() {
-	vt_wait_for "$3" grep -q "^conn $2 end" "$1"
+	local i log limit=$(($3 * 20))
+	for ((i = 0; i < limit; i++)); do
+		log=
+		{ IFS= read -r -d "" log < "$1"; } 2>/dev/null
+		[[ $'\n'$log == *$'\n'"conn $2 end"* ]] && return 0
+		vt_nap 0.05
+	done
+	return 1
 }
 
 # vt_lines PATTERN TEXT: the lines of TEXT that match the bash pattern
