@@ -89,9 +89,9 @@ mode=--quick
 first="kiwi-kiwi/rdmacm+perftest+integrity+tshark+rping+rtr+atomics+mw+exverbs+compat+mtu kiwi:llp=sctp-kiwi:llp=sctp/rping+sctp+rdmacm+integrity+perftest kiwi:mpa_markers=Y-kiwi:mpa_markers=Y/tshark+wire siw:p2p-kiwi/integrity+atomics+mw+exverbs kiwi-siw:p2p/perftest+rtr kiwi-siw/integrity siw-kiwi/rping kiwi:mpa_crc_off=Y-siw/rping siw:rev1-kiwi/rping kiwi:ulpf00=Y-kiwi:ulpf00=Y/rping+wire+mtu+integrity"
 [ "${1:-}" != --ci ] ||
 	first="kiwi-kiwi/rdmacm+integrity+rping+atomics+compat+mtu kiwi:llp=sctp-kiwi:llp=sctp/rping+sctp kiwi:mpa_markers=Y-kiwi:mpa_markers=Y/wire siw:p2p-kiwi/integrity kiwi-siw:p2p/rtr siw-kiwi/rping kiwi:ulpf00=Y-kiwi:ulpf00=Y/rping+wire+mtu"
-# KIWI_VM_CI=1 (passed into the guests): the rping and integrity cases of
-# a combo with the same settings on both guests run one direction, not
-# both (pair_ci_one_way in tests/vm/pair/lib.bash).
+# KIWI_VM_CI=1 (passed into the guests): the rping, rdmacm and integrity
+# cases of a combo with the same settings on both guests run one
+# direction, not both (pair_ci_one_way in tests/vm/pair/lib.bash).
 [ "${1:-}" != --ci ] || export KIWI_VM_CI=1
 # The soak boot also runs the kernel ULPs' smoke cases (ULP_SMOKE=1,
 # tests/vm/pair/ulp/lib.bash) kiwi<->kiwi; make check-ulp runs them whole.

@@ -603,6 +603,18 @@ pair_ci_one_way() {
 		[ "${PAIR_KIWI_PARAMS_SERVER:-}" = "${PAIR_KIWI_PARAMS_CLIENT:-}" ]
 }
 
+# pair_both_ci NAME LIMIT SERVER_CMD -- CLIENT_CMD: pair_both, or where
+# pair_ci_one_way its first direction alone (the step NAME.s2c).
+pair_both_ci() {
+	if pair_ci_one_way; then
+		local name=$1
+		shift
+		pair_step "$name.s2c" server "$@"
+	else
+		pair_both "$@"
+	fi
+}
+
 # pair_integrity_opts: vt_integrity options for this combo. Send with
 # Invalidate needs an STag the receiver lets a peer invalidate: siw
 # invalidates any MR; kiwi and rxe only fast-register MRs (IBTA; RFC 5040

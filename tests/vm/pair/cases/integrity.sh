@@ -12,7 +12,7 @@
 # connection its Send with Immediate, to a siw server must fail cleanly:
 # IBV_WC_REM_OP_ERR at kiwi (siw's Terminate "unexpected opcode"), flushed
 # receives at siw, no hang (vt_integrity --imm-refused[=send]).
-# In CI (pair_ci_one_way: KIWI_VM_CI=1, kiwi <-> kiwi alike) one direction
+# In CI (pair_both_ci: KIWI_VM_CI=1, kiwi <-> kiwi alike) one direction
 # only: the other runs the same code with the guests swapped.
 
 . "$KIWI_SRC/tests/vm/pair/lib.bash"
@@ -40,9 +40,7 @@ fi
 for rq in $queues; do
 	o=("${opts[@]}")
 	[ "$rq" = srq ] && o+=(--srq)
-	both=(pair_both "integrity.$rq")
-	pair_ci_one_way && both=(pair_step "integrity.$rq.s2c" server)
-	"${both[@]}" 400 \
+	pair_both_ci "integrity.$rq" 400 \
 		"$VT_PROGS/vt_integrity" -s -a "{me}" -p "{port}" "${o[@]}" -- \
 		"$VT_PROGS/vt_integrity" -c "{peer}" -p "{port}" "${o[@]}"
 	if [ "$PAIR_EXPECT" = ok ]; then
