@@ -27,13 +27,6 @@
 
 DEV_KIND=${HOSTILE_DEV:-kiwi}
 PORT=7470
-# peer.py needs only the standard library: python3 -S skips site (its .pth
-# files), a third of python3's start, which every case pays in a TCG guest.
-# It is imported, not run as a script: python3 caches an imported module's
-# bytecode (in the guest's tmpfs), and compiling its 2000 lines took each
-# case about 0.2 s.
-PEER=(python3 -S -c 'import sys; sys.path.insert(0, sys.argv.pop(1)); sys.argv[0] = "peer.py"; import peer; sys.exit(peer.main())'
-	"$KIWI_SRC/tests/vm/hostile")
 IP=${KIWI_MY_IP:-10.77.0.1}
 # kiwi is loaded with a short MPA startup timeout (seconds) for this test.
 KIWI_MPA_TIMEOUT=3
@@ -196,7 +189,7 @@ run_case() {
 	before=$(vt_target_ends "$VT_TMP/target.log")
 	k=$((before + 1))
 	t0=$EPOCHSECONDS
-	timeout 120 "${PEER[@]}" -i "$VT_TMP/info" -c "$name" \
+	timeout 120 "${VT_PEER[@]}" -i "$VT_TMP/info" -c "$name" \
 		--mpa-timeout "$MPA_TIMEOUT" --layout "$LAYOUT" \
 		$([ "$DEV_KIND" = kiwi ] && echo --dd "$DEV") \
 		>"$VT_TMP/case.log" 2>&1
@@ -293,7 +286,7 @@ run_case() {
 	fi
 }
 
-"${PEER[@]}" --selftest >/dev/null || vt_die "peer.py CRC32c self-test"
+"${VT_PEER[@]}" --selftest >/dev/null || vt_die "peer.py CRC32c self-test"
 [ -x "$VT_PROGS/vt_target" ] ||
 	make -s -C "$KIWI_SRC/tests/vm/progs" KIWI_BUILD="$KIWI_BUILD" ||
 	vt_die "cannot build tests/vm/progs"
@@ -331,7 +324,7 @@ ran_case() {
 	[[ "$RAN" = *" $1 "* ]]
 }
 
-for name in ${HOSTILE_CASES:-$("${PEER[@]}" --list | awk '{print $1}')}; do
+for name in ${HOSTILE_CASES:-$("${VT_PEER[@]}" --list | awk '{print $1}')}; do
 	RAN+="$name "
 	vt_log "case $name"
 	run_case "$name"

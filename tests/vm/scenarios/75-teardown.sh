@@ -45,10 +45,6 @@ IP=${KIWI_MY_IP:-10.77.0.1}
 PORT=7480
 SILENT_PORT=7481
 NOACC_PORT=7482
-# python3 -S: peer.py needs only the standard library; imported for its
-# cached bytecode (70-hostile-peer.sh).
-PEER=(python3 -S -c 'import sys; sys.path.insert(0, sys.argv.pop(1)); sys.argv[0] = "peer.py"; import peer; sys.exit(peer.main())'
-	"$KIWI_SRC/tests/vm/hostile")
 KMOD=$KIWI_BUILD/vmkmod/$(uname -r)/kiwi_vmtest.ko
 VP=/sys/module/kiwi_vmtest/parameters
 BOUND_MS=5000		# every teardown step, in milliseconds
@@ -111,7 +107,7 @@ run_case() {
 	esac
 	d0=$(<$VP/delays)
 	t0=$EPOCHSECONDS
-	timeout 60 "${PEER[@]}" -i "$VT_TMP/info" -c "$name" \
+	timeout 60 "${VT_PEER[@]}" -i "$VT_TMP/info" -c "$name" \
 		--mpa-timeout 30 >"$VT_TMP/case.log" 2>&1
 	rc=$?
 	vt_indent '    ' <"$VT_TMP/case.log"
@@ -165,7 +161,7 @@ run_case() {
 	invariants "$name"
 }
 
-for name in $("${PEER[@]}" --list --group teardown | awk '{print $1}'); do
+for name in $("${VT_PEER[@]}" --list --group teardown | awk '{print $1}'); do
 	vt_log "case $name"
 	run_case "$name"
 done
@@ -293,7 +289,7 @@ e=$(sed -n 's/^event: .* after \([0-9]*\) ms/\1/p' <<<"$out")
 
 # 5. Device removal and unload while a connection's peer holds its FIN and
 # a connect waits for a silent server.
-timeout 90 "${PEER[@]}" -i "$VT_TMP/info" -c td-hold >"$VT_TMP/hold.log" 2>&1 &
+timeout 90 "${VT_PEER[@]}" -i "$VT_TMP/info" -c td-hold >"$VT_TMP/hold.log" 2>&1 &
 hold=$!
 "$VT_PROGS/vt_cmclient" -a "$IP" -p "$SILENT_PORT" >"$VT_TMP/connecting" 2>&1 &
 connecting=$!
