@@ -215,8 +215,6 @@ struct kiwi_tx_msg {
  * @chunk: the compound page @buf is, which TCP may still hold references
  *	   on after it took its octets (TX; tx_buf.c)
  * @buf: framed FPDUs, KIWI_TX_BUF_LEN octets: @chunk's address (TX)
- * @buf_wait: TCP still holds @chunk and no new one could be allocated:
- *	      TX tries again (TX, kiwi_tx_buf_ready())
  * @len: octets framed in @buf (TX)
  * @sent: octets of @buf TCP took (TX)
  * @stalled: TCP took less than offered and TX waits for the write-space
@@ -278,7 +276,6 @@ struct kiwi_qp_tx {
 	struct kiwi_sctp_conn *sctp;
 	struct page *chunk;
 	u8 *buf;
-	bool buf_wait;
 	u32 len;
 	u32 sent;
 	bool stalled;

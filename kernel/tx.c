@@ -489,31 +489,32 @@ static bool kiwi_tx_held(struct kiwi_qp *qp)
 
 /*
  * Fill the buffer with FPDUs, up to @limit octets (a segment that starts
- * below it may end past it). @quick: see kiwi_tx_buf_ready(). Return: true
- * if anything was framed.
+ * below it may end past it). @quick: see kiwi_tx_buf_ready(). Return: 1 if
+ * anything was framed, 0 if nothing was to be, -ENOMEM if nothing could
+ * be (no buffer: kiwi_tx_buf_ready()).
  */
-static bool kiwi_tx_fill(struct kiwi_qp *qp, u32 limit, bool quick)
+static int kiwi_tx_fill(struct kiwi_qp *qp, u32 limit, bool quick)
 {
 	struct kiwi_qp_tx *tx = &qp->tx;
 	bool framed = false;
 	int rv;
 
-	tx->buf_wait = false;
 	if (kiwi_tx_held(qp))
-		return false;
+		return 0;
 	while (!tx->term_sent) {
 		if (READ_ONCE(tx->term_pending) && !kiwi_tx_buf_ready(qp, quick))
-			break;
+			return -ENOMEM;
 		if (kiwi_tx_term(qp))
-			return true;
+			return 1;
 		if (!kiwi_tx_open(qp))
 			break;
 		if (tx->len >= limit)
 			break;
 		if (!tx->cur.active && !kiwi_tx_next_msg(qp))
 			break;
+		/* Only a batch's first segment can find no buffer. */
 		if (!kiwi_tx_buf_ready(qp, quick))
-			break;
+			return -ENOMEM;
 		rv = kiwi_tx_segment(qp);
 		if (rv == -ENOSPC)
 			break;
@@ -682,7 +683,7 @@ static bool kiwi_tx_stop(struct kiwi_qp *qp, u32 seen, bool *lingered)
 }
 
 /*
- * No chunk to frame into (kiwi_tx_buf_ready(): memory is short). A
+ * No chunk to frame into (kiwi_tx_fill() found memory short). A
  * doorbell's run leaves it to the worker; the worker waits a moment and
  * tries again, until it gets one or the QP detaches. Return: true to try
  * again in this run.
@@ -717,8 +718,8 @@ static void kiwi_tx_run(struct kiwi_qp *qp, struct socket *sock,
 	struct kiwi_qp_tx *tx = &qp->tx;
 	u32 limit = doorbell ? KIWI_TX_DOORBELL_LEN : KIWI_TX_BUF_LEN;
 	bool pushed = false, lingered = false;
+	int filled, rv;
 	u32 seen;
-	int rv;
 
 	/* Pairs with the barrier in kiwi_tx_kick_now(). */
 	smp_store_mb(tx->stalled, false);
@@ -750,11 +751,12 @@ static void kiwi_tx_run(struct kiwi_qp *qp, struct socket *sock,
 			kiwi_tx_flushed(qp);
 		kiwi_tx_batch(tx, sock);
 		seen = kiwi_ring_published(&qp->sq);
-		if (kiwi_tx_fill(qp, limit, doorbell))
+		filled = kiwi_tx_fill(qp, limit, doorbell);
+		if (filled > 0)
 			lingered = false;
-		else if (tx->buf_wait && !kiwi_tx_buf_retry(qp, doorbell))
+		else if (filled < 0 && !kiwi_tx_buf_retry(qp, doorbell))
 			return;
-		else if (!tx->buf_wait && kiwi_tx_stop(qp, seen, &lingered))
+		else if (!filled && kiwi_tx_stop(qp, seen, &lingered))
 			break;
 		cond_resched();
 	}

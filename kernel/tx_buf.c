@@ -65,7 +65,6 @@ int kiwi_tx_buf_alloc(struct kiwi_qp *qp)
 	if (!page)
 		return -ENOMEM;
 	kiwi_tx_chunk_set(&qp->tx, page);
-	qp->tx.buf_wait = false;
 	return 0;
 }
 
@@ -77,8 +76,8 @@ int kiwi_tx_buf_alloc(struct kiwi_qp *qp)
  * Only the first segment of a batch can find the chunk held by TCP: the
  * batch before it was handed over whole. Then TX takes a new chunk.
  *
- * Return: true, or false if no chunk could be had (tx.buf_wait is set;
- * kiwi_tx_run() tries again).
+ * Return: true, or false if no chunk could be had (kiwi_tx_run() tries
+ * again).
  */
 bool kiwi_tx_buf_ready(struct kiwi_qp *qp, bool quick)
 {
@@ -93,7 +92,6 @@ bool kiwi_tx_buf_ready(struct kiwi_qp *qp, bool quick)
 	if (tx->len || page_count(tx->chunk) == 1)
 		return true;
 	page = kiwi_tx_chunk_alloc(qp, quick);
-	tx->buf_wait = !page;
 	if (!page)
 		return false;
 	put_page(tx->chunk);
