@@ -585,11 +585,14 @@ vt_check "those doorbells found TX stalled: 20 or more deferred (tx_doorbells_de
 wait $raw
 sysctl -qw net.ipv4.tcp_wmem="$wmem" net.ipv4.tcp_rmem="$rmem"
 
-# tx_buf_renewed: TCP took the transmit buffer by reference and still held
-# it when the next batch was framed (64 KiB Writes into small socket
-# buffers always do).
+# tx_buf_renewed is shown; it need not move here: over loopback the
+# receiver reads and acknowledges a batch inside TX's own send call, so
+# TCP has mostly let go of the frame buffer before the next batch (0 in
+# one run, 2 in another, 137 under KASAN).
+vt_check "kiwi0 shows tx_buf_renewed ($(vt_stat "$st1" tx_buf_renewed))" \
+	test -n "$(vt_stat "$st1" tx_buf_renewed)"
 vt_stat_moved "kiwi0" "$st0" "$st1" tx_fpdus tx_octets tx_doorbells \
-	tx_buf_renewed rx_fpdus \
+	rx_fpdus \
 	rx_octets rtr_sent rtr_rcvd read_req_served cm_connects \
 	cm_connect_errors cm_requests mpa_req_sent mpa_req_rcvd mpa_rep_sent \
 	mpa_rep_rcvd mpa_rej_sent mpa_rej_rcvd mpa_bad_frames mpa_ird_refused
