@@ -28,6 +28,7 @@ static const struct rdma_stat_desc kiwi_stat_descs[KIWI_STAT_NUM] = {
 	[KIWI_STAT_TX_DOORBELLS].name = "tx_doorbells",
 	[KIWI_STAT_TX_DOORBELLS_DEFERRED].name = "tx_doorbells_deferred",
 	[KIWI_STAT_TX_BUF_RENEWED].name = "tx_buf_renewed",
+	[KIWI_STAT_TX_BUF_SHORT].name = "tx_buf_short",
 	[KIWI_STAT_RTR_SENT].name = "rtr_sent",
 	[KIWI_STAT_RREQ_SERVED].name = "read_req_served",
 	[KIWI_STAT_AREQ_SERVED].name = "atomic_req_served",

@@ -33,6 +33,8 @@
  *	write space and left the new work requests to that wakeup
  * @KIWI_STAT_TX_BUF_RENEWED: transmit buffers replaced by a new one
  *	because TCP still held the old one's octets (tx_buf.c)
+ * @KIWI_STAT_TX_BUF_SHORT: times no new transmit buffer could be had
+ *	(memory short) and TX waited to try again (tx_buf.c)
  * @KIWI_STAT_RTR_SENT: RFC 6581 RTR messages sent (initiator)
  * @KIWI_STAT_RREQ_SERVED: inbound RDMA Read Requests whose Response started
  * @KIWI_STAT_AREQ_SERVED: inbound RFC 7306 Atomic Requests executed (their
@@ -82,6 +84,7 @@ enum kiwi_stat_id {
 	KIWI_STAT_TX_DOORBELLS,
 	KIWI_STAT_TX_DOORBELLS_DEFERRED,
 	KIWI_STAT_TX_BUF_RENEWED,
+	KIWI_STAT_TX_BUF_SHORT,
 	KIWI_STAT_RTR_SENT,
 	KIWI_STAT_RREQ_SERVED,
 	KIWI_STAT_AREQ_SERVED,

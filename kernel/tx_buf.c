@@ -92,8 +92,10 @@ bool kiwi_tx_buf_ready(struct kiwi_qp *qp, bool quick)
 	if (tx->len || page_count(tx->chunk) == 1)
 		return true;
 	page = kiwi_tx_chunk_alloc(qp, quick);
-	if (!page)
+	if (!page) {
+		kiwi_qp_stat_inc(&qp->stats, KIWI_STAT_TX_BUF_SHORT);
 		return false;
+	}
 	put_page(tx->chunk);
 	kiwi_tx_chunk_set(tx, page);
 	kiwi_qp_stat_inc(&qp->stats, KIWI_STAT_TX_BUF_RENEWED);
