@@ -28,9 +28,13 @@
 # kiwi.ko builds. A step NAME@SIZE there (e.g. "ib_write_bw@64
 # ib_send_lat@8") runs perftest NAME with SIZE-octet messages in each round;
 # NAME@SIZE%CPU pins it as above.
+# A step NAME.qN (e.g. "ib_write_bw.q16 tcp_bw.q16") runs on N connections:
+# perftest -q N, or for tcp_bw iperf3 -P N moving N times the octets.
 # BENCH_SWEEP=1 adds to each round bandwidth at 8 B, 64 B, 512 B, 4 KiB,
 # 16 KiB, 256 KiB and 1 MiB,
-# 64 KiB with 4 and 16 QPs (-q) and bidirectional (-b), and latency at 4 KiB.
+# 64 KiB with 4 and 16 QPs (-q) and bidirectional (-b), iperf3 with 4 and
+# 16 streams (tcp_bw.q4, tcp_bw.q16: the TCP figures to hold -q against),
+# and latency at 4 KiB.
 # BENCH_OBSERVE=1 records per step where the time went in each guest
 # (observe.bash: per-vCPU time, interrupts, nstat, kiwi's counters, ss).
 #
@@ -163,11 +167,11 @@ tcp_step() {
 	PAIR_PORT=$((PAIR_PORT + 1))
 	if [ "$PAIR_SIDE" = server ]; then
 		while [ "$1" != -- ]; do cmd+=("${1//\{port\}/$PAIR_PORT}"); shift; done
-		timeout 60 "${cmd[@]}" > "$VT_TMP/$name.srv" 2>&1 &
+		timeout 180 "${cmd[@]}" > "$VT_TMP/$name.srv" 2>&1 &
 		pid=$!
 		sleep 1
 		pair_barrier "$name.listening" 60
-		pair_barrier "$name.done" 120
+		pair_barrier "$name.done" 240
 		kill "$pid" 2>/dev/null
 		wait "$pid"
 		return 0
@@ -177,17 +181,18 @@ tcp_step() {
 	cmd=("${@//\{port\}/$PAIR_PORT}")
 	cmd=("${cmd[@]//\{peer\}/$KIWI_PEER_IP}")
 	pair_barrier "$name.listening" 60
-	timeout 60 "${cmd[@]}" > "$VT_TMP/$name.out" 2>&1 || rc=$?
-	pair_barrier "$name.done" 120
+	timeout 180 "${cmd[@]}" > "$VT_TMP/$name.out" 2>&1 || rc=$?
+	pair_barrier "$name.done" 240
 	return "$rc"
 }
 
-# tcp_bw NAME CPU [--sctp]: iperf3, one stream (one SCTP association with
-# --sctp, a client option: the server follows the client), as many octets
-# as a 64 KiB perftest step, both ends on vCPU CPU (pin_cmd); received
-# MiB/s.
+# tcp_bw NAME CPU [--sctp | -P N]: iperf3, one stream (one SCTP association
+# with --sctp, a client option: the server follows the client; N streams
+# with -P N), as many octets as a 64 KiB perftest step on as many QPs, both
+# ends on vCPU CPU (pin_cmd); received MiB/s.
 tcp_bw() {
 	local t0 rc=0 octets=$((65536 * bw_n)) pin proto=("${@:3}")
+	[ "${3:-}" = -P ] && octets=$((octets * $4))
 	pin=$(pin_cmd "$2")
 	t0=$(cpu_jiffies)
 	observe_begin "$1"
@@ -268,23 +273,30 @@ sweep() {
 	done
 	measure "ib_write_bw.q4" 65536 ib_write_bw -q 4
 	measure "ib_write_bw.q16" 65536 ib_write_bw -q 16
+	tcp_bw "tcp_bw.q4" "$pin_default" -P 4
+	tcp_bw "tcp_bw.q16" "$pin_default" -P 16
 	measure "ib_write_bw.bidir" 65536 ib_write_bw -b
 	measure "ib_send_lat@4096" 4096 ib_send_lat
 	measure "ib_write_lat@4096" 4096 ib_write_lat
 }
 
-# run_step STEP: one step of BENCH_STEPS: NAME[@SIZE][%CPU].
+# run_step STEP: one step of BENCH_STEPS: NAME[@SIZE][%CPU], or
+# NAME.qN[%CPU] for a bandwidth test on N connections: perftest -q N, or
+# iperf3 -P N for tcp_bw.
 run_step() {
-	local t=${1%\%*} pin=$pin_default size=
+	local t=${1%\%*} pin=$pin_default size='' qps=()
 	[ "$t" = "$1" ] || pin=${1##*%}
+	case "$t" in
+	*_bw.q[0-9]*) qps=(-q "${t##*.q}") t=${t%.q*} ;;
+	esac
 	case "$t" in
 	*@*) size=${t#*@} ;;
 	ib_*_bw) size=65536 ;;
 	ib_*_lat) size=8 ;;
 	esac
 	case "$t" in
-	ib_*) MEASURE_PIN=$pin measure "$1" "$size" "${t%@*}" ;;
-	tcp_bw) tcp_bw "$1" "$pin" ;;
+	ib_*) MEASURE_PIN=$pin measure "$1" "$size" "${t%@*}" "${qps[@]}" ;;
+	tcp_bw) tcp_bw "$1" "$pin" "${qps[@]/#-q/-P}" ;;
 	sctp_bw) tcp_bw "$1" "$pin" --sctp ;;
 	tcp_lat) tcp_lat "$1" "$pin" ;;
 	*) vt_fail "BENCH_STEPS: unknown step '$1'" ;;
