@@ -11,7 +11,9 @@
 # capture with one tshark pass: on a busy 2-core host the first boot's
 # cases those touch then took 268 s, 351 in a run half an hour before
 # (the other cases 205 s and 202; first boot 516 s, soak boot 346):
-# kiwi<->kiwi rdmacm, integrity, rping, atomics, compat and mtu; DDP over
+# kiwi<->kiwi rdmacm, integrity, rping, atomics, compat, mtu and txbuf
+# (fewer Writes and iterations under KIWI_VM_CI: 24 s of the boot in two
+# runs on 2026-11-30); DDP over
 # SCTP rping and the sctp case; the markers wire case;
 # the draft-00 profile's rping, wire and mtu cases; siw:p2p as server with
 # integrity, kiwi with siw:p2p's RTRs (rtr, its capture checked by tshark
@@ -30,8 +32,10 @@
 #    atomics, memory windows, the extended verbs with ibv_rereg_mr, and
 #    compat: RDMAC revision 0 in both roles, private data of 0, 255 and
 #    300 octets, the draft-00 profile against a kiwi without it in both
-#    roles, and mtu: FPDUs follow a path MTU that drops and rises
-#    mid-connection) for kiwi<->kiwi;
+#    roles, mtu: FPDUs follow a path MTU that drops and rises
+#    mid-connection, and txbuf: the transmit buffer is renewed while TCP
+#    holds it, and a sender whose memory cgroup cannot be charged another
+#    buffer waits and goes on, its data checked) for kiwi<->kiwi;
 #  - MPA markers kiwi<->kiwi: the tshark case with markers asked for by
 #    both guests, and the wire case, where the client guest turns its
 #    markers off (markers in one direction only, rping both ways);
@@ -92,9 +96,9 @@ mode=--quick
 [ "${1:-}" = --full ] && mode=--full
 
 # The first boot's combos and cases; the soak's boot follows it.
-first="kiwi-kiwi/rdmacm+perftest+integrity+tshark+rping+rtr+atomics+mw+exverbs+compat+mtu kiwi:llp=sctp-kiwi:llp=sctp/rping+sctp+rdmacm+integrity+perftest kiwi:mpa_markers=Y-kiwi:mpa_markers=Y/tshark+wire siw:p2p-kiwi/integrity+atomics+mw+exverbs kiwi-siw:p2p/perftest+rtr kiwi-siw/integrity siw-kiwi/rping kiwi:mpa_crc_off=Y-siw/rping siw:rev1-kiwi/rping kiwi:ulpf00=Y-kiwi:ulpf00=Y/rping+wire+mtu+integrity"
+first="kiwi-kiwi/rdmacm+perftest+integrity+tshark+rping+rtr+atomics+mw+exverbs+compat+mtu+txbuf kiwi:llp=sctp-kiwi:llp=sctp/rping+sctp+rdmacm+integrity+perftest kiwi:mpa_markers=Y-kiwi:mpa_markers=Y/tshark+wire siw:p2p-kiwi/integrity+atomics+mw+exverbs kiwi-siw:p2p/perftest+rtr kiwi-siw/integrity siw-kiwi/rping kiwi:mpa_crc_off=Y-siw/rping siw:rev1-kiwi/rping kiwi:ulpf00=Y-kiwi:ulpf00=Y/rping+wire+mtu+integrity"
 [ "${1:-}" != --ci ] ||
-	first="kiwi-kiwi/rdmacm+integrity+rping+atomics+compat+mtu kiwi:llp=sctp-kiwi:llp=sctp/rping+sctp kiwi:mpa_markers=Y-kiwi:mpa_markers=Y/wire siw:p2p-kiwi/integrity kiwi-siw:p2p/rtr siw-kiwi/rping kiwi:ulpf00=Y-kiwi:ulpf00=Y/rping+wire+mtu"
+	first="kiwi-kiwi/rdmacm+integrity+rping+atomics+compat+mtu+txbuf kiwi:llp=sctp-kiwi:llp=sctp/rping+sctp kiwi:mpa_markers=Y-kiwi:mpa_markers=Y/wire siw:p2p-kiwi/integrity kiwi-siw:p2p/rtr siw-kiwi/rping kiwi:ulpf00=Y-kiwi:ulpf00=Y/rping+wire+mtu"
 # KIWI_VM_CI=1 (passed into the guests): the rping, rdmacm and integrity
 # cases of a combo with the same settings on both guests run one
 # direction, not both (pair_ci_one_way in tests/vm/pair/lib.bash).
