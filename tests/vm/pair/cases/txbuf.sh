@@ -86,10 +86,11 @@ mounted=0
 
 # txbuf_cg_setup: the cgroup whose limit is lowered ($CG), the one rping
 # serves from ($CG_JOB, inside it) and another one ($CG_OTHER). $CG_JOB's
-# memory.min keeps the reclaim that $CG's limit starts off its pages (the
-# limit's own cgroup has no such protection): reclaimed, rping's text
-# pages (charged to it when it first ran them) had to be read in again at
-# the limit, and that fault called the OOM killer (seen in a first run).
+# memory.min keeps the reclaim that $CG's limit starts off its pages (a
+# cgroup's memory.min does not hold against its own limit's reclaim):
+# reclaimed, rping's text pages (charged to it when it first ran them)
+# had to be read in again at the limit, and that fault called the OOM
+# killer (seen in a first run).
 txbuf_cg_setup() {
 	if ! grep -q "^cgroup2 $CG_ROOT " /proc/mounts; then
 		mount -t cgroup2 none "$CG_ROOT" || vt_die "cannot mount cgroup2"
@@ -128,7 +129,7 @@ txbuf_kmsg_bad() {
 }
 
 # txbuf_short_server: the client guest's side of the step txbuf.short, in
-# the roles of pair_step (its listener): rping -s in $CG, squeezed.
+# the roles of pair_step (its listener): rping -s in $CG_JOB, $CG squeezed.
 txbuf_short_server() {
 	local pid rp rc i c cur max0 kmsg0 st0 st1 st2 st3 ev0 bad want
 	pair_pick_cmd client "$@"
