@@ -12,8 +12,8 @@
 # cases those touch then took 268 s, 351 in a run half an hour before
 # (the other cases 205 s and 202; first boot 516 s, soak boot 346):
 # kiwi<->kiwi rdmacm, integrity, rping, atomics, compat, mtu and txbuf
-# (fewer Writes and iterations under KIWI_VM_CI: 24 s of the boot in two
-# runs on 2026-11-30); DDP over
+# (fewer Writes and iterations under KIWI_VM_CI: 22-24 s of a boot on
+# 2026-11-30, 28 s in one after the rping and mtu cases); DDP over
 # SCTP rping and the sctp case; the markers wire case;
 # the draft-00 profile's rping, wire and mtu cases; siw:p2p as server with
 # integrity, kiwi with siw:p2p's RTRs (rtr, its capture checked by tshark
