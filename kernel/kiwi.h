@@ -637,6 +637,7 @@ int kiwi_tx_attach(struct kiwi_qp *qp, u32 ord, u32 ird);
 void kiwi_tx_release(struct kiwi_qp *qp);
 int kiwi_tx_buf_alloc(struct kiwi_qp *qp);
 bool kiwi_tx_buf_ready(struct kiwi_qp *qp, bool quick);
+void kiwi_tx_buf_taken(struct kiwi_qp_tx *tx);
 void kiwi_tx_buf_free(struct kiwi_qp_tx *tx);
 void kiwi_tx_kick(struct kiwi_qp *qp);
 void kiwi_tx_kick_now(struct kiwi_qp *qp);

@@ -196,7 +196,7 @@ static int kiwi_llp_tcp_send(struct kiwi_qp_tx *tx, struct socket *sock)
 	if (size < KIWI_TX_COPY_MAX)
 		return kiwi_llp_tcp_send_copy(tx, sock);
 	lock_sock(sk);
-	rv = kernel_sendpage_locked(sk, tx->chunk, tx->sent, size,
+	rv = kernel_sendpage_locked(sk, tx->chunk, tx->base + tx->sent, size,
 				    MSG_DONTWAIT | MSG_NOSIGNAL);
 	if (rv > 0 && rv == size)
 		kiwi_llp_tcp_end_record(sk);

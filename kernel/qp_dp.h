@@ -214,7 +214,10 @@ struct kiwi_tx_msg {
  *	  the CM's endpoint; NULL on MPA/TCP (set at attach)
  * @chunk: the compound page @buf is, which TCP may still hold references
  *	   on after it took its octets (TX; tx_buf.c)
- * @buf: framed FPDUs, KIWI_TX_BUF_LEN octets: @chunk's address (TX)
+ * @base: where the batch in @buf begins in @chunk: octets before it may
+ *	  still be TCP's (TX; tx_buf.c)
+ * @buf: the batch's framed FPDUs, at @chunk's address plus @base; room
+ *	 for KIWI_TX_BUF_LEN - @base octets (TX)
  * @len: octets framed in @buf (TX)
  * @sent: octets of @buf TCP took (TX)
  * @stalled: TCP took less than offered and TX waits for the write-space
@@ -275,6 +278,7 @@ struct kiwi_qp_tx {
 	struct kiwi_mpa_seg seg;
 	struct kiwi_sctp_conn *sctp;
 	struct page *chunk;
+	u32 base;
 	u8 *buf;
 	u32 len;
 	u32 sent;

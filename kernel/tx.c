@@ -195,7 +195,7 @@ static u8 *kiwi_tx_seg_begin(struct kiwi_qp_tx *tx, u32 ulpdu_len)
 {
 	u32 wire = tx->llp->seg_wire_len(tx, ulpdu_len);
 
-	if (wire > KIWI_TX_BUF_LEN - tx->len ||
+	if (wire > KIWI_TX_BUF_LEN - tx->base - tx->len ||
 	    !kiwi_mpa_seg_fits(&tx->seg, wire))
 		return NULL;
 	return tx->buf + tx->len + tx->llp->seg_room;
@@ -551,8 +551,7 @@ static void kiwi_tx_flushed(struct kiwi_qp *qp)
 	int res = 0;
 	u32 i;
 
-	tx->len = 0;
-	tx->sent = 0;
+	kiwi_tx_buf_taken(tx);
 	if (tx->flushed_to == tx->framed_to)
 		return;
 	spin_lock_irqsave(&qp->lock, flags);

@@ -9,9 +9,12 @@
  * nothing. TCP holds references on the chunk until its octets are
  * acknowledged and the device let go of them, and retransmits from it:
  * a chunk with a reference besides the QP's own is never written again.
- * When a batch is to be framed and TCP still holds the chunk, TX takes a
- * new one and drops its reference on the old, which is freed with TCP's
- * last; TCP treats its own page fragments the same way
+ * A batch is framed at the chunk's start when TCP holds none of it, else
+ * right after the octets the batches before it took (tx.base), as long as
+ * the largest FPDU the batch may start with fits there: TCP reads only the
+ * octets it took, and those are never written again. When it does not
+ * fit, TX takes a new chunk and drops its reference on the old, which is
+ * freed with TCP's last; TCP treats its own page fragments the same way
  * (sk_page_frag_refill()). LLPs that copy (SCTP) leave the chunk free.
  *
  * The chunk and the fields here are TX's (tx.run_lock held) from attach
@@ -23,6 +26,7 @@
 #include <linux/sched/mm.h>
 
 #include "kiwi.h"
+#include "llp.h"
 
 /* The largest FPDU, markers and all, fits in a chunk. */
 static_assert(KIWI_MPA_MULPDU_MAX + KIWI_MPA_GEN_MAX <= KIWI_TX_BUF_LEN);
@@ -46,10 +50,17 @@ static struct page *kiwi_tx_chunk_alloc(struct kiwi_qp *qp, bool quick)
 	return page;
 }
 
+/* The next batch is framed at @base in the chunk. */
+static void kiwi_tx_buf_at(struct kiwi_qp_tx *tx, u32 base)
+{
+	tx->base = base;
+	tx->buf = (u8 *)page_address(tx->chunk) + base;
+}
+
 static void kiwi_tx_chunk_set(struct kiwi_qp_tx *tx, struct page *page)
 {
 	tx->chunk = page;
-	tx->buf = page_address(page);
+	kiwi_tx_buf_at(tx, 0);
 }
 
 /**
@@ -74,7 +85,9 @@ int kiwi_tx_buf_alloc(struct kiwi_qp *qp)
  * @quick: a poster's system call: do not reclaim to get a new chunk
  *
  * Only the first segment of a batch can find the chunk held by TCP: the
- * batch before it was handed over whole. Then TX takes a new chunk.
+ * batch before it was handed over whole. Then the batch follows the
+ * octets TCP holds if an FPDU of the MULPDU fits after them (every segment
+ * of the batch is at most that), else TX takes a new chunk.
  *
  * Return: true, or false if no chunk could be had (kiwi_tx_run() tries
  * again).
@@ -89,7 +102,13 @@ bool kiwi_tx_buf_ready(struct kiwi_qp *qp, bool quick)
 	 * put_page() orders TCP's last access before its decrement; our
 	 * writes depend on this branch, so they come after the read.
 	 */
-	if (tx->len || page_count(tx->chunk) == 1)
+	if (tx->len)
+		return true;
+	if (page_count(tx->chunk) == 1) {
+		kiwi_tx_buf_at(tx, 0);
+		return true;
+	}
+	if (tx->llp->seg_wire_len(tx, tx->mulpdu) <= KIWI_TX_BUF_LEN - tx->base)
 		return true;
 	page = kiwi_tx_chunk_alloc(qp, quick);
 	if (!page) {
@@ -100,6 +119,20 @@ bool kiwi_tx_buf_ready(struct kiwi_qp *qp, bool quick)
 	kiwi_tx_chunk_set(tx, page);
 	kiwi_qp_stat_inc(&qp->stats, KIWI_STAT_TX_BUF_RENEWED);
 	return true;
+}
+
+/**
+ * kiwi_tx_buf_taken - the LLP took the whole batch
+ * @tx: the QP's transmit state
+ *
+ * The next batch follows it in the chunk (kiwi_tx_buf_ready() goes back
+ * to the start once TCP holds nothing).
+ */
+void kiwi_tx_buf_taken(struct kiwi_qp_tx *tx)
+{
+	kiwi_tx_buf_at(tx, tx->base + tx->len);
+	tx->len = 0;
+	tx->sent = 0;
 }
 
 /**
