@@ -20,8 +20,7 @@
 
 IP=${KIWI_MY_IP:-10.77.0.1}
 PARAM=/sys/module/kiwi/parameters/queue_mem_mb
-CG_ROOT=/sys/fs/cgroup
-CG=$CG_ROOT/kiwi-qmem
+CG=$VT_CG_ROOT/kiwi-qmem
 
 vt_need_progs
 vt_clean_links
@@ -51,18 +50,9 @@ else
 fi
 
 # 2./3. Memory cgroups.
-mounted=0
-if ! grep -q "^cgroup2 $CG_ROOT " /proc/mounts; then
-	mount -t cgroup2 none "$CG_ROOT" || vt_die "cannot mount cgroup2"
-	mounted=1
-fi
-echo +memory > "$CG_ROOT/cgroup.subtree_control" || vt_die "no memory controller"
+vt_cg_memory
 rmdir "$CG" 2>/dev/null
 mkdir "$CG" || vt_die "cannot create $CG"
-
-cg_event() {
-	sed -n "s/^$1 //p" "$CG/memory.events"
-}
 
 # hold_at FILE PID STAGE_REGEX: wait until the program (PID) reached a
 # stage matching STAGE_REGEX; print the stage line.
@@ -83,13 +73,12 @@ hold_at() {
 run_in_cg() {
 	local log=$1
 	shift
-	bash -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' _ "$CG" \
-		"$VT_PROGS/vt_qmem" "$@" > "$log" 2>&1 &
+	"${VT_CG_EXEC[@]}" "$CG" "$VT_PROGS/vt_qmem" "$@" > "$log" 2>&1 &
 }
 
 avail_before=$(sed -n 's/^MemAvailable: *\([0-9]*\) kB/\1/p' /proc/meminfo)
 echo 48M > "$CG/memory.max"
-max_before=$(cg_event max)
+max_before=$(vt_cg_event "$CG" max)
 hold=$VT_TMP/hold
 run_in_cg "$VT_TMP/memcg.log" -d kiwi0 -H "$hold" memcg 256
 pid=$!
@@ -123,8 +112,8 @@ wait $pid
 rc=$?
 cat "$VT_TMP/memcg.log"
 vt_eq "vt_qmem memcg exit status" "$rc" 0
-vt_eq "OOM kills in the cgroup" "$(cg_event oom_kill)" 0
-[ "$(cg_event max)" -gt "$max_before" ] && vt_pass "the cgroup hit memory.max" ||
+vt_eq "OOM kills in the cgroup" "$(vt_cg_event "$CG" oom_kill)" 0
+[ "$(vt_cg_event "$CG" max)" -gt "$max_before" ] && vt_pass "the cgroup hit memory.max" ||
 	vt_fail "memory.events max did not move: the limit was never reached"
 avail_after=$(sed -n 's/^MemAvailable: *\([0-9]*\) kB/\1/p' /proc/meminfo)
 vt_log "MemAvailable before $((avail_before >> 10)) MiB, after $((avail_after >> 10)) MiB"
@@ -159,6 +148,6 @@ cat "$VT_TMP/connect.log"
 vt_eq "vt_qmem connect exit status" "$rc" 0
 
 rmdir "$CG" || vt_fail "cannot remove $CG"
-[ "$mounted" = 0 ] || umount "$CG_ROOT"
+vt_cg_done
 vt_link_del kiwi0
 vt_finish

@@ -90,11 +90,9 @@ txbuf_writes txbuf.write 65536 "$writes" $((writes / 4)) $((writes * 2))
 txbuf_writes txbuf.write8k 8192 $((writes * 2)) 1 $((writes / 2))
 
 # 2. Memory short.
-CG_ROOT=/sys/fs/cgroup
-CG=$CG_ROOT/kiwi-txbuf
+CG=$VT_CG_ROOT/kiwi-txbuf
 CG_JOB=$CG/rping
-CG_OTHER=$CG_ROOT/kiwi-txbuf-other
-mounted=0
+CG_OTHER=$VT_CG_ROOT/kiwi-txbuf-other
 
 # txbuf_cg_setup: the cgroup whose limit is lowered ($CG), the one rping
 # serves from ($CG_JOB, inside it) and another one ($CG_OTHER). $CG_JOB's
@@ -104,21 +102,12 @@ mounted=0
 # had to be read in again at the limit, and that fault called the OOM
 # killer (seen in a first run).
 txbuf_cg_setup() {
-	if ! grep -q "^cgroup2 $CG_ROOT " /proc/mounts; then
-		mount -t cgroup2 none "$CG_ROOT" || vt_die "cannot mount cgroup2"
-		mounted=1
-	fi
-	echo +memory > "$CG_ROOT/cgroup.subtree_control" || vt_die "no memory controller"
+	vt_cg_memory
 	rmdir "$CG_JOB" "$CG" "$CG_OTHER" 2>/dev/null
 	mkdir "$CG" "$CG_OTHER" || vt_die "cannot create $CG and $CG_OTHER"
 	echo +memory > "$CG/cgroup.subtree_control" || vt_die "no memory controller in $CG"
 	mkdir "$CG_JOB" || vt_die "cannot create $CG_JOB"
 	echo max > "$CG_JOB/memory.min" || vt_die "cannot set $CG_JOB/memory.min"
-}
-
-# txbuf_cg_event NAME: a counter of the cgroup's memory.events.
-txbuf_cg_event() {
-	sed -n "s/^$1 //p" "$CG/memory.events"
 }
 
 # txbuf_drain_stocks: a charge of another cgroup on each CPU returns the
@@ -128,8 +117,8 @@ txbuf_cg_event() {
 txbuf_drain_stocks() {
 	local c
 	for ((c = 0; c < $(nproc); c++)); do
-		bash -c 'echo $$ > "$1/cgroup.procs" && exec taskset -c "$2" true' _ \
-			"$CG_OTHER" "$c" || vt_log "txbuf: no charge on CPU $c"
+		"${VT_CG_EXEC[@]}" "$CG_OTHER" taskset -c "$c" true ||
+			vt_log "txbuf: no charge on CPU $c"
 	done
 }
 
@@ -149,9 +138,9 @@ txbuf_short_server() {
 	pair_fill_cmd
 	PAIR_T0=$EPOCHSECONDS
 	kmsg0=$(dmesg | wc -l)
-	ev0=$(txbuf_cg_event max)
-	bash -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' _ "$CG_JOB" \
-		timeout -k 5 200 "${PAIR_RUN[@]}" > "$VT_TMP/txbuf.short.out" 2>&1 &
+	ev0=$(vt_cg_event "$CG" max)
+	"${VT_CG_EXEC[@]}" "$CG_JOB" timeout -k 5 200 "${PAIR_RUN[@]}" \
+		> "$VT_TMP/txbuf.short.out" 2>&1 &
 	pid=$!
 	pair_wait_listen "$PAIR_PORT" "$pid" 60 ||
 		vt_log "txbuf.short: no rdma_cm listener on port $PAIR_PORT after 60 s"
@@ -185,8 +174,8 @@ txbuf_short_server() {
 				"$(txbuf_stat $c "$st1") at the limit, $(txbuf_stat $c "$st2") 2 s later"
 		done
 		vt_stat_moved "txbuf.short: at memory.max" "$st1" "$st2" tx_buf_short tx_octets
-		vt_check "txbuf.short: the cgroup hit memory.max (memory.events max $ev0 -> $(txbuf_cg_event max))" \
-			test "$(txbuf_cg_event max)" -gt "$ev0"
+		vt_check "txbuf.short: the cgroup hit memory.max (memory.events max $ev0 -> $(vt_cg_event "$CG" max))" \
+			test "$(vt_cg_event "$CG" max)" -gt "$ev0"
 		bad=$(txbuf_kmsg_bad "$kmsg0")
 		vt_check "txbuf.short: nothing in the kernel log at memory.max${bad:+: $bad}" test -z "$bad"
 		echo max > "$CG/memory.max"
@@ -201,7 +190,7 @@ txbuf_short_server() {
 		"$(txbuf_stat tx_buf_renewed "$st2") -> $(txbuf_stat tx_buf_renewed "$st3")," \
 		"tx_buf_short $(txbuf_stat tx_buf_short "$st3")"
 	vt_stat_moved "txbuf.short: memory.max back to max" "$st2" "$st3" tx_buf_renewed
-	vt_eq "txbuf.short: OOM kills in the cgroup" "$(txbuf_cg_event oom_kill)" 0
+	vt_eq "txbuf.short: OOM kills in the cgroup" "$(vt_cg_event "$CG" oom_kill)" 0
 }
 
 # The client guest serves from the cgroup; the server guest's rping
@@ -212,7 +201,7 @@ if [ "$PAIR_SIDE" = client ]; then
 	txbuf_cg_setup
 	txbuf_short_server "$@"
 	rmdir "$CG_JOB" "$CG" "$CG_OTHER" || vt_fail "cannot remove $CG and $CG_OTHER"
-	[ "$mounted" = 0 ] || umount "$CG_ROOT"
+	vt_cg_done
 else
 	pair_step txbuf.short client 200 "$@"
 fi

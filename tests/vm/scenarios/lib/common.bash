@@ -23,6 +23,34 @@ VT_TMP=$(mktemp -d "/tmp/$VT_NAME.XXXXXX")
 VT_PEER=(python3 -S -c 'import sys; sys.path.insert(0, sys.argv.pop(1)); sys.argv[0] = "peer.py"; import peer; sys.exit(peer.main())'
 	"$KIWI_SRC/tests/vm/hostile")
 
+# Memory cgroups (cgroup v2) for scenarios and pair cases that charge
+# kiwi's memory to a process's cgroup. vt_cg_memory mounts the hierarchy
+# at VT_CG_ROOT unless mounted, and enables the memory controller for its
+# children; vt_cg_done unmounts it again if vt_cg_memory mounted it.
+VT_CG_ROOT=/sys/fs/cgroup
+VT_CG_MOUNTED=0
+vt_cg_memory() {
+	if ! grep -q "^cgroup2 $VT_CG_ROOT " /proc/mounts; then
+		mount -t cgroup2 none "$VT_CG_ROOT" || vt_die "cannot mount cgroup2"
+		VT_CG_MOUNTED=1
+	fi
+	echo +memory > "$VT_CG_ROOT/cgroup.subtree_control" || vt_die "no memory controller"
+}
+
+vt_cg_done() {
+	[ "$VT_CG_MOUNTED" = 0 ] || umount "$VT_CG_ROOT"
+}
+
+# vt_cg_event CG NAME: counter NAME of cgroup CG's memory.events.
+vt_cg_event() {
+	sed -n "s/^$2 //p" "$1/memory.events"
+}
+
+# "${VT_CG_EXEC[@]}" CG CMD [ARGS...]: run CMD as a member of cgroup CG
+# from its start (a shell joins CG and execs CMD). A command, not a
+# function: run with &, $! is CMD's own process, to be signalled.
+VT_CG_EXEC=(bash -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' _)
+
 vt_log() {
 	echo "[$VT_NAME] $*"
 }
