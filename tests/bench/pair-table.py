@@ -16,6 +16,9 @@ import sys
 BW = [("ib_write_bw", "write"), ("ib_send_bw", "send"), ("ib_read_bw", "read"),
       ("tcp_bw", "TCP"), ("sctp_bw", "SCTP")]
 LAT = [("ib_send_lat", "send"), ("ib_write_lat", "write"), ("tcp_lat", "TCP")]
+# perftest -e: both ends sleep on a completion channel, as iperf3 sleeps
+# (perftest has no -e for ib_write_bw).
+EVENTS = [("ib_send_bw.e", "send -e"), ("ib_read_bw.e", "read -e")]
 
 
 def unit(name):
@@ -120,7 +123,7 @@ def sweep(data, combos, wid):
     bandwidth figure its guest CPU s/GiB."""
     names = sorted({n for c in combos for n in data[c][0]
                     if ("@" in n or "%" in n or
-                        n.split("%")[0].endswith((".q4", ".q16", ".bidir")))
+                        n.split("%")[0].endswith((".q4", ".q16", ".bidir", ".q4.e", ".q16.e")))
                     and not n.startswith(("cpu.", "bytes."))},
                    key=step_key)
     if not names:
@@ -160,17 +163,19 @@ def main():
         return 2
 
     wid = max(len(c) for c in combos) + 2
+    evs = [e for e in EVENTS if any(e[0] in data[c][0] for c in combos)]
     print("\nBandwidth, 64 KiB messages, MiB/s (median of rounds ±half the spread)")
-    print("%-*s %4s" % (wid, "combo", "crc") + "".join("%14s" % h for _, h in BW)
+    print("%-*s %4s" % (wid, "combo", "crc") + "".join("%14s" % h for _, h in BW + evs)
           + "%12s%12s" % ("CPU s/GiB", "TCP CPU"))
     for c in combos:
         v = data[c][0]
         cpus = [cpu_per_gib(v, n) for n in ("ib_write_bw", "tcp_bw")]
         print("%-*s %4s" % (wid, c, describe(c)[1])
-              + "".join("%14s" % cell(v, n) for n, _ in BW)
+              + "".join("%14s" % cell(v, n) for n, _ in BW + evs)
               + "".join("%12s" % ("%.1f" % x if x else "-") for x in cpus))
     print("(CPU s/GiB: CPU seconds of both guests per GiB moved, write and TCP;"
-          " every benchmark\n process pinned to vCPU %s, RDMA and TCP alike)"
+          " every benchmark\n process pinned to vCPU %s, RDMA and TCP alike;"
+          " -e: perftest sleeping on a completion\n channel instead of polling)"
           % os.environ.get("BENCH_PIN", "0"))
     print("\nLatency, µs one way (RDMA 8 B, TCP 14 B): median / 99th percentile")
     print("%-*s %4s" % (wid, "combo", "crc") + "".join("%16s" % h for _, h in LAT))
@@ -193,7 +198,8 @@ def main():
               "%.0f" % tcp["tcp_lat.p50"] if tcp.get("tcp_lat.p50") else "-"))
     rw = 2 * wid
     print("%-*s %4s %10s %10s %10s %10s %10s" % (
-        rw, "combo", "crc", "write", "send", "read", "send_lat", "write_lat"))
+        rw, "combo", "crc", "write", "send", "read", "send_lat", "write_lat")
+          + "".join(" %10s" % h for _, h in evs))
     for c in combos:
         provs, crc = describe(c)
         if provs != "kiwi":
@@ -204,7 +210,8 @@ def main():
         print("%-*s %4s" % (rw, c + " /TCP", crc) + "".join(
             " %10s" % ratio(med(v, n), own_bw) for n, _ in BW[:3]) + "".join(
             " %10s" % ratio(med(v, n + ".p50"), own_lat) for n in
-            ("ib_send_lat", "ib_write_lat")))
+            ("ib_send_lat", "ib_write_lat")) + "".join(
+            " %10s" % ratio(med(v, n), own_bw) for n, _ in evs))
         if med(v, "sctp_bw"):
             print("%-*s %4s" % (rw, c + " /SCTP", crc) + "".join(
                 " %10s" % ratio(med(v, n), med(v, "sctp_bw")) for n, _ in BW[:3]))
@@ -215,7 +222,8 @@ def main():
             print("%-*s %4s" % (rw, c + " /" + s, crc) + "".join(
                 " %10s" % ratio(med(v, n), med(w, n)) for n, _ in BW[:3]) + "".join(
                 " %10s" % ratio(med(v, n + ".p50"), med(w, n + ".p50")) for n in
-                ("ib_send_lat", "ib_write_lat")))
+                ("ib_send_lat", "ib_write_lat")) + "".join(
+                " %10s" % ratio(med(v, n), med(w, n)) for n, _ in evs))
     sweep(data, combos, wid)
     drivers = sorted({d for c in combos for k, d in data[c][1].items()
                       if k.startswith("crc32c.")})

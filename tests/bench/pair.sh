@@ -6,7 +6,9 @@
 # The two-guest benchmark of `make bench`. In one two-guest boot, for each
 # COMBO (as in tests/vm/pair/run.sh) the case tests/bench/pair/perf.sh runs
 # BENCH_REPS rounds (default 3) of perftest (64 KiB write/send/read
-# bandwidth, 8 B send/write latency), iperf3 (as many octets as a perftest
+# bandwidth, polling its CQs as perftest does by default; send and read
+# again with -e, sleeping on a completion channel as iperf3 sleeps in its
+# system calls; 8 B send/write latency), iperf3 (as many octets as a perftest
 # step) and a TCP ping-pong (14 B, sockperf's smallest: its own header)
 # between the same guests, every benchmark process of RDMA and TCP alike
 # pinned to vCPU BENCH_PIN (default 0; perftest needs a pinned clock under
@@ -17,7 +19,7 @@
 # trip), guest CPU seconds per GiB moved (both guests), the ratios kiwi/TCP
 # and kiwi/siw with the same CRC setting; and writes every figure as CSV to
 # build/bench/pair-TIME.csv. The default run (7 combos, 3 rounds) takes
-# about 30 minutes under TCG (a combo 150 to 250 s on 2026-11-30); each
+# about 35 minutes under TCG (a combo 150 to 250 s on 2026-11-30); each
 # combo's case may take 240 s per round (900 with --sweep) plus 120,
 # unless --case-timeout says otherwise.
 #

@@ -4,7 +4,9 @@
 # The benchmark case of tests/bench/pair.sh (run through tests/vm/pair/run.sh
 # --cases-dir). Between the two guests, with this combo's provider, BENCH_REPS
 # rounds (default 3) of: ib_write_bw, ib_send_bw, ib_read_bw at 64 KiB;
-# ib_send_lat and ib_write_lat at 8 B (perftest -R); then, in the same boot,
+# ib_send_bw.e and ib_read_bw.e (the same with perftest -e: perftest has
+# no -e for ib_write_bw); ib_send_lat and ib_write_lat at 8 B (perftest -R);
+# then, in the same boot,
 # plain TCP: iperf3 (one stream) moving as many octets as one 64 KiB
 # perftest step (BENCH_BW_ITERS x 64 KiB), and a TCP ping-pong of 14 B
 # (sockperf pp: 14 octets is its smallest message, its own header; an 8 B
@@ -21,13 +23,18 @@
 # leaves it unpinned with NAME%any (e.g. "tcp_bw%any" for iperf3 as a user
 # would run it; perftest's figures are then unreliable).
 #
-# BENCH_STEPS (default all: "ib_write_bw ib_send_bw ib_read_bw ib_send_lat
-# ib_write_lat tcp_bw tcp_lat", and sctp_bw, iperf3 over one SCTP
+# BENCH_STEPS (default all: "ib_write_bw ib_send_bw ib_read_bw ib_send_bw.e
+# ib_read_bw.e ib_send_lat ib_write_lat tcp_bw tcp_lat", and sctp_bw, iperf3 over one SCTP
 # association, when kiwi runs DDP over SCTP) picks the steps of each round, in the order
 # given, e.g. "ib_write_bw ib_send_bw" for a short before/after of two
 # kiwi.ko builds. A step NAME@SIZE there (e.g. "ib_write_bw@64
 # ib_send_lat@8") runs perftest NAME with SIZE-octet messages in each round;
 # NAME@SIZE%CPU pins it as above.
+# A step NAME.e (e.g. "ib_send_bw.e", "ib_read_bw.q4.e") runs perftest -e:
+# both ends sleep on a completion channel, as iperf3 sleeps in its system
+# calls, where by default they poll their CQs (a polling vCPU takes host
+# CPU the guests' kernels would otherwise use; under TCG on a host of few
+# cores that is not free; perftest refuses -e for ib_write_bw).
 # A step NAME.qN (e.g. "ib_write_bw.q16 tcp_bw.q16") runs on N connections:
 # perftest -q N, or for tcp_bw iperf3 -P N moving N times the octets.
 # BENCH_SWEEP=1 adds to each round bandwidth at 8 B, 64 B, 512 B, 4 KiB,
@@ -61,7 +68,8 @@ bw_n=${BENCH_BW_ITERS:-500}
 lat_n=${BENCH_LAT_ITERS:-1000}
 tcp_secs=${BENCH_TCP_SECONDS:-5}
 pin_default=${BENCH_PIN:-0}
-steps=" ${BENCH_STEPS:-ib_write_bw ib_send_bw ib_read_bw ib_send_lat ib_write_lat tcp_bw tcp_lat} "
+steps=" ${BENCH_STEPS:-ib_write_bw ib_send_bw ib_read_bw ib_send_bw.e ib_read_bw.e ib_send_lat
+	ib_write_lat tcp_bw tcp_lat} "
 res=$KIWI_RESULTS/$PAIR_ID.bench
 round=0
 
@@ -282,10 +290,14 @@ sweep() {
 
 # run_step STEP: one step of BENCH_STEPS: NAME[@SIZE][%CPU], or
 # NAME.qN[%CPU] for a bandwidth test on N connections: perftest -q N, or
-# iperf3 -P N for tcp_bw.
+# iperf3 -P N for tcp_bw; a perftest step NAME[@SIZE][.qN].e waits for
+# completions on a completion channel (perftest -e) instead of polling.
 run_step() {
-	local t=${1%\%*} pin=$pin_default size='' qps=()
+	local t=${1%\%*} pin=$pin_default size='' qps=() events=()
 	[ "$t" = "$1" ] || pin=${1##*%}
+	case "$t" in
+	ib_*.e) events=(-e) t=${t%.e} ;;
+	esac
 	case "$t" in
 	*_bw.q[0-9]*) qps=(-q "${t##*.q}") t=${t%.q*} ;;
 	esac
@@ -295,7 +307,7 @@ run_step() {
 	ib_*_lat) size=8 ;;
 	esac
 	case "$t" in
-	ib_*) MEASURE_PIN=$pin measure "$1" "$size" "${t%@*}" "${qps[@]}" ;;
+	ib_*) MEASURE_PIN=$pin measure "$1" "$size" "${t%@*}" "${qps[@]}" "${events[@]}" ;;
 	tcp_bw) tcp_bw "$1" "$pin" "${qps[@]/#-q/-P}" ;;
 	sctp_bw) tcp_bw "$1" "$pin" --sctp ;;
 	tcp_lat) tcp_lat "$1" "$pin" ;;
