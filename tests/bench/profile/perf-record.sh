@@ -3,8 +3,9 @@
 #
 # The case of tests/bench/profile.sh (run through tests/vm/pair/run.sh
 # --cases-dir): for each operation of PROFILE_OPS (default "write"; any of
-# write, send, read, each optionally with :qN for N QPs, perftest's -q, as
-# in "read write:q4"), ib_OP_bw at PROFILE_SIZE (default 64 KiB) between the
+# write, send, read, each optionally with :qN for N QPs, perftest's -q, and
+# :e for perftest -e, sleeping on a completion channel instead of polling
+# (send and read only), as in "read write:q4 read:e"), ib_OP_bw at PROFILE_SIZE (default 64 KiB) between the
 # two guests for PROFILE_ITERS messages (default 3000) under `perf record -a
 # -g` on both guests (cpu-clock: TCG has no PMU). Each guest writes its
 # `perf report` summary (by symbol, by command and symbol, call graph) to
@@ -20,11 +21,13 @@ pair_up
 echo 0 > /proc/sys/kernel/kptr_restrict
 echo -1 > /proc/sys/kernel/perf_event_paranoid
 
-# profile_op OP QPS: ib_OP_bw on QPS QPs under perf record, its report to
-# the results (named OP, or OP.qQPS for more than one QP).
+# profile_op OP QPS EVENTS: ib_OP_bw on QPS QPs, with -e if EVENTS is 1,
+# under perf record, its report to the results (named OP, OP.qQPS for more
+# than one QP, and .e added for -e).
 profile_op() {
-	local tool=ib_$1_bw qps=$2 op=$1 data prof reply rep ctl ack
+	local tool=ib_$1_bw qps=$2 op=$1 data prof reply rep ctl ack ev=()
 	[ "$qps" = 1 ] || op=$1.q$qps
+	[ "$3" = 0 ] || { op=$op.e ev=(-e); }
 	data=$VT_TMP/perf.$op.data
 	rep=$KIWI_RESULTS/$PAIR_ID.$PAIR_SIDE.$op.perf.txt
 	ctl=$VT_TMP/perf.$op.ctl
@@ -42,8 +45,10 @@ profile_op() {
 	read -r -t 180 -u 9 reply || vt_fail "perf record did not start"
 	vt_log "perf record: enabled ($reply)"
 	pair_step "$tool" server 900 \
-		taskset -c 0 "$tool" -d "$PAIR_DEV" -R -F -q "$qps" -s "$size" -n "$iters" -p "{port}" -- \
-		taskset -c 0 "$tool" -d "$PAIR_DEV" -R -F -q "$qps" -s "$size" -n "$iters" -p "{port}" "{peer}"
+		taskset -c 0 "$tool" "${ev[@]}" -d "$PAIR_DEV" -R -F -q "$qps" -s "$size" -n "$iters" \
+		-p "{port}" -- \
+		taskset -c 0 "$tool" "${ev[@]}" -d "$PAIR_DEV" -R -F -q "$qps" -s "$size" -n "$iters" \
+		-p "{port}" "{peer}"
 	echo disable >&8
 	read -r -t 60 -u 9 reply
 	kill -INT "$prof"
@@ -69,17 +74,31 @@ profile_op() {
 	rm -f "$data"
 }
 
-for spec in ${PROFILE_OPS:-write}; do
-	case "$spec" in
-	write | send | read) profile_op "$spec" 1 ;;
-	write:q[1-9]* | send:q[1-9]* | read:q[1-9]*)
-		qps=${spec#*:q}
-		case "$qps" in
-		*[!0-9]*) vt_fail "PROFILE_OPS: bad QP count in '$spec'" ;;
-		*) profile_op "${spec%%:*}" "$qps" ;;
-		esac ;;
-	*) vt_fail "PROFILE_OPS: unknown operation '$spec'" ;;
+# profile_spec SPEC: one PROFILE_OPS entry, OP[:qN][:e].
+profile_spec() {
+	local op=${1%%:*} rest part qps=1 events=0
+	rest=${1#"$op"}
+	while [ -n "$rest" ]; do
+		rest=${rest#:}
+		part=${rest%%:*}
+		rest=${rest#"$part"}
+		case "$part" in
+		q[1-9] | q[1-9]*[0-9]) qps=${part#q} ;;
+		e) events=1 ;;
+		*) vt_fail "PROFILE_OPS: unknown option '$part' in '$1'"; return ;;
+		esac
+	done
+	case "$qps" in *[!0-9]*) vt_fail "PROFILE_OPS: bad QP count in '$1'"; return ;; esac
+	case "$op" in
+	write) [ "$events" = 0 ] || { vt_fail "PROFILE_OPS: perftest has no -e for write"; return; } ;;
+	send | read) ;;
+	*) vt_fail "PROFILE_OPS: unknown operation '$1'"; return ;;
 	esac
+	profile_op "$op" "$qps" "$events"
+}
+
+for spec in ${PROFILE_OPS:-write}; do
+	profile_spec "$spec"
 done
 pair_down
 vt_finish
