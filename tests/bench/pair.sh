@@ -19,9 +19,9 @@
 # trip), guest CPU seconds per GiB moved (both guests), the ratios kiwi/TCP
 # and kiwi/siw with the same CRC setting; and writes every figure as CSV to
 # build/bench/pair-TIME.csv. The default run (7 combos, 3 rounds) takes
-# about 35 minutes under TCG (a combo 150 to 250 s on 2026-11-30); each
-# combo's case may take 240 s per round (900 with --sweep) plus 120,
-# unless --case-timeout says otherwise.
+# 35 to 60 minutes under TCG, by the host (a combo 150 to 540 s on
+# 2026-11-30); each combo's case may take 240 s per round (900 with
+# --sweep) plus 120, unless --case-timeout says otherwise.
 #
 # Default combos, CRC like with like:
 #   kiwi-kiwi (MPA CRC on: kiwi asks for it), siw:crc-siw:crc (CRC on),

@@ -89,7 +89,9 @@ cpu_note() {
 
 # record NAME FIELD OUTFILE PATTERN: field FIELD of the last line of
 # OUTFILE that starts with PATTERN (perftest's result row). Returns 2 if
-# perftest could not calibrate its clock (see measure), else 0.
+# perftest could not calibrate its clock (see measure) or printed no
+# finite number there (under TCG its latency rows sometimes read "inf"),
+# else 0.
 record() {
 	local line v
 	[ "$PAIR_SIDE" = client ] && [ "${PAIR_LAST_OK:-0}" = 1 ] || return 0
@@ -99,6 +101,10 @@ record() {
 	if grep -q '^Correlation coefficient r^2: .* < 0.9' "$3" &&
 		awk -v v="$v" 'BEGIN { exit !(v + 0 == 0) }'; then
 		vt_log "$1: perftest's clock calibration failed, result 0"
+		return 2
+	fi
+	if [ -n "$v" ] && ! [[ "$v" =~ ^[0-9]+(\.[0-9]+)?$ ]]; then
+		vt_log "$1: perftest printed '$v', no figure"
 		return 2
 	fi
 	[ -n "$v" ] && echo "$1 $round $v" >> "$res"
