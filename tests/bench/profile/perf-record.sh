@@ -5,9 +5,10 @@
 # --cases-dir): for each operation of PROFILE_OPS (default "write"; any of
 # write, send, read, each optionally with :qN for N QPs, perftest's -q, and
 # :e for perftest -e, sleeping on a completion channel instead of polling
-# (send and read only), as in "read write:q4 read:e"), ib_OP_bw at PROFILE_SIZE (default 64 KiB) between the
-# two guests for PROFILE_ITERS messages (default 3000) under `perf record -a
-# -g` on both guests (cpu-clock: TCG has no PMU). Each guest writes its
+# (send and read only), as in "read write:q4 read:e"), ib_OP_bw at
+# PROFILE_SIZE (default 64 KiB) between the two guests for PROFILE_ITERS
+# messages (default 3000) under `perf record -a -g` on both guests
+# (cpu-clock: TCG has no PMU). Each guest writes its
 # `perf report` summary (by symbol, by command and symbol, call graph) to
 # KIWI_RESULTS/PAIR_ID.SIDE.OP.perf.txt, the throughput perftest printed to
 # the client's log.
@@ -25,9 +26,10 @@ echo -1 > /proc/sys/kernel/perf_event_paranoid
 # under perf record, its report to the results (named OP, OP.qQPS for more
 # than one QP, and .e added for -e).
 profile_op() {
-	local tool=ib_$1_bw qps=$2 op=$1 data prof reply rep ctl ack ev=()
+	local tool=ib_$1_bw qps=$2 op=$1 data prof reply rep ctl ack cmd
 	[ "$qps" = 1 ] || op=$1.q$qps
-	[ "$3" = 0 ] || { op=$op.e ev=(-e); }
+	cmd=(taskset -c 0 "$tool" -d "$PAIR_DEV" -R -F -q "$qps" -s "$size" -n "$iters" -p "{port}")
+	[ "$3" = 0 ] || { op=$op.e cmd+=(-e); }
 	data=$VT_TMP/perf.$op.data
 	rep=$KIWI_RESULTS/$PAIR_ID.$PAIR_SIDE.$op.perf.txt
 	ctl=$VT_TMP/perf.$op.ctl
@@ -44,11 +46,7 @@ profile_op() {
 	echo enable >&8
 	read -r -t 180 -u 9 reply || vt_fail "perf record did not start"
 	vt_log "perf record: enabled ($reply)"
-	pair_step "$tool" server 900 \
-		taskset -c 0 "$tool" "${ev[@]}" -d "$PAIR_DEV" -R -F -q "$qps" -s "$size" -n "$iters" \
-		-p "{port}" -- \
-		taskset -c 0 "$tool" "${ev[@]}" -d "$PAIR_DEV" -R -F -q "$qps" -s "$size" -n "$iters" \
-		-p "{port}" "{peer}"
+	pair_step "$tool" server 900 "${cmd[@]}" -- "${cmd[@]}" "{peer}"
 	echo disable >&8
 	read -r -t 60 -u 9 reply
 	kill -INT "$prof"
@@ -83,7 +81,7 @@ profile_spec() {
 		part=${rest%%:*}
 		rest=${rest#"$part"}
 		case "$part" in
-		q[1-9] | q[1-9]*[0-9]) qps=${part#q} ;;
+		q[1-9]*) qps=${part#q} ;;
 		e) events=1 ;;
 		*) vt_fail "PROFILE_OPS: unknown option '$part' in '$1'"; return ;;
 		esac
