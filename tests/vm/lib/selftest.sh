@@ -4,7 +4,8 @@
 # Lab self-test scenario: checks what the lab promises every scenario
 # (root, the agreed environment, 9p root at the same paths, a writable
 # overlay, lo and eth0 up with KIWI_MY_IP, RDMA core modules, the shared
-# folder) and prints what it found. Run: scripts/lab/run-scenario selftest
+# folder, the TSC as clocksource and CLOCK_MONOTONIC in step between the
+# vCPUs: lib/clock-check.py) and prints what it found. Run: scripts/lab/run-scenario selftest
 
 set -eu
 
@@ -25,6 +26,9 @@ ip -br addr show dev eth0 | grep -q "$KIWI_MY_IP/" || fail "eth0 lacks $KIWI_MY_
 ip -br link show dev lo | grep -q UP || fail "lo is down"
 [ -e /sys/module/ib_uverbs ] || fail "ib_uverbs not loaded"
 touch "$KIWI_SHARED/selftest.$KIWI_ROLE" || fail "shared folder not writable"
+cs=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)
+[ "$cs" = tsc ] || fail "clocksource $cs, not tsc (tsc=reliable)"
+"$KIWI_LIB/clock-check.py" || fail "CLOCK_MONOTONIC ran backwards between vCPUs"
 if [ "$KIWI_ROLE" != single ]; then
 	ping -c 2 -W 5 "$KIWI_PEER_IP" || fail "peer $KIWI_PEER_IP unreachable"
 	"$KIWI_LIB/barrier" selftest 120 || fail "barrier"
