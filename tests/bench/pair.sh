@@ -41,7 +41,8 @@
 # gnuplot: make bench-sweep installs it).
 # BENCH_STEPS picks the steps of a round, NAME%CPU pins one elsewhere
 # (tests/bench/pair/perf.sh); BENCH_OBSERVE=1 records per step where the
-# time went (per-vCPU time, interrupts, nstat, kiwi counters, ss -tmi) in
+# time went (per-vCPU time, interrupts, nstat, kiwi counters; ss -tmi
+# samples with BENCH_OBSERVE_SS=SECONDS, which disturb the figures) in
 # the results folder's lab/*/COMBO.perf.*.obs (tests/bench/pair/observe.bash).
 # A combo kiwi:ko=NAME-kiwi:ko=NAME loads build/ko/NAME/kiwi.ko (another
 # build, e.g. main's, copied there) for before/after figures in one boot.

@@ -9,10 +9,15 @@
 #   - the kernel's TCP and IP counters that moved (nstat deltas:
 #     segments, DelayedACKs, pure ACKs, backlog, prune and collapse);
 #   - the kiwi device's counters that moved (rdma statistic);
-#   - `ss -tmi` of the TCP connections to the peer, sampled every
-#     BENCH_OBSERVE_SS seconds (default 0.5) while the step runs
-#     (cwnd, rtt, send-buffer and receive-window limits, skmem).
-# The sampling itself costs a little CPU (one ss run per sample).
+#   - with BENCH_OBSERVE_SS=SECONDS, `ss -tmi` of the TCP connections to
+#     the peer, sampled that often while the step runs (cwnd, rtt,
+#     send-buffer and receive-window limits, skmem).
+# The counters cost two snapshots per step. The ss samples are off by
+# default: each one runs processes, and under TCG that is not cheap. With
+# a sample every 0.5 s kiwi's CPU per GiB was 2070 s against 475 to 590
+# without (one boot each, 2026-12-01), its 8 B send latency 7582 and 6504
+# µs against 996 to 1270, and perftest's clock calibration failed in half
+# the steps: figures taken with samples describe a disturbed run.
 
 # obs_snap FILE: the counters observe_end compares.
 obs_snap() {
@@ -29,11 +34,13 @@ observe_begin() {
 	[ "${BENCH_OBSERVE:-0}" = 1 ] || return 0
 	obs_snap "$VT_TMP/obs.0"
 	nstat -n > /dev/null 2>&1
+	OBS_SS=
+	[ -n "${BENCH_OBSERVE_SS:-}" ] || return 0
 	(
 		while :; do
 			echo "-- $(date +%T.%N | cut -c1-12)"
 			ss -Htmi dst "$KIWI_PEER_IP"
-			sleep "${BENCH_OBSERVE_SS:-0.5}"
+			sleep "$BENCH_OBSERVE_SS"
 		done
 	) > "$VT_TMP/obs.ss" 2>&1 &
 	OBS_SS=$!
@@ -42,8 +49,10 @@ observe_begin() {
 # observe_end NAME: stop observing and append what moved to the .obs file.
 observe_end() {
 	[ "${BENCH_OBSERVE:-0}" = 1 ] || return 0
-	kill "$OBS_SS" 2>/dev/null
-	wait "$OBS_SS" 2>/dev/null
+	if [ -n "$OBS_SS" ]; then
+		kill "$OBS_SS" 2>/dev/null
+		wait "$OBS_SS" 2>/dev/null
+	fi
 	obs_snap "$VT_TMP/obs.1"
 	{
 		echo "== $1 round $round ($PAIR_SIDE, $PAIR_PROV)"
@@ -80,7 +89,9 @@ observe_end() {
 		}' "$VT_TMP/obs.0" "$VT_TMP/obs.1"
 		nstat 2>/dev/null | grep -E '^(IpExtInOctets|IpExtOutOctets|TcpInSegs|TcpOutSegs|TcpRetransSegs|TcpExt(DelayedACKs|DelayedACKLocked|TCPPureAcks|TCPHPAcks|TCPHPHits|TCPBacklogCoalesce|TCPBacklogDrop|PruneCalled|RcvPruned|TCPRcvCollapsed|TCPRcvCoalesce|TCPOFOQueue|TCPSackRecovery|TCPLossProbes|TCPWantZeroWindowAdv|TCPToZeroWindowAdv|TCPFromZeroWindowAdv|TCPAutoCorking|TCPOrigDataSent|TCPDelivered|TCPACKSkippedSeq|TCPZeroWindowDrop|TCPRcvQDrop|TCPMemoryPressures|TCPSpuriousRtxHostQueues|TCPTimeouts))[[:space:]]' |
 			awk '{ printf "nstat %s %s\n", $1, $2 }'
-		echo "ss -tmi samples:"
-		sed 's/^/  /' "$VT_TMP/obs.ss"
+		if [ -n "$OBS_SS" ]; then
+			echo "ss -tmi samples:"
+			sed 's/^/  /' "$VT_TMP/obs.ss"
+		fi
 	} >> "$KIWI_RESULTS/$PAIR_ID.$PAIR_SIDE.obs"
 }

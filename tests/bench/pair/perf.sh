@@ -43,7 +43,8 @@
 # 16 streams (tcp_bw.q4, tcp_bw.q16: the TCP figures to hold -q against),
 # and latency at 4 KiB.
 # BENCH_OBSERVE=1 records per step where the time went in each guest
-# (observe.bash: per-vCPU time, interrupts, nstat, kiwi's counters, ss).
+# (observe.bash: per-vCPU time, interrupts, nstat, kiwi's counters; ss
+# samples only with BENCH_OBSERVE_SS=SECONDS, which disturb the figures).
 #
 # Each guest writes "NAME ROUND VALUE" lines to KIWI_RESULTS/PAIR_ID.bench:
 # the client the figures (MiB/s: perftest's "MB/sec" is 2^20 octets per
