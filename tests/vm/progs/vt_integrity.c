@@ -33,7 +33,8 @@
  * --imm-refused=send one Send with Immediate, no payload) after
  * the buffer exchange and must see it complete with IBV_WC_REM_OP_ERR (a
  * peer without RFC 7306 answers with a Terminate), and the server must see
- * its receives flushed; both then exit 0. A success, or no completion
+ * its receives flushed and its own description complete, with any status
+ * (imm_refused_info_sent()); both then exit 0. A success, or no completion
  * within the time limit, fails.
  * The server drives last: once its final Send has completed it
  * disconnects, and the client waits for that (RDMA_CM_EVENT_DISCONNECTED):
@@ -280,22 +281,33 @@ static uint8_t *slot_data(struct ctx *c, uint64_t slot)
 	return c->rx + slot * c->rx_slot + 2 * slot + 1;
 }
 
-static void post_send(struct ctx *c, struct ibv_send_wr *wr, const char *what)
+/* Post a signaled send WR; its completion is the caller's to reap. */
+static void post_send_only(struct ctx *c, struct ibv_send_wr *wr,
+			   const char *what)
 {
 	struct ibv_send_wr *bad;
-	struct ibv_wc wc;
 	int rc;
 
 	wr->send_flags |= IBV_SEND_SIGNALED;
 	rc = ibv_post_send(c->id->qp, wr, &bad);
 	if (rc)
 		die(1, "%s: ibv_post_send: %s", what, strerror(rc));
+}
+
+static void post_send(struct ctx *c, struct ibv_send_wr *wr, const char *what)
+{
+	struct ibv_wc wc;
+
+	post_send_only(c, wr, what);
 	wait_wc(c->scq, &wc, what);
 }
 
-/* Send the control message in c->ctl (payload: len bytes of buf at off). */
-static void send_msg(struct ctx *c, const struct msg *m, size_t off,
-		     size_t len, int opcode, uint32_t inv_rkey)
+/*
+ * Post the control message in c->ctl (payload: len bytes of buf at off);
+ * with @wait, wait for its successful completion.
+ */
+static void post_msg(struct ctx *c, const struct msg *m, size_t off,
+		     size_t len, int opcode, uint32_t inv_rkey, bool wait)
 {
 	struct ibv_sge sge[2] = {
 		{ (uintptr_t)c->ctl, HDR, c->ctl_mr->lkey },
@@ -311,7 +323,16 @@ static void send_msg(struct ctx *c, const struct msg *m, size_t off,
 	memcpy(c->ctl, m, sizeof(*m));
 	if (opcode == IBV_WR_SEND_WITH_INV)
 		wr.invalidate_rkey = inv_rkey;
-	post_send(c, &wr, "send");
+	if (wait)
+		post_send(c, &wr, "send");
+	else
+		post_send_only(c, &wr, "send");
+}
+
+static void send_msg(struct ctx *c, const struct msg *m, size_t off,
+		     size_t len, int opcode, uint32_t inv_rkey)
+{
+	post_msg(c, m, off, len, opcode, inv_rkey, true);
 }
 
 /*
@@ -801,8 +822,9 @@ static void exchange_info(struct ctx *c)
 	c->peer_addr = r.addr;
 	c->peer_rkey = r.rkey;
 	c->peer_inv_rkey = r.inv_rkey;
+	/* --imm-refused: imm_refused() reaps the server's description. */
 	if (c->server)
-		send_msg(c, &m, 0, 0, IBV_WR_SEND, 0);
+		post_msg(c, &m, 0, 0, IBV_WR_SEND, 0, !c->imm_refused);
 }
 
 /* Wait up to WAIT_MS for one completion of cq, whatever its status. */
@@ -816,6 +838,24 @@ static bool poll_any(struct ibv_cq *cq, struct ibv_wc *wc)
 			return true;
 	}
 	return false;
+}
+
+/*
+ * The server's buffer description under --imm-refused: the client had it
+ * before it sent what the server refuses, but Linux siw (the server here)
+ * may not have marked it done yet when the refusal takes its QP to error,
+ * and then completes it with IBV_WC_LOC_QP_OP_ERR
+ * (Documentation/interop.md, "A Send's completion at the peer's close").
+ * Any completion will do; none within the time limit fails.
+ */
+static void imm_refused_info_sent(struct ctx *c)
+{
+	struct ibv_wc wc;
+
+	if (!poll_any(c->scq, &wc))
+		die(1, "send: no completion within %d ms", WAIT_MS);
+	printf("%s: its description, sent before the refused message, completed: %s\n",
+	       prog, ibv_wc_status_str(wc.status));
 }
 
 /*
@@ -855,6 +895,7 @@ static void imm_refused(struct ctx *c)
 			    wc.opcode);
 		printf("%s: receives flushed after the peer's immediate data: %s\n",
 		       prog, ibv_wc_status_str(wc.status));
+		imm_refused_info_sent(c);
 		return;
 	}
 	rc = ibv_post_send(c->id->qp, &wr, &bad);
