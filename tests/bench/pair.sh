@@ -11,8 +11,8 @@
 # system calls; 8 B send/write latency), iperf3 (as many octets as a perftest
 # step) and a TCP ping-pong (14 B, sockperf's smallest: its own header)
 # between the same guests, every benchmark process of RDMA and TCP alike
-# pinned to vCPU BENCH_PIN (default 0; perftest needs a pinned clock under
-# TCG, and TCP gets the same policy: tests/bench/pair/perf.sh).
+# pinned to vCPU BENCH_PIN (default 0; why, and TCP under the same policy:
+# tests/bench/pair/perf.sh).
 # Prints one table: the median of the rounds and their
 # spread ((max - min) / median), MiB/s for bandwidth (perftest's MB/sec is
 # MiB/s), µs for latency (median and 99th percentile of half the round

@@ -24,11 +24,12 @@ run ibv_devices
 barrier links
 
 # perftest turns TSC cycles into time with a frequency it samples when it
-# reports. Under TCG that sampling sometimes fails ("Correlation
-# coefficient r^2: ... < 0.9", "Can't produce a report") and both sides
-# exit 1: the client then asks for another run, up to five in all, through
-# the shared folder. perftest stays on vCPU 0 (TCG's vCPUs do not keep
-# their TSCs in step). It runs a fixed count of 64 KiB Writes, as the
+# reports. Under TCG that sampling can fail ("Correlation coefficient
+# r^2: ... < 0.9", "Can't produce a report"; often while the guests kept
+# time with the HPET, scripts/lab/README) and both sides exit 1: the
+# client then asks for another run, up to five in all, through the shared
+# folder. perftest stays on vCPU 0, as in the bench (tests/bench/pair/
+# perf.sh). It runs a fixed count of 64 KiB Writes, as the
 # bench does. With a duration (-D 5) instead, the sampling failed in all
 # ten runs of two demos on a slow host (2026-11-30) and both demos failed;
 # with 1000 Writes it failed in three runs of eight, five demos, all passed.

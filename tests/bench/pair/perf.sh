@@ -15,8 +15,10 @@
 #
 # Pinning, the same for RDMA and TCP: every perftest, iperf3 and sockperf
 # process, client and server, runs on vCPU BENCH_PIN (default 0) with
-# taskset. perftest needs it (it times with the TSC, and TCG's vCPUs do not
-# keep theirs in step: a run that moves between vCPUs measures nonsense);
+# taskset. It was taken for perftest, which times with the TSC, when the
+# guests judged their TSCs out of step; they now keep time with the TSC,
+# in step between vCPUs (scripts/lab/README), and the pinning stays so
+# that figures compare with the earlier tables'.
 # TCP gets the same policy so that the ratios compare like with like (the
 # kernel's own work, softirqs, TX workers, runs where the kernel puts it in
 # both cases). A step NAME%CPU pins that step to vCPU CPU instead, or
