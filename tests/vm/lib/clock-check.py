@@ -18,19 +18,24 @@ import time
 
 
 def bounce(cpu, rx, tx, rounds, first):
-    """Pass the token ROUNDS times; return how often time ran backwards."""
+    """Receive the token ROUNDS times; return how often time ran backwards.
+
+    The first side sends before its first receipt, so it must not answer its
+    last one: the other side has received all its rounds and may be gone.
+    """
     os.sched_setaffinity(0, {cpu})
     backwards = 0
     if first:
         os.write(tx, struct.pack("q", time.monotonic_ns()))
-    for _ in range(rounds):
+    for done in range(1, rounds + 1):
         data = os.read(rx, 8)
         if len(data) != 8:
             break
         now = time.monotonic_ns()
         if now < struct.unpack("q", data)[0]:
             backwards += 1
-        os.write(tx, struct.pack("q", time.monotonic_ns()))
+        if not (first and done == rounds):
+            os.write(tx, struct.pack("q", time.monotonic_ns()))
     return backwards
 
 
