@@ -64,6 +64,8 @@ for a in "$@"; do
 	esac
 done
 bench_split_args "${rest[@]}"
+# shellcheck disable=SC2086 # the steps are words
+bench_check_steps ${BENCH_STEPS:-}
 if [ ${#combos[@]} -eq 0 ]; then
 	combos=(kiwi-kiwi siw:crc-siw:crc kiwi:mpa_crc_off=1-kiwi:mpa_crc_off=1 siw-siw kiwi-siw:p2p
 		kiwi:mpa_markers=1-kiwi:mpa_markers=1 kiwi:llp=sctp-kiwi:llp=sctp)
