@@ -174,7 +174,7 @@ static void kiwi_cm_read_rest(struct kiwi_ep *ep)
 		return;
 	lock_sock(sk);
 	read_lock_bh(&sk->sk_callback_lock);
-	kiwi_qp_rx_ready(ep->cb_qp, sk);
+	kiwi_qp_rx_read_rest(ep->cb_qp, sk);
 	read_unlock_bh(&sk->sk_callback_lock);
 	release_sock(sk);
 }

@@ -107,6 +107,11 @@ void kiwi_qp_llp_ungate(struct kiwi_qp *qp);
  */
 void kiwi_qp_rx_ready(struct kiwi_qp *qp, struct sock *sk);
 void kiwi_qp_tx_space(struct kiwi_qp *qp, struct sock *sk);
+/*
+ * The CM, before it lets go of a stream the peer closed: RX reads what
+ * @sk still holds, now (@sk owned, its sk_callback_lock held for reading).
+ */
+void kiwi_qp_rx_read_rest(struct kiwi_qp *qp, struct sock *sk);
 
 /* --- CM, called by the QP engine --- */
 

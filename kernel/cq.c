@@ -306,8 +306,8 @@ int kiwi_cq_push(struct kiwi_cq *cq, const struct kiwi_cqe *cqe,
 }
 
 /*
- * The consumer's completion handler. From a task (TX's worker, a post, RX
- * run by release_sock()) it runs with bottom halves off: a handler that
+ * The consumer's completion handler. From a task (TX's worker, a post, RX's
+ * read work) it runs with bottom halves off: a handler that
  * raises a softirq, as ib_cq's IB_POLL_SOFTIRQ does (irq_poll), then has
  * it run here at local_bh_enable() instead of waking ksoftirqd, a context
  * switch per completion. With interrupts off (a kernel consumer posting

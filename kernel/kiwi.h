@@ -696,6 +696,9 @@ void kiwi_rx_aresp_done(struct kiwi_qp *qp);
 
 /* llp_tcp_rx.c, llp_tcp_ahead.c: MPA over TCP, receive side */
 void kiwi_llp_tcp_receive(struct kiwi_qp *qp, struct sock *sk);
+void kiwi_llp_tcp_rx_init(struct kiwi_qp *qp, struct sock *sk);
+void kiwi_llp_tcp_data_ready(struct kiwi_qp *qp, struct sock *sk);
+void kiwi_llp_tcp_stop(struct kiwi_qp *qp);
 void kiwi_llp_tcp_fail_mpa(struct kiwi_qp *qp, u8 err);
 void kiwi_rx_ahead_init(struct kiwi_qp *qp, struct sock *sk);
 u32 kiwi_rx_ahead_checked(struct kiwi_qp *qp, struct sock *sk,

@@ -53,8 +53,13 @@ struct sock;
  *        never blocking. Return the octets taken (possibly fewer than
  *        offered), or a negative errno (-EAGAIN: no room now; the
  *        socket's write space reaches kiwi_qp_tx_space() when there is).
- * @receive: deliver what @sk holds to the DDP engine. Called in RX with
- *           @sk locked (bh_lock_sock in softirq, or owned).
+ * @receive: deliver what @sk holds to the DDP engine now, or, where the
+ *           LLP cannot read in the caller's context, as soon as it can.
+ *           @sk owned (lock_sock): at attach, and by the CM before it
+ *           lets go of a stream whose peer closed.
+ * @data_ready: @sk has more to read (sk_data_ready: @sk locked, in softirq
+ *              or by the task running its backlog; sk_callback_lock held
+ *              for reading): read it now or have it read soon.
  * @close: ask the connection manager to close the association or stream
  *         (see kiwi_ep_llp_close()). Any context.
  * @drain: a graceful close began: bound it (see kiwi_ep_llp_drain()).
@@ -72,6 +77,7 @@ struct kiwi_llp_ops {
 	void (*batch)(struct kiwi_qp_tx *tx, struct socket *sock);
 	int (*send)(struct kiwi_qp_tx *tx, struct socket *sock);
 	void (*receive)(struct kiwi_qp *qp, struct sock *sk);
+	void (*data_ready)(struct kiwi_qp *qp, struct sock *sk);
 	void (*close)(struct kiwi_ep *ep, bool abortive);
 	void (*drain)(struct kiwi_ep *ep);
 	void (*stop)(struct kiwi_qp *qp);

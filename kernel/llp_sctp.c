@@ -694,6 +694,7 @@ const struct kiwi_llp_ops kiwi_llp_sctp = {
 	.batch = kiwi_llp_sctp_batch,
 	.send = kiwi_llp_sctp_send,
 	.receive = kiwi_llp_sctp_receive,
+	.data_ready = kiwi_llp_sctp_receive,
 	.close = kiwi_ep_llp_close,
 	.drain = kiwi_ep_llp_drain,
 	.stop = kiwi_llp_sctp_stop,

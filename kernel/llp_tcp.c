@@ -84,6 +84,7 @@ static int kiwi_llp_tcp_setup(struct kiwi_qp *qp, struct socket *sock,
 	    kiwi_mpa_rx_init(&qp->rx.mpa, &rc, 0, KIWI_MPA_RX_HDR_MAX))
 		return -EINVAL;
 	kiwi_rx_ahead_init(qp, sock->sk);
+	kiwi_llp_tcp_rx_init(qp, sock->sk);
 	qp->tx.mulpdu = kiwi_llp_tcp_mulpdu(&qp->tx.mpa,
 					    kiwi_llp_tcp_emss(sock->sk));
 	return 0;
@@ -213,8 +214,10 @@ const struct kiwi_llp_ops kiwi_llp_mpa_tcp = {
 	.batch = kiwi_llp_tcp_batch,
 	.send = kiwi_llp_tcp_send,
 	.receive = kiwi_llp_tcp_receive,
+	.data_ready = kiwi_llp_tcp_data_ready,
 	.close = kiwi_ep_llp_close,
 	.drain = kiwi_ep_llp_drain,
+	.stop = kiwi_llp_tcp_stop,
 };
 
 /* The same stream with the ULP framing draft-00 profile (ulpf.h). */
@@ -227,6 +230,8 @@ const struct kiwi_llp_ops kiwi_llp_ulpf_tcp = {
 	.batch = kiwi_llp_tcp_batch,
 	.send = kiwi_llp_tcp_send,
 	.receive = kiwi_llp_tcp_receive,
+	.data_ready = kiwi_llp_tcp_data_ready,
 	.close = kiwi_ep_llp_close,
 	.drain = kiwi_ep_llp_drain,
+	.stop = kiwi_llp_tcp_stop,
 };

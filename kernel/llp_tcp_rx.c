@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * kiwi: the receive side of MPA over TCP (and of the draft-00 framing,
- * a variant of its framer): the LLP's @receive for both.
+ * a variant of its framer): the LLP's @receive and @data_ready for both.
  *
- * kiwi_llp_tcp_receive() reads the socket with tcp_read_sock() and runs
- * the MPA decoder (proto/mpa) over every octet; each event it finds goes
- * to the DDP engine (rx.c): a segment's header, its payload, its end. With
- * CRC on, the decoder sees an FPDU only once the whole of it is on the
- * socket and its CRC was found good (llp_tcp_ahead.c). TCP urgent data and
- * MPA errors end the stream with the LLP error the Terminate reports.
+ * kiwi_llp_tcp_receive() reads the socket with tcp_read_sock(), in
+ * sk_data_ready for a segment alone and in the QP's read work (rx.read_work,
+ * on kiwi_wq) for more, and runs the MPA decoder (proto/mpa) over every
+ * octet; each event it finds goes to the DDP engine (rx.c): a segment's
+ * header, its payload, its end. With CRC on, the decoder sees an FPDU only
+ * once the whole of it is on the socket and its CRC was found good
+ * (llp_tcp_ahead.c). TCP urgent data and MPA errors end the stream with
+ * the LLP error the Terminate reports.
  */
 #include <linux/skbuff.h>
 #include <net/tcp.h>
@@ -157,4 +159,59 @@ void kiwi_llp_tcp_receive(struct kiwi_qp *qp, struct sock *sk)
 
 	tcp_read_sock(sk, &desc, kiwi_llp_tcp_actor);
 	kiwi_llp_tcp_urgent(qp, sk);
+}
+
+/*
+ * A stream that brings more than a segment at a time is read in a work
+ * item, not in sk_data_ready's softirq. TCP acknowledges at the end of
+ * every read that took more than a segment since its last ACK
+ * (tcp_cleanup_rbuf()), so reading each GRO batch as it arrived made the
+ * receiver send an ACK per two or three segments once several streams
+ * interleaved, and the sender spend its CPU on them. The work reads what
+ * has gathered by the time it runs, as a process reading the socket would
+ * (nvme-tcp's io_work does the same).
+ */
+static void kiwi_llp_tcp_read_work(struct work_struct *work)
+{
+	struct kiwi_qp *qp = container_of(work, struct kiwi_qp, rx.read_work);
+	struct sock *sk = qp->rx.read_sk;
+
+	lock_sock(sk);
+	if (READ_ONCE(qp->rx.active))
+		kiwi_llp_tcp_receive(qp, sk);
+	release_sock(sk);
+}
+
+/* At setup, before the socket's callbacks can reach @qp. */
+void kiwi_llp_tcp_rx_init(struct kiwi_qp *qp, struct sock *sk)
+{
+	INIT_WORK(&qp->rx.read_work, kiwi_llp_tcp_read_work);
+	qp->rx.read_sk = sk;
+}
+
+/**
+ * kiwi_llp_tcp_data_ready - have what arrived read
+ * @qp: an attached QP
+ * @sk: its socket, locked (sk_data_ready: bh_lock_sock in softirq, or
+ *	owned by the task whose release_sock() runs the backlog)
+ *
+ * At most a segment on the socket and no read queued: read it now. A
+ * small message (a ping-pong's) then costs no wakeup: with every read
+ * left to the work, latency doubled. Anything more goes to the read work.
+ */
+void kiwi_llp_tcp_data_ready(struct kiwi_qp *qp, struct sock *sk)
+{
+	if (!work_pending(&qp->rx.read_work) &&
+	    tcp_inq(sk) <= inet_csk(sk)->icsk_ack.rcv_mss) {
+		kiwi_llp_tcp_receive(qp, sk);
+		return;
+	}
+	kiwi_qp_stat_inc(&qp->stats, KIWI_STAT_RX_READS_DEFERRED);
+	queue_work(kiwi_wq, &qp->rx.read_work);
+}
+
+/* Detach: RX may no longer start (rx.active is clear); wait for a read. */
+void kiwi_llp_tcp_stop(struct kiwi_qp *qp)
+{
+	cancel_work_sync(&qp->rx.read_work);
 }

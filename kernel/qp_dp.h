@@ -6,10 +6,12 @@
  * Contexts:
  *  - TX runs only in the QP's work item (kiwi_qp_tx.work), which the
  *    workqueue never runs twice at once. It owns every field marked "TX".
- *  - RX runs in kiwi_qp_rx_ready() under the socket lock (softirq, or the
- *    process that releases the socket lock and so runs its backlog) and in
- *    kiwi_qp_llp_attach() under lock_sock(). The socket lock serialises
- *    them; RX owns every field marked "RX".
+ *  - RX runs under the socket lock: in kiwi_qp_rx_ready() (sk_data_ready:
+ *    softirq, or the process that releases the socket lock and so runs
+ *    its backlog) for a segment alone, in the LLP's read work (rx.read_work
+ *    for TCP) under lock_sock() for more, and under lock_sock() in
+ *    kiwi_qp_llp_attach() and the CM's kiwi_qp_rx_read_rest(). The socket
+ *    lock serialises them; RX owns every field marked "RX".
  *  - Fields marked "qp->lock" are shared: read and written only with
  *    qp->lock held (spin_lock_irqsave).
  * Neither side holds a lock while it calls into the socket, so RX run from
@@ -459,6 +461,10 @@ struct kiwi_rx_ahead {
  *               Immediate (RFC 7306 section 6); a Send, Read or Atomic
  *               Request or Immediate Data clears it, Responses do not
  * @imm: the value of the Immediate Data being received
+ * @read_work: TCP: reads the stream (llp_tcp_rx.c); queued by
+ *             sk_data_ready, cancelled by detach once @active is clear
+ * @read_sk: TCP: the socket @read_work reads; set at setup, before the
+ *           socket's callbacks can reach the QP, and alive until detach
  */
 struct kiwi_qp_rx {
 	bool active;
@@ -497,6 +503,8 @@ struct kiwi_qp_rx {
 	bool write_open;
 	bool after_write;
 	__be32 imm;
+	struct work_struct read_work;
+	struct sock *read_sk;
 };
 
 #endif /* KIWI_QP_DP_H */

@@ -40,6 +40,7 @@ static const struct rdma_stat_desc kiwi_stat_descs[KIWI_STAT_NUM] = {
 	[KIWI_STAT_RX_CRC_ERRORS].name = "rx_crc_errors",
 	[KIWI_STAT_RX_MARKER_ERRORS].name = "rx_marker_errors",
 	[KIWI_STAT_RX_URGENT].name = "rx_urgent",
+	[KIWI_STAT_RX_READS_DEFERRED].name = "rx_reads_deferred",
 	[KIWI_STAT_RX_PLACED_EARLY].name = "rx_placed_early",
 	[KIWI_STAT_RTR_RCVD].name = "rtr_rcvd",
 	[KIWI_STAT_IRD_EXCEEDED].name = "ird_exceeded",

@@ -47,6 +47,8 @@
  * @KIWI_STAT_RX_CRC_ERRORS: FPDUs with a bad CRC
  * @KIWI_STAT_RX_MARKER_ERRORS: markers that do not point at an FPDU
  * @KIWI_STAT_RX_URGENT: streams ended by TCP urgent data from the peer
+ * @KIWI_STAT_RX_READS_DEFERRED: TCP: arrivals left to the QP's read work
+ *	(more than a segment on the socket, or a read already queued)
  * @KIWI_STAT_RX_PLACED_EARLY: DDP segments placed on arrival while
  *	segments before them (DDP-SSN order, DDP over SCTP) were missing
  * @KIWI_STAT_RTR_RCVD: RTR messages received (responder)
@@ -96,6 +98,7 @@ enum kiwi_stat_id {
 	KIWI_STAT_RX_CRC_ERRORS,
 	KIWI_STAT_RX_MARKER_ERRORS,
 	KIWI_STAT_RX_URGENT,
+	KIWI_STAT_RX_READS_DEFERRED,
 	KIWI_STAT_RX_PLACED_EARLY,
 	KIWI_STAT_RTR_RCVD,
 	KIWI_STAT_IRD_EXCEEDED,

@@ -13,6 +13,11 @@
 # guests, so with siw on either side the bandwidth tests run 2 B, 4 KiB,
 # 64 KiB and 1 MiB one by one instead. Quick runs over DDP over SCTP
 # (llp=sctp) run the bandwidth tests at 64 KiB only and no refill.
+# A kiwi side over TCP reads bulk arrivals in the QP's read work and a
+# lone segment at once (kernel/llp_tcp_rx.c): its rx_reads_deferred must
+# grow in the bandwidth tests (each side receives bulk: Sends and Writes
+# the server, Read Responses the client) and by less than half the
+# messages in the latency tests, whose messages come one at a time.
 
 . "$KIWI_SRC/tests/vm/pair/lib.bash"
 
@@ -38,6 +43,12 @@ if [ "$PAIR_MODE" = quick ] && [ "$PAIR_PROV" = kiwi ] &&
 	sizes=("-s 65536")
 	refill=
 fi
+kiwi_tcp=
+if [ "$PAIR_PROV" = kiwi ] &&
+	[ "$(cat "/sys/class/infiniband/$PAIR_DEV/kiwi/llp")" = tcp ]; then
+	kiwi_tcp=1
+	st0=$(vt_stats "$PAIR_DEV")
+fi
 for t in ib_send_bw ib_write_bw ib_read_bw; do
 	for s in "${sizes[@]}"; do
 		read -r -a sz <<< "$s"
@@ -46,6 +57,10 @@ for t in ib_send_bw ib_write_bw ib_read_bw; do
 			"$t" -d "$PAIR_DEV" -R -F "${sz[@]}" -n "$bw_n" -p "{port}" "{peer}"
 	done
 done
+if [ -n "$kiwi_tcp" ]; then
+	vt_stat_moved "$PAIR_DEV, bandwidth tests" "$st0" "$(vt_stats "$PAIR_DEV")" \
+		rx_reads_deferred
+fi
 # Small messages, many times the send queue depth: perftest keeps exactly
 # tx-depth WRs in flight and posts the moment a completion arrives, so a
 # slot freed after its completion became visible fails the post.
@@ -54,10 +69,17 @@ for t in $refill; do
 		"$t" -d "$PAIR_DEV" -R -F -s 64 -t 16 -n 2000 -p "{port}" -- \
 		"$t" -d "$PAIR_DEV" -R -F -s 64 -t 16 -n 2000 -p "{port}" "{peer}"
 done
+[ -z "$kiwi_tcp" ] || st1=$(vt_stats "$PAIR_DEV")
 for t in ib_send_lat ib_write_lat ib_read_lat; do
 	pair_step "$t" server 200 \
 		"$t" -d "$PAIR_DEV" -R -F -n "$lat_n" -p "{port}" -- \
 		"$t" -d "$PAIR_DEV" -R -F -n "$lat_n" -p "{port}" "{peer}"
 done
+if [ -n "$kiwi_tcp" ]; then
+	d1=$(vt_stat "$st1" rx_reads_deferred)
+	d2=$(vt_stat "$(vt_stats "$PAIR_DEV")" rx_reads_deferred)
+	vt_check "$PAIR_DEV, latency tests ($((3 * lat_n)) messages received): reads deferred $d1 -> $d2, fewer than $((lat_n / 2))" \
+		test -n "$d1" -a -n "$d2" -a "$((${d2:-0} - ${d1:-0}))" -lt "$((lat_n / 2))"
+fi
 pair_down
 vt_finish
