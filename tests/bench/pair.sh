@@ -21,7 +21,8 @@
 # build/bench/pair-TIME.csv. The default run (7 combos, 3 rounds) takes
 # 35 to 60 minutes under TCG, by the host (a combo 150 to 540 s on
 # 2026-11-30); each combo's case may take 240 s per round (900 with
-# --sweep) plus 120, unless --case-timeout says otherwise.
+# --sweep; with BENCH_STEPS 30 s a step, 180 more for a .qN step) plus
+# 120, unless --case-timeout says otherwise.
 #
 # Default combos, CRC like with like:
 #   kiwi-kiwi (MPA CRC on: kiwi asks for it), siw:crc-siw:crc (CRC on),
@@ -74,9 +75,19 @@ fi
 export BENCH_SWEEP=$sweep
 # A round of one combo took up to 140 s (siw-siw, TCG), a sweep round
 # about 500: the case limit grows with the rounds unless one is given
-# (run.sh's default of 420 s cut siw-siw's third round short).
+# (run.sh's default of 420 s cut siw-siw's third round short). Chosen
+# steps get 30 s each and a 16-QP step 180 s more (siw:crc's took 160 s;
+# three rounds of 11 steps with two of them outran 840 s).
+round=$((sweep ? 900 : 240))
+if [ -n "${BENCH_STEPS:-}" ]; then
+	round=0
+	for s in $BENCH_STEPS; do
+		round=$((round + 30))
+		[[ "$s" != *.q* ]] || round=$((round + 180))
+	done
+fi
 if [[ " ${args[*]} " != *" --case-timeout "* ]]; then
-	args+=(--case-timeout "$((${BENCH_REPS:-3} * (sweep ? 900 : 240) + 120))")
+	args+=(--case-timeout "$((${BENCH_REPS:-3} * round + 120))")
 fi
 
 stamp=$(date +%Y%m%d-%H%M%S)
