@@ -299,16 +299,22 @@ static bool kiwi_qp_owns_sk(struct kiwi_qp *qp, struct sock *sk)
 	return sock && sock->sk == sk;
 }
 
+/* RX may read @sk: it is attached to @qp and detach has not stopped RX. */
+static bool kiwi_qp_rx_may_read(struct kiwi_qp *qp, struct sock *sk)
+{
+	return READ_ONCE(qp->rx.active) && kiwi_qp_owns_sk(qp, sk);
+}
+
 /* sk_data_ready, forwarded by the CM: the LLP has the socket read. */
 void kiwi_qp_rx_ready(struct kiwi_qp *qp, struct sock *sk)
 {
-	if (READ_ONCE(qp->rx.active) && kiwi_qp_owns_sk(qp, sk))
+	if (kiwi_qp_rx_may_read(qp, sk))
 		qp->tx.llp->data_ready(qp, sk);
 }
 
 void kiwi_qp_rx_read_rest(struct kiwi_qp *qp, struct sock *sk)
 {
-	if (READ_ONCE(qp->rx.active) && kiwi_qp_owns_sk(qp, sk))
+	if (kiwi_qp_rx_may_read(qp, sk))
 		qp->tx.llp->receive(qp, sk);
 }
 
