@@ -20,9 +20,9 @@
 # and kiwi/siw with the same CRC setting; and writes every figure as CSV to
 # build/bench/pair-TIME.csv. The default run (7 combos, 3 rounds) takes
 # 20 to 60 minutes under TCG, by the host (a combo 140 to 540 s on
-# 2026-11-30 and 2026-12-01); each combo's case may take 240 s per round (900 with
-# --sweep; with BENCH_STEPS 30 s a step, 180 more for a .qN step) plus
-# 120, unless --case-timeout says otherwise.
+# 2026-11-30 and 2026-12-01); each combo's case may take 240 s per round
+# (900 with --sweep; with BENCH_STEPS 30 s a step, 180 more for a .qN
+# step) plus 120, unless --case-timeout says otherwise.
 #
 # Default combos, CRC like with like:
 #   kiwi-kiwi (MPA CRC on: kiwi asks for it), siw:crc-siw:crc (CRC on),
