@@ -4,8 +4,9 @@
 # usage: tests/bench/profile.sh [COMBO...] [run.sh options]
 #
 # Where the time goes: ib_write_bw (or each ib_OP_bw of PROFILE_OPS, e.g.
-# "write send") between the two lab guests (default combo kiwi-kiwi) under
-# `perf record -a -g` in both guests (tests/bench/profile/perf-record.sh;
+# "write send", and "tcp" for iperf3 moving as many octets) between the two
+# lab guests (default combo kiwi-kiwi) under `perf record -a -g` in both
+# guests (tests/bench/profile/perf-record.sh;
 # PROFILE_OPS, PROFILE_SIZE and PROFILE_ITERS reach it). Prints each guest's
 # perf report summary; the files stay in the results folder it names.
 

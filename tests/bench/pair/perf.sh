@@ -175,34 +175,6 @@ doorbells() {
 	vt_stat "$(vt_stats "$PAIR_DEV")" tx_doorbells
 }
 
-# tcp_step NAME SERVER_CMD -- CLIENT_CMD: a plain TCP client/server pair
-# on a fresh port ({port}, {peer} as in pair_step); the client's output in
-# VT_TMP/NAME.out. Return: the client's exit status (the server's: 0).
-tcp_step() {
-	local name=$1 cmd=() pid rc=0
-	shift
-	PAIR_PORT=$((PAIR_PORT + 1))
-	if [ "$PAIR_SIDE" = server ]; then
-		while [ "$1" != -- ]; do cmd+=("${1//\{port\}/$PAIR_PORT}"); shift; done
-		timeout 180 "${cmd[@]}" > "$VT_TMP/$name.srv" 2>&1 &
-		pid=$!
-		sleep 1
-		pair_barrier "$name.listening" 60
-		pair_barrier "$name.done" 240
-		kill "$pid" 2>/dev/null
-		wait "$pid"
-		return 0
-	fi
-	while [ "$1" != -- ]; do shift; done
-	shift
-	cmd=("${@//\{port\}/$PAIR_PORT}")
-	cmd=("${cmd[@]//\{peer\}/$KIWI_PEER_IP}")
-	pair_barrier "$name.listening" 60
-	timeout 180 "${cmd[@]}" > "$VT_TMP/$name.out" 2>&1 || rc=$?
-	pair_barrier "$name.done" 240
-	return "$rc"
-}
-
 # tcp_bw NAME CPU [--sctp | -P N]: iperf3, one stream (one SCTP association
 # with --sctp, a client option: the server follows the client; N streams
 # with -P N), as many octets as a 64 KiB perftest step on as many QPs, both
@@ -214,7 +186,7 @@ tcp_bw() {
 	t0=$(cpu_jiffies)
 	observe_begin "$1"
 	# shellcheck disable=SC2086 # pin: words or nothing
-	tcp_step "$1" $pin iperf3 -s -1 -p "{port}" -- \
+	pair_tcp_step "$1" $pin iperf3 -s -1 -p "{port}" -- \
 		$pin iperf3 "${proto[@]}" -c "{peer}" -p "{port}" -n "$octets" -J || rc=$?
 	observe_end "$1"
 	[ "$PAIR_SIDE" = client ] || { cpu_note "$1" "$t0" 0; return 0; }
@@ -239,7 +211,7 @@ tcp_lat() {
 	local rc=0 p50 p99 pin
 	pin=$(pin_cmd "$2")
 	# shellcheck disable=SC2086 # pin: words or nothing
-	tcp_step "$1" $pin sockperf sr --tcp -i 0.0.0.0 -p "{port}" -- \
+	pair_tcp_step "$1" $pin sockperf sr --tcp -i 0.0.0.0 -p "{port}" -- \
 		$pin sockperf pp --tcp -i "{peer}" -p "{port}" -m 14 -t "$tcp_secs" || rc=$?
 	[ "$PAIR_SIDE" = client ] || return 0
 	p50=$(awk '/percentile 50.000 =/ { print $NF }' "$VT_TMP/$1.out")

@@ -207,6 +207,34 @@ pair_fill_cmd() {
 	PAIR_RUN=("${PAIR_RUN[@]//\{me\}/$KIWI_MY_IP}")
 }
 
+# pair_tcp_step NAME SERVER_CMD -- CLIENT_CMD: a plain TCP client/server pair
+# on a fresh port ({port}, {peer} as in pair_step); the client's output in
+# VT_TMP/NAME.out. Return: the client's exit status (the server's: 0).
+pair_tcp_step() {
+	local name=$1 cmd=() pid rc=0
+	shift
+	PAIR_PORT=$((PAIR_PORT + 1))
+	if [ "$PAIR_SIDE" = server ]; then
+		while [ "$1" != -- ]; do cmd+=("${1//\{port\}/$PAIR_PORT}"); shift; done
+		timeout 180 "${cmd[@]}" > "$VT_TMP/$name.srv" 2>&1 &
+		pid=$!
+		sleep 1
+		pair_barrier "$name.listening" 60
+		pair_barrier "$name.done" 240
+		kill "$pid" 2>/dev/null
+		wait "$pid"
+		return 0
+	fi
+	while [ "$1" != -- ]; do shift; done
+	shift
+	cmd=("${@//\{port\}/$PAIR_PORT}")
+	cmd=("${cmd[@]//\{peer\}/$KIWI_PEER_IP}")
+	pair_barrier "$name.listening" 60
+	timeout 180 "${cmd[@]}" > "$VT_TMP/$name.out" 2>&1 || rc=$?
+	pair_barrier "$name.done" 240
+	return "$rc"
+}
+
 # pair_step NAME SERVER_SIDE LIMIT SERVER_CMD -- CLIENT_CMD: one client/server
 # run with a fresh port. The guest whose role is SERVER_SIDE (server|client)
 # runs SERVER_CMD and, once its rdma_cm listener exists, lets the other
