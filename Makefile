@@ -18,7 +18,7 @@ KVER = $(shell $(MAKE) -s -C $(KDIR) kernelrelease 2>/dev/null)
 	check-unit check-kunit check-asan check-tsan check-sanitize check-fuzz \
 	check-fuzz-long check-vm check-vm-debug check-debug check-pkg check-pkg-full \
 	check-pair check-pair-ci check-pair-full \
-	check-soak soak check-ulp check-ulp-full check-ulp-debug check-ulp-removal ci-fresh bench bench-sweep bench-ulp bench-ulp-profile demo lint clean help
+	check-soak soak check-ulp check-ulp-full check-ulp-debug check-ulp-removal ci-fresh bench bench-sweep bench-profile bench-ulp bench-ulp-profile demo lint clean help
 
 all: kernel userlib
 
@@ -49,6 +49,7 @@ help:
 	@echo "make check-ulp-removal  kiwi removed under NVMe-oF, NFS over RDMA and iSER I/O; NVMe-oF error recovery and teardown races (kiwi-kiwi, ~14 min, not in make test)"
 	@echo "make bench      benchmarks: wire library, then kiwi/siw/TCP in two guests (~20 min)"
 	@echo "make bench-sweep  two-guest bench plus rxe, 8 B-1 MiB, -q 16, -b (~1 h)"
+	@echo "make bench-profile  perf in both guests: 64 KiB ib_write_bw, then iperf3 moving as many octets (kiwi-kiwi)"
 	@echo "make bench-ulp  fio over NVMe-oF and NFS: kiwi, siw and the TCP transports"
 	@echo "make bench-ulp-profile  context switches per I/O and perf profiles of both guests: fio over NVMe-oF with kiwi and nvme-tcp"
 	@echo "make demo       boot QEMU guests and show kiwi working"
@@ -176,6 +177,9 @@ bench: all
 bench-sweep: all
 	bash scripts/deps.sh --bench
 	bash tests/bench/pair.sh --sweep
+
+bench-profile: all
+	bash tests/bench/profile.sh
 
 bench-ulp: all
 	bash tests/bench/ulp.sh

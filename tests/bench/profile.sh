@@ -3,12 +3,13 @@
 #
 # usage: tests/bench/profile.sh [COMBO...] [run.sh options]
 #
-# Where the time goes: ib_write_bw (or each ib_OP_bw of PROFILE_OPS, e.g.
-# "write send", and "tcp" for iperf3 moving as many octets) between the two
-# lab guests (default combo kiwi-kiwi) under `perf record -a -g` in both
-# guests (tests/bench/profile/perf-record.sh;
-# PROFILE_OPS, PROFILE_SIZE and PROFILE_ITERS reach it). Prints each guest's
-# perf report summary; the files stay in the results folder it names.
+# Where the time goes: ib_write_bw and iperf3 moving as many octets (or each
+# of PROFILE_OPS: ib_OP_bw for write, send and read, "tcp" for iperf3)
+# between the two lab guests (default combo kiwi-kiwi) under `perf record
+# -a -g` in both guests (tests/bench/profile/perf-record.sh; PROFILE_OPS,
+# PROFILE_SIZE and PROFILE_ITERS reach it). Prints each guest's perf report
+# summary; the files stay in the results folder it names. `make
+# bench-profile` runs it with the defaults.
 
 set -uo pipefail
 

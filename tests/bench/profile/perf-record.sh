@@ -2,17 +2,16 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The case of tests/bench/profile.sh (run through tests/vm/pair/run.sh
-# --cases-dir): for each operation of PROFILE_OPS (default "write"; any of
+# --cases-dir): for each operation of PROFILE_OPS (default "write tcp"; any of
 # write, send, read, each optionally with :qN for N QPs, perftest's -q, and
 # :e for perftest -e, sleeping on a completion channel instead of polling
 # (send and read only), as in "read write:q4 read:e"), ib_OP_bw at
 # PROFILE_SIZE (default 64 KiB) between the two guests for PROFILE_ITERS
-# messages (default 3000), and for "tcp" iperf3 moving as many octets,
-# under `perf record -a -g` on both guests
-# (cpu-clock: TCG has no PMU). Each guest writes its
-# `perf report` summary (by symbol, by command and symbol, call graph) to
-# KIWI_RESULTS/PAIR_ID.SIDE.OP.perf.txt, the throughput perftest printed to
-# the client's log.
+# messages (default 3000), and for "tcp" iperf3 moving as many octets, under
+# `perf record -a -g` on both guests (cpu-clock: TCG has no PMU). Each
+# guest writes its `perf report` summary (by symbol, by command and symbol,
+# call graph) to KIWI_RESULTS/PAIR_ID.SIDE.OP.perf.txt, the throughput
+# perftest or iperf3 printed to the client's log.
 
 . "$KIWI_SRC/tests/vm/pair/lib.bash"
 
@@ -124,7 +123,7 @@ profile_spec() {
 	profile_op "$op" "$qps" "$events"
 }
 
-for spec in ${PROFILE_OPS:-write}; do
+for spec in ${PROFILE_OPS:-write tcp}; do
 	profile_spec "$spec"
 done
 pair_down
