@@ -16,13 +16,15 @@
 # Prints one table: the median of the rounds and their
 # spread ((max - min) / median), MiB/s for bandwidth (perftest's MB/sec is
 # MiB/s), µs for latency (median and 99th percentile of half the round
-# trip), guest CPU seconds per GiB moved (both guests), the ratios kiwi/TCP
+# trip), guest CPU seconds per GiB moved (both guests, less what the same
+# step moving BENCH_CPU_BASE_ITERS messages cost), the ratios kiwi/TCP
 # and kiwi/siw with the same CRC setting; and writes every figure as CSV to
 # build/bench/pair-TIME.csv. The default run (7 combos, 3 rounds) takes
 # 20 to 60 minutes under TCG, by the host (a combo 140 to 540 s on
 # 2026-11-30 and 2026-12-01); each combo's case may take 240 s per round
-# (900 with --sweep; with BENCH_STEPS 30 s a step, 180 more for a .qN
-# step) plus 120, unless --case-timeout says otherwise.
+# (with BENCH_STEPS 30 s a step, 180 more for a .qN step, 30 more for
+# ib_write_bw's and tcp_bw's CPU base; 780 more with --sweep) plus 120,
+# unless --case-timeout says otherwise.
 #
 # Default combos, CRC like with like:
 #   kiwi-kiwi (MPA CRC on: kiwi asks for it), siw:crc-siw:crc (CRC on),
@@ -78,14 +80,19 @@ export BENCH_SWEEP=$sweep
 # (run.sh's default of 420 s cut siw-siw's third round short). Chosen
 # steps get 30 s each and a 16-QP step 180 s more (siw:crc's took 160 s;
 # three rounds of 11 steps with two of them outran 840 s).
-round=$((sweep ? 900 : 240))
+# The sweep's own steps add 780 s a round, chosen steps or not (siw:crc's
+# one sweep round took 878 s in all on 2026-11-30; with BENCH_STEPS the
+# sweep once got only the chosen steps' time, and siw and rxe ran out).
+round=240
 if [ -n "${BENCH_STEPS:-}" ]; then
 	round=0
 	for s in $BENCH_STEPS; do
 		round=$((round + 30))
 		[[ "$s" != *.q* ]] || round=$((round + 180))
+		case "$s" in ib_write_bw | tcp_bw) round=$((round + 30)) ;; esac
 	done
 fi
+[ "$sweep" = 0 ] || round=$((round + 780))
 if [[ " ${args[*]} " != *" --case-timeout "* ]]; then
 	args+=(--case-timeout "$((${BENCH_REPS:-3} * round + 120))")
 fi
