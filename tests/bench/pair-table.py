@@ -99,9 +99,20 @@ def cell(vals, name, fmt="%.1f"):
 
 
 def cpu_per_gib(vals, name):
-    """Median over rounds of (CPU s of both guests) / (GiB moved)."""
+    """Median over rounds of (CPU s of both guests) / (GiB moved). Where
+    NAME.base ran (the same step moving next to nothing, perf.sh), only its
+    rounds count, each less its base's CPU and octets: what moving the
+    octets cost, not starting the programs and connecting."""
     cpu, nb = vals.get("cpu." + name, {}), vals.get("bytes." + name, {})
-    r = [cpu[k] / (nb[k] / 2**30) for k in cpu if nb.get(k)]
+    cpu0 = vals.get("cpu." + name + ".base", {})
+    nb0 = vals.get("bytes." + name + ".base", {})
+    r = []
+    for k in cpu:
+        if cpu0 and k not in cpu0:
+            continue
+        c, b = cpu[k] - cpu0.get(k, 0.0), nb.get(k, 0) - nb0.get(k, 0)
+        if b > 0 and c > 0:
+            r.append(c / (b / 2**30))
     return statistics.median(r) if r else None
 
 
@@ -131,7 +142,8 @@ def sweep(data, combos, wid):
     print("\nSweep, NAME@SIZE and NAME%CPU steps (median of the rounds they ran in;"
           " MiB/s, latency µs\n median; doorbells.*: send doorbells the kiwi client"
           " rang; %CPU: pinned to that vCPU,\n %any: not pinned; CPU s/GiB: both"
-          " guests, per GiB moved, -q and -b counting every QP and direction)")
+          " guests, per GiB moved, -q and -b counting every QP and direction,\n"
+          " the whole step's CPU, starting and connecting included)")
     print("%-26s" % "figure" + "".join("%*s" % (wid, c) for c in combos))
     for n in names:
         print("%-26s" % n + "".join("%*s" % (wid, "%.1f" % med(data[c][0], n)
@@ -173,10 +185,11 @@ def main():
         print("%-*s %4s" % (wid, c, describe(c)[1])
               + "".join("%14s" % cell(v, n) for n, _ in BW + evs)
               + "".join("%12s" % ("%.1f" % x if x else "-") for x in cpus))
-    print("(CPU s/GiB: CPU seconds of both guests per GiB moved, write and TCP;"
-          " every benchmark\n process pinned to vCPU %s, RDMA and TCP alike;"
-          " -e: perftest sleeping on a completion\n channel instead of polling)"
-          % os.environ.get("BENCH_PIN", "0"))
+    print("(CPU s/GiB: CPU seconds of both guests per GiB moved, write and TCP, less"
+          " what the\n same step moving %s messages cost (starting, connecting,"
+          " tearing down); every\n benchmark process pinned to vCPU %s, RDMA and TCP"
+          " alike; -e: perftest sleeping on a\n completion channel instead of polling)"
+          % (os.environ.get("BENCH_CPU_BASE_ITERS", "10"), os.environ.get("BENCH_PIN", "0")))
     print("\nLatency, µs one way (RDMA 8 B, TCP 14 B): median / 99th percentile")
     print("%-*s %4s" % (wid, "combo", "crc") + "".join("%16s" % h for _, h in LAT))
     for c in combos:
