@@ -88,10 +88,10 @@ cpu_jiffies() {
 	awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat
 }
 
-# cpu_note NAME T0 BYTES: this guest's CPU seconds since jiffies T0.
+# cpu_note NAME T0 BYTES [T1]: this guest's CPU seconds from jiffies T0 to
+# T1 (default now).
 cpu_note() {
-	local t1
-	t1=$(cpu_jiffies)
+	local t1=${4:-$(cpu_jiffies)}
 	echo "cpu.$1 $round $(awk -v a="$2" -v b="$t1" -v hz="$(getconf CLK_TCK)" \
 		'BEGIN { printf "%.3f", (b - a) / hz }')" >> "$res"
 	echo "bytes.$1 $round $3" >> "$res"
@@ -141,7 +141,7 @@ pin_cmd() {
 # CPU and octets (NAME is then the base's, NAME.base), in one try: a figure
 # perftest could not time does not matter there.
 measure() {
-	local name=$1 size=$2 try again t0 n=$bw_n out db0 a qps=1 dirs=1 prev=
+	local name=$1 size=$2 try again t0 t1 n=$bw_n out db0 a qps=1 dirs=1 prev=
 	local tries=5
 	shift 2
 	db0=$(doorbells)
@@ -157,9 +157,10 @@ measure() {
 		-s "$size" -n "$n" -p "{port}")
 	for ((try = 1; try <= tries; try++)); do
 		again=$KIWI_SHARED/pair.$PAIR_ID.$name.$round.$try.again
-		t0=$(cpu_jiffies)
 		observe_begin "$name"
+		t0=$(cpu_jiffies)
 		pair_step "$name" server 600 "${cmd[@]}" -- "${cmd[@]}" "{peer}"
+		t1=$(cpu_jiffies)
 		observe_end "$name"
 		out=$VT_TMP/$name.out
 		if [ "$PAIR_SIDE" = client ] && [ "$tries" -gt 1 ]; then
@@ -174,7 +175,7 @@ measure() {
 		pair_barrier "$name.$round.$try.judged" 60
 		[ -e "$again" ] || break
 	done
-	case "$1" in *_bw) cpu_note "$name" "$t0" $((size * n * qps * dirs)) ;; esac
+	case "$1" in *_bw) cpu_note "$name" "$t0" $((size * n * qps * dirs)) "$t1" ;; esac
 	if [ "$PAIR_SIDE" = client ] && [ -n "$db0" ]; then
 		echo "doorbells.$name $round $(($(doorbells) - db0))" >> "$res"
 	fi
@@ -193,18 +194,19 @@ doorbells() {
 # ends on vCPU CPU (pin_cmd); received MiB/s. MEASURE_BASE=1 as for measure:
 # base_n times 64 KiB, CPU and octets only.
 tcp_bw() {
-	local t0 rc=0 n=$bw_n octets pin proto=("${@:3}")
+	local t0 t1 rc=0 n=$bw_n octets pin proto=("${@:3}")
 	[ "${MEASURE_BASE:-0}" = 0 ] || n=$base_n
 	octets=$((65536 * n))
 	[ "${3:-}" = -P ] && octets=$((octets * $4))
 	pin=$(pin_cmd "$2")
-	t0=$(cpu_jiffies)
 	observe_begin "$1"
+	t0=$(cpu_jiffies)
 	# shellcheck disable=SC2086 # pin: words or nothing
 	pair_tcp_step "$1" $pin iperf3 -s -1 -p "{port}" -- \
 		$pin iperf3 "${proto[@]}" -c "{peer}" -p "{port}" -n "$octets" -J || rc=$?
+	t1=$(cpu_jiffies)
 	observe_end "$1"
-	[ "$PAIR_SIDE" = client ] || { cpu_note "$1" "$t0" 0; return 0; }
+	[ "$PAIR_SIDE" = client ] || { cpu_note "$1" "$t0" 0 "$t1"; return 0; }
 	local v
 	if [ "$rc" = 0 ] && v=$(python3 -c '
 import json, sys
@@ -212,7 +214,7 @@ e = json.load(open(sys.argv[1]))["end"]["sum_received"]
 print("%.1f %d" % (e["bytes"] / e["seconds"] / 2**20, e["bytes"]))' \
 		"$VT_TMP/$1.out"); then
 		[ "${MEASURE_BASE:-0}" = 1 ] || echo "$1 $round ${v% *}" >> "$res"
-		cpu_note "$1" "$t0" "${v#* }"
+		cpu_note "$1" "$t0" "${v#* }" "$t1"
 		vt_pass "iperf3 ${proto[*]} ($1): ${v% *} MiB/s"
 	else
 		vt_fail "iperf3 ${proto[*]} ($1): $(tail -n 3 "$VT_TMP/$1.out")"
