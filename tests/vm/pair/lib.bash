@@ -211,12 +211,13 @@ pair_fill_cmd() {
 # on a fresh port ({port}, {peer} as in pair_step); the client's output in
 # VT_TMP/NAME.out. Return: the client's exit status (the server's: 0).
 pair_tcp_step() {
-	local name=$1 cmd=() pid rc=0
+	local name=$1 pid rc=0
 	shift
 	PAIR_PORT=$((PAIR_PORT + 1))
+	pair_pick_cmd server "$@"
+	pair_fill_cmd
 	if [ "$PAIR_SIDE" = server ]; then
-		while [ "$1" != -- ]; do cmd+=("${1//\{port\}/$PAIR_PORT}"); shift; done
-		timeout 180 "${cmd[@]}" > "$VT_TMP/$name.srv" 2>&1 &
+		timeout 180 "${PAIR_RUN[@]}" > "$VT_TMP/$name.srv" 2>&1 &
 		pid=$!
 		sleep 1
 		pair_barrier "$name.listening" 60
@@ -225,12 +226,8 @@ pair_tcp_step() {
 		wait "$pid"
 		return 0
 	fi
-	while [ "$1" != -- ]; do shift; done
-	shift
-	cmd=("${@//\{port\}/$PAIR_PORT}")
-	cmd=("${cmd[@]//\{peer\}/$KIWI_PEER_IP}")
 	pair_barrier "$name.listening" 60
-	timeout 180 "${cmd[@]}" > "$VT_TMP/$name.out" 2>&1 || rc=$?
+	timeout 180 "${PAIR_RUN[@]}" > "$VT_TMP/$name.out" 2>&1 || rc=$?
 	pair_barrier "$name.done" 240
 	return "$rc"
 }
