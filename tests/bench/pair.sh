@@ -89,7 +89,7 @@ if [ -n "${BENCH_STEPS:-}" ]; then
 	for s in $BENCH_STEPS; do
 		round=$((round + 30))
 		[[ "$s" != *.q* ]] || round=$((round + 180))
-		case "$s" in ib_write_bw | tcp_bw) round=$((round + 30)) ;; esac
+		! bench_step_has_base "$s" || round=$((round + 30))
 	done
 fi
 [ "$sweep" = 0 ] || round=$((round + 780))

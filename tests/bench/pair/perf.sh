@@ -69,6 +69,8 @@
 # cost and the other driver's (crc32c_cycles). A step that fails records nothing.
 
 . "$KIWI_SRC/tests/vm/pair/lib.bash"
+# shellcheck source=../lib.bash
+. "$KIWI_SRC/tests/bench/lib.bash"
 # shellcheck source=observe.bash
 . "$KIWI_SRC/tests/bench/pair/observe.bash"
 
@@ -286,33 +288,32 @@ sweep() {
 	measure "ib_write_lat@4096" 4096 ib_write_lat
 }
 
-# run_step STEP: one step of BENCH_STEPS: NAME[@SIZE][%CPU], or
-# NAME.qN[%CPU] for a bandwidth test on N connections: perftest -q N, or
-# iperf3 -P N for tcp_bw; a perftest step NAME[@SIZE][.qN].e waits for
-# completions on a completion channel (perftest -e) instead of polling.
+# run_step STEP: one step of BENCH_STEPS (its grammar: bench_parse_step
+# in tests/bench/lib.bash): perftest with -q N and -e as the step asks, or
+# iperf3 (-P N for tcp_bw.qN) or sockperf; then its CPU base, if it has one.
 run_step() {
-	local t=${1%\%*} pin=$pin_default size='' qps=() events=()
-	[ "$t" = "$1" ] || pin=${1##*%}
-	case "$t" in
-	ib_*.e) events=(-e) t=${t%.e} ;;
+	local step_name step_size step_qps step_events step_pin
+	local pin size qps=() events=()
+
+	if ! bench_parse_step "$1"; then
+		vt_fail "BENCH_STEPS: unknown step '$1'"
+		return
+	fi
+	pin=${step_pin:-$pin_default}
+	[ -z "$step_qps" ] || qps=(-q "$step_qps")
+	[ -z "$step_events" ] || events=(-e)
+	case "$step_name" in
+	ib_*_bw) size=${step_size:-65536} ;;
+	ib_*_lat) size=${step_size:-8} ;;
 	esac
-	case "$t" in
-	*_bw.q[0-9]*) qps=(-q "${t##*.q}") t=${t%.q*} ;;
-	esac
-	case "$t" in
-	*@*) size=${t#*@} ;;
-	ib_*_bw) size=65536 ;;
-	ib_*_lat) size=8 ;;
-	esac
-	case "$t" in
-	ib_*) MEASURE_PIN=$pin measure "$1" "$size" "${t%@*}" "${qps[@]}" "${events[@]}" ;;
+	case "$step_name" in
+	ib_*) MEASURE_PIN=$pin measure "$1" "$size" "$step_name" "${qps[@]}" "${events[@]}" ;;
 	tcp_bw) tcp_bw "$1" "$pin" "${qps[@]/#-q/-P}" ;;
 	sctp_bw) tcp_bw "$1" "$pin" --sctp ;;
 	tcp_lat) tcp_lat "$1" "$pin" ;;
-	*) vt_fail "BENCH_STEPS: unknown step '$1'" ;;
 	esac
-	[ "$base_n" -gt 0 ] || return 0
-	case "$1" in
+	[ "$base_n" -gt 0 ] && bench_step_has_base "$1" || return 0
+	case "$step_name" in
 	ib_write_bw) MEASURE_PIN=$pin MEASURE_BASE=1 measure "$1.base" 65536 ib_write_bw ;;
 	tcp_bw) MEASURE_BASE=1 tcp_bw "$1.base" "$pin" ;;
 	esac
