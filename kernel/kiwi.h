@@ -270,8 +270,12 @@ struct kiwi_srq {
  * @cm_named: iw_get_qp returned the QP (under the qp_xa lock): destroy
  *            waits one RCU grace period after unpublishing it
  * @destroyed: destroy began (qp->lock); no connection may take the QP
- * @llp_bound: a stream was attached and RX has not let go of it yet
- *             (qp->lock); RX may hold an SRQ element until then
+ * @llp_bound: a stream was attached and its detach has not finished
+ *             (qp->lock): RX and TX may still hold what the stream used (an
+ *             SRQ element, MR references, the transmit buffers) until
+ *             then. The QP is not reset while it is set, so no other stream
+ *             attaches over what the detach is about to free
+ *             (kiwi_qp_llp_wait_detached())
  * @last_wqe: IB_EVENT_QP_LAST_WQE_REACHED was reported since the QP last
  *            left RESET (qp->lock); SRQ QPs only (kiwi_qp_last_wqe())
  * @memcg: user QPs: the memory cgroup of the creator, which the transmit
@@ -620,6 +624,7 @@ void kiwi_qp_event(struct kiwi_qp *qp, enum ib_event_type type);
 bool kiwi_qp_to_error(struct kiwi_qp *qp);
 bool kiwi_qp_last_wqe_due(struct kiwi_qp *qp);
 void kiwi_qp_last_wqe(struct kiwi_qp *qp);
+void kiwi_qp_llp_wait_detached(struct kiwi_qp *qp);
 void kiwi_qp_close_llp(struct kiwi_qp *qp, bool abortive);
 void kiwi_qp_drain_llp(struct kiwi_qp *qp);
 

@@ -254,7 +254,7 @@ static bool kiwi_qp_state_ok(struct kiwi_qp *qp, enum ib_qp_state next)
 
 	switch (next) {
 	case IB_QPS_RESET:
-		return !qp->tx.sock;
+		return !qp->tx.sock && !qp->llp_bound;
 	case IB_QPS_ERR:
 		return true;
 	case IB_QPS_INIT:
@@ -389,6 +389,8 @@ int kiwi_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	rv = kiwi_udata_in_ok(udata);
 	if (rv)
 		return rv;
+	if ((mask & IB_QP_STATE) && attr->qp_state == IB_QPS_RESET)
+		kiwi_qp_llp_wait_detached(qp);
 	spin_lock_irqsave(&qp->lock, flags);
 	rv = kiwi_qp_check_modify(qp, attr, mask);
 	if (!rv) {

@@ -4,6 +4,7 @@
  * callbacks; llp.h: the lower layer's operations) and the state changes
  * the data path makes.
  */
+#include <linux/wait_bit.h>
 #include <net/sock.h>
 
 #include "kiwi.h"
@@ -177,7 +178,7 @@ static bool kiwi_llp_commit(struct kiwi_qp *qp, struct kiwi_ep *ep,
 	tx->framed_to = tx->next;
 	tx->ep = ep;
 	WRITE_ONCE(tx->sock, sock);
-	qp->llp_bound = true;
+	WRITE_ONCE(qp->llp_bound, true);
 	qp->ord = tx->ord;
 	qp->ird = tx->ird;
 	if (initiator && qp->access_sets < 2)
@@ -257,13 +258,41 @@ bool kiwi_qp_llp_detach(struct kiwi_qp *qp)
 	mutex_unlock(&tx->llp_mutex);
 	kiwi_qp_to_error(qp);
 	kiwi_rx_release(qp);
-	spin_lock_irqsave(&qp->lock, flags);
-	qp->llp_bound = false;
-	spin_unlock_irqrestore(&qp->lock, flags);
-	kiwi_qp_last_wqe(qp);
 	kiwi_tx_release(qp);
+	spin_lock_irqsave(&qp->lock, flags);
+	WRITE_ONCE(qp->llp_bound, false);
+	spin_unlock_irqrestore(&qp->lock, flags);
+	/* Pairs with the waiter's check (wait_var_event()). */
+	smp_mb();
+	wake_up_var(&qp->llp_bound);
+	kiwi_qp_last_wqe(qp);
 	kiwi_ep_put(ep);
 	return whole;
+}
+
+/*
+ * Is a detach under way: the stream gone from the QP (tx.sock cleared)
+ * but RX and TX not released yet? No lock: a hint for the waiter below.
+ */
+static bool kiwi_qp_llp_detaching(struct kiwi_qp *qp)
+{
+	return READ_ONCE(qp->llp_bound) && !READ_ONCE(qp->tx.sock);
+}
+
+/**
+ * kiwi_qp_llp_wait_detached - let a detach under way finish
+ * @qp: the QP, about to be reset (process context, no lock held)
+ *
+ * The CM detaches a QP in its worker once the stream closed, and the QP
+ * lets go of the socket first: before RX and TX released their buffers, a
+ * reset (tx.sock is clear) would discard the rings TX may still read, and
+ * the INIT after it would let another connection attach while the detach
+ * frees what that attach just set up. modify_qp(RESET) therefore waits
+ * here, which is bounded: the detach waits only for a TX run and RX to end.
+ */
+void kiwi_qp_llp_wait_detached(struct kiwi_qp *qp)
+{
+	wait_var_event(&qp->llp_bound, !kiwi_qp_llp_detaching(qp));
 }
 
 void kiwi_qp_llp_reply_sent(struct kiwi_qp *qp)

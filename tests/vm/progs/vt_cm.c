@@ -124,8 +124,7 @@ static void vt_cm_prepare_any(struct vt_cm *cm, struct vt_cm_pair *pair,
 	pair->active = id;
 }
 
-static void vt_cm_establish_any(struct vt_cm *cm, struct vt_cm_pair *pair,
-				const struct vt_cm_qp_attr *qa)
+void vt_cm_request(struct vt_cm *cm, struct vt_cm_pair *pair)
 {
 	struct rdma_conn_param p = vt_conn_param;
 	struct rdma_cm_event *ev;
@@ -135,13 +134,37 @@ static void vt_cm_establish_any(struct vt_cm *cm, struct vt_cm_pair *pair,
 	ev = vt_cm_wait(cm->ec_listen, NULL, RDMA_CM_EVENT_CONNECT_REQUEST);
 	pair->passive = ev->id;
 	rdma_ack_cm_event(ev);
-	vt_cm_create_qp(pair->passive, cm, qa);
-	if (rdma_accept(pair->passive, &p))
+}
+
+/* Accept @pair's Request (with @p) and wait until both ends are up. */
+static void vt_cm_accept_with(struct vt_cm *cm, struct vt_cm_pair *pair,
+			      struct rdma_conn_param *p)
+{
+	if (rdma_accept(pair->passive, p))
 		vt_fatal("rdma_accept: %s", strerror(errno));
 	rdma_ack_cm_event(vt_cm_wait(cm->ec_active, pair->active,
 				     RDMA_CM_EVENT_ESTABLISHED));
 	rdma_ack_cm_event(vt_cm_wait(cm->ec_listen, pair->passive,
 				     RDMA_CM_EVENT_ESTABLISHED));
+}
+
+void vt_cm_accept_qpn(struct vt_cm *cm, struct vt_cm_pair *pair,
+		      uint32_t qpn)
+{
+	struct rdma_conn_param p = vt_conn_param;
+
+	p.qp_num = qpn;
+	vt_cm_accept_with(cm, pair, &p);
+}
+
+static void vt_cm_establish_any(struct vt_cm *cm, struct vt_cm_pair *pair,
+				const struct vt_cm_qp_attr *qa)
+{
+	struct rdma_conn_param p = vt_conn_param;
+
+	vt_cm_request(cm, pair);
+	vt_cm_create_qp(pair->passive, cm, qa);
+	vt_cm_accept_with(cm, pair, &p);
 }
 
 void vt_cm_prepare(struct vt_cm *cm, struct vt_cm_pair *pair,

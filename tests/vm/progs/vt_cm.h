@@ -61,6 +61,16 @@ void vt_cm_establish_ex(struct vt_cm *cm, struct vt_cm_pair *pair,
 			struct ibv_qp_init_attr_ex *attr);
 
 /*
+ * For a QP the caller made itself and names by number: connect @pair's
+ * active id (vt_cm_prepare) and take the listener's Request for it as
+ * @pair->passive, not accepted yet; then accept it naming QP @qpn (in
+ * INIT) and wait until both ends are established.
+ */
+void vt_cm_request(struct vt_cm *cm, struct vt_cm_pair *pair);
+void vt_cm_accept_qpn(struct vt_cm *cm, struct vt_cm_pair *pair,
+		      uint32_t qpn);
+
+/*
  * Disconnect both ends (errors ignored: they may be closed already), ack
  * whatever CM events are queued, destroy both QPs and both ids.
  */

@@ -35,7 +35,9 @@
 #     sends its FIN and a connect to a silent server in progress.
 #  6. ibv_destroy_qp racing iw_cm's QPN lookup (before the fix it was a use
 #     after free).
-#  7. rdma link delete while a reported Request waits for an application
+#  7. a QP reset and connected again while its last stream's detach is
+#     held open: the new stream keeps what it set up (vt_reattach).
+#  8. rdma link delete while a reported Request waits for an application
 #     that never reads its events: the connection ends at once, the
 #     removal completes.
 
@@ -331,7 +333,24 @@ if probes "destroy racing iw_cm's QPN lookup"; then
 	invariants "QPN lookup race"
 fi
 
-# 7. Device removal while a reported Request waits for an application that
+# 7. A QP reset and connected again while the detach of its last stream is
+# held open (a delay at the entry of kiwi_rx_release, after the QP let go of
+# the socket; vt_reattach): the reset waits for the detach, which must not
+# free what the next stream set up. Before it waited, the reset went
+# through, the next connection attached, and the late detach freed its
+# transmit buffer and its queues of outstanding Reads.
+if probes "reset racing the detach of the last stream"; then
+	d0=$(<$VP/delays)
+	echo "kiwi_rx_release,400,1" > $VP/delay
+	vt_run_prog vt_reattach 60 -a "$IP" -p 7495
+	echo off > $VP/delay
+	[ "$(<$VP/delays)" -gt "$d0" ] &&
+		vt_pass "the detach of the QP's last stream was held open" ||
+		vt_fail "the detach was never delayed"
+	invariants "reset racing a detach"
+fi
+
+# 8. Device removal while a reported Request waits for an application that
 # never reads its events, so never accepts or rejects it: the connection
 # ends at once (kiwi resets it; rdma_cm's removal then destroys the id and
 # iw_cm rejects a connection that is gone), and the removal completes.

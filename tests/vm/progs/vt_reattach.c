@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * vt_reattach: a QP reset and connected again while the detach of its last
+ * stream is still under way must keep what the new stream set up.
+ *
+ *   vt_reattach -a ADDR [-p PORT]
+ *
+ * The server end of connection A is a QP this program made itself and
+ * names by its number on accept (as rdma_cm lets an application do).
+ * Connection B's Request then waits, not accepted. The program moves the
+ * QP to ERR, which closes A: kiwi's CM detaches the QP in its worker, and
+ * the scenario holds that detach open after the QP let go of the socket (a
+ * delay at the entry of kiwi_rx_release). Meanwhile the program resets the
+ * QP (again while the kernel refuses: the stream is still attached), moves
+ * it to INIT and accepts B naming it. One second later, the detach over,
+ * B must carry a Send each way and an RDMA Read each way (the Reads use the
+ * queues of outstanding Reads a late detach would free) and the QP must
+ * still be RTS. Prints how long the reset took and how often the kernel
+ * refused it.
+ */
+#include <getopt.h>
+#include <unistd.h>
+
+#include "vt_cm.h"
+
+#define BUF_LEN 4096
+#define RESET_MS 5000
+#define WAIT_MS 10000
+
+static const int vt_access = IBV_ACCESS_LOCAL_WRITE |
+			     IBV_ACCESS_REMOTE_WRITE |
+			     IBV_ACCESS_REMOTE_READ;
+
+/* One end of connection B: its QP, CQ and a registered buffer. */
+struct end {
+	const char *name;
+	struct ibv_qp *qp;
+	struct ibv_cq *cq;
+	struct ibv_mr *mr;
+	uint8_t buf[2 * BUF_LEN];	/* [0, BUF_LEN): Read source */
+};
+
+static struct ibv_cq *make_cq(struct ibv_context *verbs)
+{
+	struct ibv_cq *cq = ibv_create_cq(verbs, 16, NULL, NULL, 0);
+
+	if (!cq)
+		vt_fatal("ibv_create_cq: %s", strerror(errno));
+	return cq;
+}
+
+static struct ibv_qp_init_attr qp_attr(struct ibv_cq *cq)
+{
+	return (struct ibv_qp_init_attr){
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+}
+
+static int to_state(struct ibv_qp *qp, enum ibv_qp_state s)
+{
+	struct ibv_qp_attr a = { .qp_state = s,
+				 .qp_access_flags = vt_access };
+
+	return ibv_modify_qp(qp, &a, s == IBV_QPS_INIT ?
+				     IBV_QP_STATE | IBV_QP_ACCESS_FLAGS :
+				     IBV_QP_STATE);
+}
+
+static enum ibv_qp_state state_of(struct ibv_qp *qp)
+{
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr a;
+
+	if (ibv_query_qp(qp, &a, IBV_QP_STATE, &init))
+		vt_fatal("ibv_query_qp: %s", strerror(errno));
+	return a.qp_state;
+}
+
+/*
+ * Reset @qp, again while the kernel refuses (EINVAL: its stream is still
+ * attached), then INIT.
+ */
+static void reset_to_init(struct ibv_qp *qp)
+{
+	long long t0 = vt_now_ms(), t1;
+	unsigned int refused = 0;
+	int rc;
+
+	while ((rc = to_state(qp, IBV_QPS_RESET)) == EINVAL &&
+	       vt_now_ms() - t0 < RESET_MS) {
+		refused++;
+		usleep(1000);
+	}
+	t1 = vt_now_ms();
+	if (rc)
+		vt_fatal("ibv_modify_qp(RESET): %s after %lld ms", strerror(rc),
+			 t1 - t0);
+	printf("reset after %lld ms, refused %u times\n", t1 - t0, refused);
+	rc = to_state(qp, IBV_QPS_INIT);
+	if (rc)
+		vt_fatal("ibv_modify_qp(INIT) after the reset: %s",
+			 strerror(rc));
+}
+
+static void register_buf(struct end *e, struct ibv_pd *pd)
+{
+	for (unsigned int i = 0; i < BUF_LEN; i++)
+		e->buf[i] = (uint8_t)(i * 7 + e->name[0]);
+	e->mr = ibv_reg_mr(pd, e->buf, sizeof(e->buf), vt_access);
+	if (!e->mr)
+		vt_fatal("ibv_reg_mr: %s", strerror(errno));
+}
+
+/* One completion of @e's CQ, which must be @op and successful. */
+static bool complete(struct end *e, enum ibv_wc_opcode op, const char *what)
+{
+	struct ibv_wc wc;
+
+	if (!vt_poll_one(e->cq, &wc, WAIT_MS)) {
+		vt_fail("%s: %s: no completion within %d ms", what, e->name,
+			WAIT_MS);
+		return false;
+	}
+	if (wc.status != IBV_WC_SUCCESS || wc.opcode != op) {
+		vt_fail("%s: %s: %s (opcode %d)", what, e->name,
+			ibv_wc_status_str(wc.status), wc.opcode);
+		return false;
+	}
+	return true;
+}
+
+/* A Send of @from's Read source into @to's second half. */
+static void send_one(struct end *from, struct end *to)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)from->buf, .length = 64,
+			       .lkey = from->mr->lkey };
+	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	char what[64];
+
+	snprintf(what, sizeof(what), "Send %s -> %s", from->name, to->name);
+	memset(to->buf + BUF_LEN, 0, BUF_LEN);
+	if (vt_post_recv(to->qp, 1, to->buf + BUF_LEN, BUF_LEN,
+			 to->mr->lkey) || ibv_post_send(from->qp, &wr, &bad)) {
+		vt_fail("%s: posting failed", what);
+		return;
+	}
+	if (complete(to, IBV_WC_RECV, what) && complete(from, IBV_WC_SEND, what)) {
+		if (memcmp(to->buf + BUF_LEN, from->buf, 64))
+			vt_fail("%s: wrong data received", what);
+		else
+			vt_pass("%s", what);
+	}
+}
+
+/* An RDMA Read by @by of @from's Read source into @by's second half. */
+static void read_one(struct end *by, struct end *from)
+{
+	char what[64];
+
+	snprintf(what, sizeof(what), "Read by %s from %s", by->name,
+		 from->name);
+	memset(by->buf + BUF_LEN, 0, BUF_LEN);
+	if (vt_post_rdma(by->qp, IBV_WR_RDMA_READ, 2, by->buf + BUF_LEN,
+			 BUF_LEN, by->mr->lkey, (uintptr_t)from->buf,
+			 from->mr->rkey)) {
+		vt_fail("%s: posting failed", what);
+		return;
+	}
+	if (!complete(by, IBV_WC_RDMA_READ, what))
+		return;
+	if (memcmp(by->buf + BUF_LEN, from->buf, BUF_LEN))
+		vt_fail("%s: wrong data", what);
+	else
+		vt_pass("%s", what);
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: vt_reattach -a ADDR [-p PORT]\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	static struct end server = { .name = "server" };
+	static struct end client = { .name = "client" };
+	struct vt_cm_pair a, b;
+	struct ibv_qp_init_attr attr;
+	struct ibv_cq *a_cq;
+	struct ibv_pd *pd;
+	struct vt_cm cm;
+	int rc;
+
+	vt_init("vt_reattach");
+	vt_cm_listen_args(&cm, argc, argv, "7495", usage);
+	pd = ibv_alloc_pd(cm.verbs);
+	if (!pd)
+		vt_fatal("ibv_alloc_pd: %s", strerror(errno));
+	server.cq = make_cq(cm.verbs);
+	client.cq = make_cq(cm.verbs);
+	a_cq = make_cq(cm.verbs);
+	register_buf(&server, pd);
+	register_buf(&client, pd);
+	attr = qp_attr(server.cq);
+	server.qp = ibv_create_qp(pd, &attr);
+	if (!server.qp)
+		vt_fatal("ibv_create_qp: %s", strerror(errno));
+	rc = to_state(server.qp, IBV_QPS_INIT);
+	if (rc)
+		vt_fatal("ibv_modify_qp(INIT): %s", strerror(rc));
+
+	attr = qp_attr(a_cq);
+	vt_cm_prepare(&cm, &a, pd, &attr);
+	vt_cm_request(&cm, &a);
+	vt_cm_accept_qpn(&cm, &a, server.qp->qp_num);
+	attr = qp_attr(client.cq);
+	vt_cm_prepare(&cm, &b, pd, &attr);
+	client.qp = b.active->qp;
+	vt_cm_request(&cm, &b);
+
+	rc = to_state(server.qp, IBV_QPS_ERR);
+	if (rc)
+		vt_fatal("ibv_modify_qp(ERR): %s", strerror(rc));
+	reset_to_init(server.qp);
+	vt_cm_accept_qpn(&cm, &b, server.qp->qp_num);
+	sleep(1);
+
+	send_one(&client, &server);
+	send_one(&server, &client);
+	read_one(&client, &server);
+	read_one(&server, &client);
+	if (state_of(server.qp) != IBV_QPS_RTS)
+		vt_fail("the QP of connection B is in state %d, not RTS",
+			state_of(server.qp));
+
+	vt_cm_teardown(&cm, &b);
+	vt_cm_teardown(&cm, &a);
+	ibv_destroy_qp(server.qp);
+	ibv_dereg_mr(server.mr);
+	ibv_dereg_mr(client.mr);
+	ibv_destroy_cq(server.cq);
+	ibv_destroy_cq(client.cq);
+	ibv_destroy_cq(a_cq);
+	ibv_dealloc_pd(pd);
+	vt_cm_close(&cm);
+	return vt_exit();
+}
