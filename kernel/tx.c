@@ -815,8 +815,20 @@ void kiwi_tx_kick_now(struct kiwi_qp *qp)
 static void kiwi_tx_work(struct work_struct *work)
 {
 	struct kiwi_qp *qp = container_of(work, struct kiwi_qp, tx.work);
+	bool kernel_qp = !qp->ibqp.uobject;
+	unsigned int noio = 0;
 
+	/*
+	 * A kernel QP may carry the writeback of dirty pages: what its run
+	 * allocates (a new transmit buffer, TCP's skbs) must not start I/O to
+	 * reclaim memory, I/O that may wait for this very QP. Failing to get
+	 * a buffer only makes TX wait for TCP to give the one it has back.
+	 */
+	if (kernel_qp)
+		noio = memalloc_noio_save();
 	mutex_lock(&qp->tx.run_lock);
 	kiwi_tx_run_locked(qp, false);
 	mutex_unlock(&qp->tx.run_lock);
+	if (kernel_qp)
+		memalloc_noio_restore(noio);
 }
