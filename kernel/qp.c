@@ -219,7 +219,12 @@ int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 		rv = kiwi_rx_gp_alloc(qp, attr, !!udata);
 	if (rv)
 		goto err_rings;
-	rv = xa_alloc_cyclic(&kdev->qp_xa, &qpn, qp,
+	/*
+	 * The number is reserved, not published: iw_cm's lookup must not
+	 * find (and take a reference on) a QP whose creation may still fail
+	 * and free it.
+	 */
+	rv = xa_alloc_cyclic(&kdev->qp_xa, &qpn, NULL,
 			     XA_LIMIT(1, KIWI_MAX_QPN), &kdev->qp_next,
 			     GFP_KERNEL);
 	if (rv < 0)
@@ -230,6 +235,10 @@ int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 		if (rv)
 			goto err_xa;
 	}
+	/* The index is reserved: storing into it allocates nothing. */
+	rv = xa_err(xa_store(&kdev->qp_xa, qpn, qp, GFP_KERNEL));
+	if (rv)
+		goto err_xa;
 	kiwi_qp_fill_cap(qp, &attr->cap);
 	kiwi_stats_qp_add(qp);
 	return 0;

@@ -12,6 +12,12 @@
  *   -R MS    destroy its own QP from a second thread MS ms after
  *            rdma_connect() was entered (a test module holds the QPN
  *            lookup open meanwhile)
+ *   -F MS    a second thread sends a CREATE_QP command that leaves the
+ *            driver no room for its response, so the create fails after it
+ *            took a QP number ("failing create: errno N"); MS ms after that
+ *            thread began, connect naming its own QP's number plus one, the
+ *            number that create takes (a test module holds the create open
+ *            meanwhile): the connect must be refused
  *   -H S     only hold a QP for S seconds ("hold qpn N"), for another
  *            process to name
  *   -L S     instead listen on ADDR:PORT ("listening") for S seconds and
@@ -46,11 +52,12 @@ static struct {
 	long qpn;
 	long destroy_ms;
 	long race_ms;
+	long fail_ms;
 	long hold;
 	long listen;
 	long writes;
-} opt = { .qpn = -1, .destroy_ms = -1, .race_ms = -1, .hold = -1,
-	  .listen = -1, .writes = -1 };
+} opt = { .qpn = -1, .destroy_ms = -1, .race_ms = -1, .fail_ms = -1,
+	  .hold = -1, .listen = -1, .writes = -1 };
 
 /* -W: the most Writes, and the octets of each. */
 #define WRITES_MAX	32
@@ -65,7 +72,7 @@ static struct ibv_qp *qp;
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: vt_cmclient -a ADDR -p PORT [-q QPN] [-D MS] [-R MS] [-H S] [-L S] [-W N]\n");
+		"usage: vt_cmclient -a ADDR -p PORT [-q QPN] [-D MS] [-R MS] [-F MS] [-H S] [-L S] [-W N]\n");
 	exit(2);
 }
 
@@ -73,13 +80,14 @@ static void parse(int argc, char **argv)
 {
 	int c;
 
-	while ((c = getopt(argc, argv, "a:p:q:D:R:H:L:W:")) != -1) {
+	while ((c = getopt(argc, argv, "a:p:q:D:R:F:H:L:W:")) != -1) {
 		switch (c) {
 		case 'a': opt.addr = optarg; break;
 		case 'p': opt.port = vt_ulong("-p", optarg); break;
 		case 'q': opt.qpn = vt_ulong("-q", optarg); break;
 		case 'D': opt.destroy_ms = vt_ulong("-D", optarg); break;
 		case 'R': opt.race_ms = vt_ulong("-R", optarg); break;
+		case 'F': opt.fail_ms = vt_ulong("-F", optarg); break;
 		case 'H': opt.hold = vt_ulong("-H", optarg); break;
 		case 'L': opt.listen = vt_ulong("-L", optarg); break;
 		case 'W': opt.writes = vt_ulong("-W", optarg); break;
@@ -87,7 +95,7 @@ static void parse(int argc, char **argv)
 		}
 	}
 	if (!opt.addr || !opt.port || opt.port > 65535 || optind != argc ||
-	    opt.writes > WRITES_MAX)
+	    opt.writes > WRITES_MAX || (opt.fail_ms >= 0 && opt.race_ms >= 0))
 		usage();
 }
 
@@ -235,6 +243,35 @@ static void *race_thread(void *arg)
 	return NULL;
 }
 
+/* -F: CREATE_QP on uverbs with room for the core's response only. */
+static void *failing_create(void *arg)
+{
+	struct ib_uverbs_create_qp_resp resp;
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_create_qp cmd;
+	} c = {
+		.hdr = { .command = IB_USER_VERBS_CMD_CREATE_QP,
+			 .in_words = sizeof(c) / 4,
+			 .out_words = sizeof(resp) / 4 },
+		.cmd = { .response = (uintptr_t)&resp,
+			 .pd_handle = pd->handle,
+			 .send_cq_handle = cq->handle,
+			 .recv_cq_handle = cq->handle,
+			 .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1,
+			 .qp_type = IBV_QPT_RC },
+	};
+
+	(void)arg;
+	if (write(id->verbs->cmd_fd, &c, sizeof(c)) == sizeof(c))
+		printf("failing create: succeeded, qpn %u\n", resp.qpn);
+	else
+		printf("failing create: errno %d (%s)\n", errno,
+		       strerror(errno));
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	struct rdma_conn_param cp = {
@@ -259,6 +296,12 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	cp.qp_num = opt.qpn >= 0 ? (uint32_t)opt.qpn : qp->qp_num;
+	if (opt.fail_ms >= 0) {
+		cp.qp_num = qp->qp_num + 1;
+		if (pthread_create(&th, NULL, failing_create, NULL))
+			vt_fatal("pthread_create");
+		usleep(opt.fail_ms * 1000);
+	}
 	printf("own qpn %u, naming qpn %u\n", qp->qp_num, cp.qp_num);
 	if (opt.race_ms >= 0 && pthread_create(&th, NULL, race_thread, NULL))
 		vt_fatal("pthread_create");
@@ -269,7 +312,7 @@ int main(int argc, char **argv)
 	else
 		printf("connect: errno %d (%s) after %lld ms\n", errno,
 		       strerror(errno), vt_now_ms() - t0);
-	if (opt.race_ms >= 0)
+	if (opt.race_ms >= 0 || opt.fail_ms >= 0)
 		pthread_join(th, NULL);
 	if (connected && opt.writes >= 0)
 		post_writes();

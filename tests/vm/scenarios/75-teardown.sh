@@ -34,7 +34,7 @@
 #  5. rdma link delete and modprobe -r with a connection whose peer never
 #     sends its FIN and a connect to a silent server in progress.
 #  6. ibv_destroy_qp racing iw_cm's QPN lookup (before the fix it was a use
-#     after free).
+#     after free); a connect naming a QP whose creation is failing.
 #  7. a QP reset and connected again while its last stream's detach is
 #     held open: the new stream keeps what it set up (vt_reattach).
 #  8. rdma link delete while a reported Request waits for an application
@@ -331,6 +331,27 @@ if probes "destroy racing iw_cm's QPN lookup"; then
 	grep -q '^destroy_qp: [0-9]* ms' <<<"$out" ||
 		vt_fail "ibv_destroy_qp did not succeed: $out"
 	invariants "QPN lookup race"
+
+	# 6b. A connect naming the number a QP's creation took, while that
+	# creation is held open (at kiwi_udata_respond, called from
+	# kiwi_create_qp) and then fails (its CREATE_QP leaves no room for
+	# kiwi's response): the QP must not be found. Before kiwi published
+	# the number only once the create could not fail any more, the
+	# connect went ahead and iw_cm held a reference on a QP that the
+	# failed create freed. The first of the two delays holds the client's
+	# own create.
+	d0=$(<$VP/delays)
+	echo "kiwi_udata_respond,800,2,kiwi_create_qp" > $VP/delay
+	out=$(timeout 60 "$VT_PROGS/vt_cmclient" -a "$IP" -p "$PORT" -F 300 2>&1)
+	echo off > $VP/delay
+	vt_log "$(tr '\n' ' ' <<<"$out")"
+	vt_eq "creations held open" "$(($(<$VP/delays) - d0))" 2
+	grep -q '^failing create: errno' <<<"$out" ||
+		vt_fail "the CREATE_QP without room for kiwi's response did not fail: $out"
+	grep -q '^connect: errno 22 ' <<<"$out" &&
+		vt_pass "a connect naming a QP whose creation was failing was refused" ||
+		vt_fail "a connect naming a QP whose creation was failing was not refused: $out"
+	invariants "connect naming a QP being created"
 fi
 
 # 7. A QP reset and connected again while the detach of its last stream is
