@@ -251,14 +251,24 @@ struct kiwi_tx_msg {
  *       to be sent, 0 if none (TX)
  * @peer_imm: a Read sent after Immediate Data was answered: the peer
  *            supports RFC 7306 Immediate Data (qp->lock)
- * @orq: outstanding Reads, @ord entries (qp->lock)
+ * @orq: outstanding Reads, @orq_slots entries (qp->lock); at most @ord in use
  * @orq_head: oldest outstanding Read (qp->lock)
  * @orq_tail: next free ORQ entry (qp->lock)
  * @ord: ORD in force (qp->lock)
- * @irq: inbound Read and Atomic Requests, @ird entries (qp->lock)
+ * @orq_slots: @ord rounded up to a power of two (kiwi_orq_slot())
+ * @irq: inbound Read and Atomic Requests, @irq_slots entries (qp->lock); at
+ *       most @ird in use
  * @irq_head: next Read or Atomic Response to send (qp->lock)
  * @irq_tail: next free IRQ entry (qp->lock)
  * @ird: IRD in force (qp->lock)
+ * @irq_slots: @ird rounded up to a power of two (kiwi_irq_slot())
+ *
+ * The ORQ and IRQ counters run on for the life of the connection and start
+ * KIWI_TX_RQ_START short of wrapping, so that every connection that sends
+ * or serves a few Reads takes them across the wrap (as jiffies start near
+ * theirs): a slot is the counter modulo a power of two, which stays in
+ * step across the wrap where modulo ORD or IRD (any number up to 128,
+ * which the peer's MPA parameters choose) would not.
  */
 struct kiwi_qp_tx {
 	struct work_struct work;
@@ -305,11 +315,27 @@ struct kiwi_qp_tx {
 	u32 orq_head;
 	u32 orq_tail;
 	u32 ord;
+	u32 orq_slots;
 	struct kiwi_irq_ent *irq;
 	u32 irq_head;
 	u32 irq_tail;
 	u32 ird;
+	u32 irq_slots;
 };
+
+#define KIWI_TX_RQ_START	((u32)-16)
+
+/* The ORQ entry of Read (or Atomic) number @i (qp->lock). */
+static inline struct kiwi_orq_ent *kiwi_orq_slot(struct kiwi_qp_tx *tx, u32 i)
+{
+	return &tx->orq[i & (tx->orq_slots - 1)];
+}
+
+/* The IRQ entry of inbound Request number @i (qp->lock). */
+static inline struct kiwi_irq_ent *kiwi_irq_slot(struct kiwi_qp_tx *tx, u32 i)
+{
+	return &tx->irq[i & (tx->irq_slots - 1)];
+}
 
 /**
  * struct kiwi_rx_gp_ent - a receive completion held back (rx_gp.c)

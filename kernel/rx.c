@@ -133,9 +133,9 @@ static enum kiwi_term_err kiwi_rx_rresp(struct kiwi_qp *qp)
 
 	spin_lock_irqsave(&qp->lock, flags);
 	have = tx->orq_head != tx->orq_tail &&
-	       !tx->orq[tx->orq_head % tx->ord].atomic;
+	       !kiwi_orq_slot(tx, tx->orq_head)->atomic;
 	if (have)
-		ent = tx->orq[tx->orq_head % tx->ord];
+		ent = *kiwi_orq_slot(tx, tx->orq_head);
 	spin_unlock_irqrestore(&qp->lock, flags);
 	if (have) {
 		v.sink_stag = ent.stag;
@@ -416,7 +416,7 @@ static void kiwi_rx_read_done(struct kiwi_qp *qp)
 	u8 st = IB_WC_SUCCESS;
 
 	spin_lock_irqsave(&qp->lock, flags);
-	ent = tx->orq[tx->orq_head % tx->ord];
+	ent = *kiwi_orq_slot(tx, tx->orq_head);
 	tx->orq_head++;
 	spin_unlock_irqrestore(&qp->lock, flags);
 	if (ent.rtr) {

@@ -68,7 +68,7 @@ static bool kiwi_rx_orq_head(struct kiwi_qp *qp, struct kiwi_orq_ent *ent)
 	spin_lock_irqsave(&qp->lock, flags);
 	have = tx->orq_head != tx->orq_tail;
 	if (have)
-		*ent = tx->orq[tx->orq_head % tx->ord];
+		*ent = *kiwi_orq_slot(tx, tx->orq_head);
 	spin_unlock_irqrestore(&qp->lock, flags);
 	return have;
 }
@@ -151,7 +151,7 @@ void kiwi_rx_aresp_done(struct kiwi_qp *qp)
 
 	rx->msn_aresp++;
 	spin_lock_irqsave(&qp->lock, flags);
-	ent = tx->orq[tx->orq_head % tx->ord];
+	ent = *kiwi_orq_slot(tx, tx->orq_head);
 	tx->orq_head++;
 	spin_unlock_irqrestore(&qp->lock, flags);
 	rv = kiwi_rx_aresp_place(qp, &ent, rx->aresp.orig);

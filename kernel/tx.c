@@ -18,6 +18,7 @@
  * are one, two or three messages (tx_imm.c).
  */
 #include <linux/delay.h>
+#include <linux/log2.h>
 #include <linux/mm.h>
 #include <linux/net.h>
 #include <linux/sched/mm.h>
@@ -84,17 +85,21 @@ int kiwi_tx_attach(struct kiwi_qp *qp, u32 ord, u32 ird)
 {
 	struct kiwi_qp_tx *tx = &qp->tx;
 	struct mem_cgroup *old = set_active_memcg(qp->memcg);
+	u32 orq_slots = roundup_pow_of_two(ord);
+	u32 irq_slots = roundup_pow_of_two(ird);
 	gfp_t gfp = kiwi_qp_gfp(qp);
 
-	tx->orq = kcalloc(ord, sizeof(*tx->orq), gfp);
-	tx->irq = kcalloc(ird, sizeof(*tx->irq), gfp);
+	tx->orq = kcalloc(orq_slots, sizeof(*tx->orq), gfp);
+	tx->irq = kcalloc(irq_slots, sizeof(*tx->irq), gfp);
 	set_active_memcg(old);
 	if (kiwi_tx_buf_alloc(qp) || !tx->orq || !tx->irq) {
 		kiwi_tx_release(qp);
 		return -ENOMEM;
 	}
 	tx->ord = ord;
+	tx->orq_slots = orq_slots;
 	tx->ird = ird;
+	tx->irq_slots = irq_slots;
 	tx->len = 0;
 	tx->sent = 0;
 	kiwi_mpa_seg_init(&tx->seg, 0, false);
@@ -107,11 +112,11 @@ int kiwi_tx_attach(struct kiwi_qp *qp, u32 ord, u32 ird)
 	tx->closed = false;
 	tx->close_req = false;
 	tx->term_pending = false;
-	tx->orq_head = 0;
-	tx->orq_tail = 0;
+	tx->orq_head = KIWI_TX_RQ_START;
+	tx->orq_tail = KIWI_TX_RQ_START;
 	tx->peer_imm = false;
-	tx->irq_head = 0;
-	tx->irq_tail = 0;
+	tx->irq_head = KIWI_TX_RQ_START;
+	tx->irq_tail = KIWI_TX_RQ_START;
 	memset(&tx->cur, 0, sizeof(tx->cur));
 	return 0;
 }
@@ -143,8 +148,8 @@ void kiwi_tx_release(struct kiwi_qp *qp)
 
 	kiwi_tx_msg_put(&tx->cur);
 	for (i = tx->irq_head; tx->irq && i != tx->irq_tail; i++) {
-		if (tx->irq[i % tx->ird].mr)
-			kiwi_mr_put(tx->irq[i % tx->ird].mr);
+		if (kiwi_irq_slot(tx, i)->mr)
+			kiwi_mr_put(kiwi_irq_slot(tx, i)->mr);
 	}
 	tx->irq_head = 0;
 	tx->irq_tail = 0;
@@ -175,7 +180,7 @@ bool kiwi_irq_push(struct kiwi_qp *qp, const struct kiwi_irq_ent *ent)
 	spin_lock_irqsave(&qp->lock, flags);
 	ok = tx->irq_tail - tx->irq_head < tx->ird;
 	if (ok) {
-		tx->irq[tx->irq_tail % tx->ird] = *ent;
+		*kiwi_irq_slot(tx, tx->irq_tail) = *ent;
 		tx->irq_tail++;
 	}
 	spin_unlock_irqrestore(&qp->lock, flags);
@@ -365,8 +370,8 @@ static bool kiwi_tx_start_rresp(struct kiwi_qp *qp)
 	spin_lock_irqsave(&qp->lock, flags);
 	have = tx->irq_head != tx->irq_tail;
 	if (have) {
-		ent = tx->irq[tx->irq_head % tx->ird];
-		tx->irq[tx->irq_head % tx->ird].mr = NULL;
+		ent = *kiwi_irq_slot(tx, tx->irq_head);
+		kiwi_irq_slot(tx, tx->irq_head)->mr = NULL;
 	}
 	spin_unlock_irqrestore(&qp->lock, flags);
 	if (!have)
@@ -415,7 +420,7 @@ static bool kiwi_tx_start_rtr(struct kiwi_qp *qp)
 		kiwi_tx_msg_begin(m, tx, KIWI_RDMAP_WRITE, 0, 0);
 	} else if (type == KIWI_MPA_RTR_READ) {
 		spin_lock_irqsave(&qp->lock, flags);
-		tx->orq[tx->orq_tail % tx->ord] =
+		*kiwi_orq_slot(tx, tx->orq_tail) =
 			(struct kiwi_orq_ent){ .rtr = true };
 		tx->orq_tail++;
 		spin_unlock_irqrestore(&qp->lock, flags);

@@ -188,8 +188,8 @@ void kiwi_tx_atomic_refused(struct kiwi_qp *qp, const struct kiwi_term *t)
 		return;
 	spin_lock_irqsave(&qp->lock, flags);
 	for (i = tx->orq_head; tx->orq && i != tx->orq_tail; i++) {
-		if (tx->orq[i % tx->ord].atomic) {
-			idx = tx->orq[i % tx->ord].idx;
+		if (kiwi_orq_slot(tx, i)->atomic) {
+			idx = kiwi_orq_slot(tx, i)->idx;
 			found = true;
 			break;
 		}

@@ -52,7 +52,7 @@ bool kiwi_tx_imm_take(struct kiwi_qp *qp, struct kiwi_swqe *w, u32 idx)
 		return true;
 	if (tx->orq_tail - tx->orq_head >= tx->ord)
 		return false;
-	tx->orq[tx->orq_tail % tx->ord] =
+	*kiwi_orq_slot(tx, tx->orq_tail) =
 		(struct kiwi_orq_ent){ .idx = idx, .probe = true };
 	tx->orq_tail++;
 	return true;
@@ -139,8 +139,8 @@ void kiwi_tx_imm_refused(struct kiwi_qp *qp, const struct kiwi_term *t)
 		return;
 	spin_lock_irqsave(&qp->lock, flags);
 	for (i = tx->orq_head; tx->orq && i != tx->orq_tail; i++) {
-		if (tx->orq[i % tx->ord].probe) {
-			idx = tx->orq[i % tx->ord].idx;
+		if (kiwi_orq_slot(tx, i)->probe) {
+			idx = kiwi_orq_slot(tx, i)->idx;
 			found = true;
 			break;
 		}

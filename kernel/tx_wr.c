@@ -38,7 +38,7 @@ static bool kiwi_tx_take(struct kiwi_qp *qp, u32 *idx)
 	if (kiwi_sqe_is_read(qp, &w->sqe)) {
 		if (reads >= tx->ord)
 			return false;
-		tx->orq[tx->orq_tail % tx->ord] = (struct kiwi_orq_ent){
+		*kiwi_orq_slot(tx, tx->orq_tail) = (struct kiwi_orq_ent){
 			.idx = tx->next,
 			.inv = w->sqe.opcode == KIWI_WR_KREAD_INV,
 			.stag = w->sqe.sge[0].lkey,
@@ -49,7 +49,7 @@ static bool kiwi_tx_take(struct kiwi_qp *qp, u32 *idx)
 	} else if (kiwi_sqe_is_atomic(qp, &w->sqe)) {
 		if (reads >= tx->ord)
 			return false;
-		tx->orq[tx->orq_tail % tx->ord] = (struct kiwi_orq_ent){
+		*kiwi_orq_slot(tx, tx->orq_tail) = (struct kiwi_orq_ent){
 			.idx = tx->next,
 			.atomic = true,
 			.stag = w->sqe.atomic.result.lkey,
@@ -352,7 +352,7 @@ void kiwi_tx_read_refused(struct kiwi_qp *qp, const struct kiwi_term *t)
 		return;
 	spin_lock_irqsave(&qp->lock, flags);
 	if (tx->orq && tx->orq_head != tx->orq_tail) {
-		ent = &tx->orq[tx->orq_head % tx->ord];
+		ent = kiwi_orq_slot(tx, tx->orq_head);
 		found = !ent->rtr && !ent->probe && !ent->atomic;
 		idx = ent->idx;
 	}
