@@ -207,6 +207,7 @@ void kiwi_cm_policy(struct kiwi_mpa_policy *pol, struct ib_device *ibdev,
 /* cm_sock.c: socket helpers */
 int kiwi_cm_sock_open(struct iw_cm_id *cm_id, int family, bool sctp,
 		      struct socket **sockp);
+void kiwi_cm_sock_pin_net(struct sock *sk);
 int kiwi_cm_send(struct socket *sock, const struct kiwi_mpa_frame *f);
 enum kiwi_mpa_status kiwi_cm_read_frame(struct kiwi_ep *ep, bool want_reply,
 					struct kiwi_mpa_frame *f, int *err);

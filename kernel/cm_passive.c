@@ -220,6 +220,8 @@ void kiwi_cm_listen_work(struct kiwi_ep *ep, unsigned long ev)
 	if (!ep->sock)
 		return;
 	while (!kernel_accept(ep->sock, &sock, O_NONBLOCK)) {
+		if (!sock->sk->sk_net_refcnt)
+			kiwi_cm_sock_pin_net(sock->sk);
 		if (test_bit(KIWI_EPF_PORT, &ep->flags))
 			kiwi_cm_port_accept(ep, sock);
 		else

@@ -37,10 +37,12 @@ static int kiwi_cm_tcp_sock_create(struct net *net, int family,
  * outlive their device (a close waiting for the peer's FIN) and so the
  * net_device that tied the device to the namespace. Each one holds a
  * counted reference instead, as a user socket does: dropped when the
- * socket is freed, and inherited by children accepted from a listener
- * (sk_clone_lock()). A namespace is dismantled only after kiwi let go.
+ * socket is freed, and inherited by TCP children accepted from a listener
+ * (sk_clone_lock()); SCTP makes a kernel listener's children without one
+ * (sk_alloc() for a kernel accept), so kiwi pins theirs on accept. A
+ * namespace is dismantled only after kiwi let go.
  */
-static void kiwi_cm_sock_pin_net(struct sock *sk)
+void kiwi_cm_sock_pin_net(struct sock *sk)
 {
 	struct net *net = sock_net(sk);
 
