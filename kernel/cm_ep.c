@@ -46,6 +46,15 @@ struct kiwi_ep *kiwi_ep_alloc(void)
 	return ep;
 }
 
+/* Free @ep, already off the list of endpoints. */
+static void kiwi_ep_free(struct kiwi_ep *ep)
+{
+	kiwi_sctp_conn_free(ep->sctp);
+	mutex_destroy(&ep->lock);
+	kfree(ep);
+	wake_up(&kiwi_eps_wait);
+}
+
 /* The last reference: everything else was released on the way to CLOSED. */
 static void kiwi_ep_release(struct kref *ref)
 {
@@ -55,10 +64,17 @@ static void kiwi_ep_release(struct kref *ref)
 	spin_lock_irqsave(&kiwi_eps_lock, flags);
 	list_del(&ep->all_entry);
 	spin_unlock_irqrestore(&kiwi_eps_lock, flags);
-	kiwi_sctp_conn_free(ep->sctp);
-	mutex_destroy(&ep->lock);
-	kfree(ep);
-	wake_up(&kiwi_eps_wait);
+	kiwi_ep_free(ep);
+}
+
+/* As kiwi_ep_release(), for a put made under kiwi_eps_lock. */
+static void kiwi_ep_release_listed(struct kref *ref)
+{
+	struct kiwi_ep *ep = container_of(ref, struct kiwi_ep, ref);
+
+	lockdep_assert_held(&kiwi_eps_lock);
+	list_del(&ep->all_entry);
+	kiwi_ep_free(ep);
 }
 
 void kiwi_ep_get(struct kiwi_ep *ep)
@@ -429,19 +445,22 @@ static void kiwi_cm_abort_eps(bool (*match)(const struct kiwi_ep *ep,
 					    const void *arg),
 			      const void *arg, int event)
 {
-	struct kiwi_ep *ep;
+	struct kiwi_ep *ep, *next;
 	unsigned long flags;
 
 	spin_lock_irqsave(&kiwi_eps_lock, flags);
-	list_for_each_entry(ep, &kiwi_eps, all_entry) {
+	list_for_each_entry_safe(ep, next, &kiwi_eps, all_entry) {
 		if (match && !match(ep, arg))
 			continue;
 		if (!kref_get_unless_zero(&ep->ref))
 			continue;
 		set_bit(event, &ep->events);
-		/* Not the last put: the pending work holds a reference. */
+		/*
+		 * The work was pending, but it may have run and dropped its
+		 * reference since: this put may be the last one.
+		 */
 		if (!queue_work(kiwi_cm_wq, &ep->work))
-			kiwi_ep_put(ep);
+			kref_put(&ep->ref, kiwi_ep_release_listed);
 	}
 	spin_unlock_irqrestore(&kiwi_eps_lock, flags);
 }
