@@ -142,6 +142,16 @@ long long vt_now_ms(void)
 	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
+enum ibv_qp_state vt_qp_state(struct ibv_qp *qp)
+{
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr a;
+
+	if (ibv_query_qp(qp, &a, IBV_QP_STATE, &init))
+		vt_fatal("ibv_query_qp: %s", strerror(errno));
+	return a.qp_state;
+}
+
 bool vt_poll_one(struct ibv_cq *cq, struct ibv_wc *wc, int ms)
 {
 	long long end = vt_now_ms() + ms;

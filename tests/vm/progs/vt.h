@@ -56,6 +56,9 @@ long long vt_now_ms(void);
 /* One completion of @cq into @wc within @ms milliseconds, or false. */
 bool vt_poll_one(struct ibv_cq *cq, struct ibv_wc *wc, int ms);
 
+/* The state of @qp (ibv_query_qp), or exit with status 2. */
+enum ibv_qp_state vt_qp_state(struct ibv_qp *qp);
+
 /*
  * Post a signaled RDMA Write or Read (@op) of @len octets of @buf (@lkey)
  * to @raddr under @rkey on @qp. Return: ibv_post_send()'s result.

@@ -227,16 +227,6 @@ static void to_error(struct ibv_qp *qp)
 		vt_fatal("ibv_modify_qp(ERR): %s", strerror(errno));
 }
 
-static enum ibv_qp_state qp_state(struct ibv_qp *qp)
-{
-	struct ibv_qp_init_attr init;
-	struct ibv_qp_attr a;
-
-	if (ibv_query_qp(qp, &a, IBV_QP_STATE, &init))
-		vt_fatal("ibv_query_qp: %s", strerror(errno));
-	return a.qp_state;
-}
-
 /*
  * The SRQ limit on a connection whose passive QP receives from @srq, then
  * the last WQE event of that QP.
@@ -363,10 +353,10 @@ static void test_overrun(struct ibv_cq *cq, struct vt_cm_conn *other)
 	expect_event("QP of the overrun CQ",
 		     (struct want){ IBV_EVENT_QP_FATAL, rqp });
 	expect_count("CQ overrun", (struct want){ IBV_EVENT_CQ_ERR, small }, 0);
-	if (qp_state(rqp) == IBV_QPS_ERR)
+	if (vt_qp_state(rqp) == IBV_QPS_ERR)
 		vt_pass("QP of the overrun CQ is in ERR");
 	else
-		vt_fail("QP of the overrun CQ in state %d", qp_state(rqp));
+		vt_fail("QP of the overrun CQ in state %d", vt_qp_state(rqp));
 	n = ibv_poll_cq(small, SMALL_CQ + 1, wc);
 	for (i = 0; i < n && wc[i].status == IBV_WC_SUCCESS &&
 		    wc[i].wr_id == (uint64_t)i; i++)

@@ -68,16 +68,6 @@ static int to_state(struct ibv_qp *qp, enum ibv_qp_state s)
 				     IBV_QP_STATE);
 }
 
-static enum ibv_qp_state state_of(struct ibv_qp *qp)
-{
-	struct ibv_qp_init_attr init;
-	struct ibv_qp_attr a;
-
-	if (ibv_query_qp(qp, &a, IBV_QP_STATE, &init))
-		vt_fatal("ibv_query_qp: %s", strerror(errno));
-	return a.qp_state;
-}
-
 /*
  * Reset @qp, again while the kernel refuses (EINVAL: its stream is still
  * attached), then INIT.
@@ -233,9 +223,9 @@ int main(int argc, char **argv)
 	send_one(&server, &client);
 	read_one(&client, &server);
 	read_one(&server, &client);
-	if (state_of(server.qp) != IBV_QPS_RTS)
+	if (vt_qp_state(server.qp) != IBV_QPS_RTS)
 		vt_fail("the QP of connection B is in state %d, not RTS",
-			state_of(server.qp));
+			vt_qp_state(server.qp));
 
 	vt_cm_teardown(&cm, &b);
 	vt_cm_teardown(&cm, &a);
