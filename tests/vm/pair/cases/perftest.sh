@@ -74,11 +74,11 @@ done
 # two), kiwi on both ends. kiwi's ORQ and IRQ counters start 16 short of
 # wrapping (kernel/qp_dp.h), so these Reads take both ends' across the
 # wrap, where a slot taken modulo 3 would jump and two outstanding Reads
-# share one. Not against siw: a kiwi server Terminates a siw client's
-# Reads with -o 3 for exceeding its IRD (RDMAP catastrophic, stream; also
-# before the counters started near the wrap). Whether siw's zero-length
-# RTR Read, which takes an IRD slot (RFC 6581), is the one too many was not
-# looked into.
+# share one. Not against siw: siw rounds the ORD it agreed up to a power
+# of two (siw_qp_readq_init() in Linux 6.1) and keeps that many Reads
+# outstanding, so against a kiwi server's IRD of 3 it sends a fourth, which
+# kiwi Terminates (RDMAP catastrophic, stream: an IRD exceeded, RFC 5040
+# 6.1).
 case "$PAIR_SERVER $PAIR_CLIENT" in
 *siw*) ;;
 *)
