@@ -142,6 +142,15 @@ long long vt_now_ms(void)
 	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
+int vt_qp_to_state(struct ibv_qp *qp, enum ibv_qp_state s, int access)
+{
+	struct ibv_qp_attr a = { .qp_state = s, .qp_access_flags = access };
+
+	return ibv_modify_qp(qp, &a, s == IBV_QPS_INIT ?
+				     IBV_QP_STATE | IBV_QP_ACCESS_FLAGS :
+				     IBV_QP_STATE);
+}
+
 enum ibv_qp_state vt_qp_state(struct ibv_qp *qp)
 {
 	struct ibv_qp_init_attr init;

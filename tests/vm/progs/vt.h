@@ -60,6 +60,12 @@ bool vt_poll_one(struct ibv_cq *cq, struct ibv_wc *wc, int ms);
 enum ibv_qp_state vt_qp_state(struct ibv_qp *qp);
 
 /*
+ * Move @qp to state @s; INIT also sets the access flags @access (the
+ * attribute mask iw_cm uses). Return: ibv_modify_qp()'s result.
+ */
+int vt_qp_to_state(struct ibv_qp *qp, enum ibv_qp_state s, int access);
+
+/*
  * Post a signaled RDMA Write or Read (@op) of @len octets of @buf (@lkey)
  * to @raddr under @rkey on @qp. Return: ibv_post_send()'s result.
  */

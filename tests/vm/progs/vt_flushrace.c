@@ -74,15 +74,6 @@ static void *poster(void *arg)
 	return NULL;
 }
 
-static int modify(struct ibv_qp *qp, enum ibv_qp_state state)
-{
-	struct ibv_qp_attr a = { .qp_state = state,
-				 .qp_access_flags = IBV_ACCESS_LOCAL_WRITE };
-
-	return ibv_modify_qp(qp, &a, state == IBV_QPS_INIT ?
-			     IBV_QP_STATE | IBV_QP_ACCESS_FLAGS : IBV_QP_STATE);
-}
-
 /* Poll until @want completions arrived or WAIT_MS passed; returns count. */
 static unsigned int collect(struct ibv_cq *cq, unsigned int want,
 			    unsigned int *bad_status)
@@ -112,7 +103,8 @@ static void iteration(struct race *r, struct ibv_cq *cq, unsigned int it,
 	unsigned int i, got, bad_status = 0;
 	pthread_t t;
 
-	if (modify(r->qp, IBV_QPS_RESET) || modify(r->qp, IBV_QPS_INIT))
+	if (vt_qp_to_state(r->qp, IBV_QPS_RESET, 0) ||
+	    vt_qp_to_state(r->qp, IBV_QPS_INIT, IBV_ACCESS_LOCAL_WRITE))
 		vt_fatal("RESET/INIT: %s", strerror(errno));
 	for (i = 0; i < RQ_DEPTH; i++)
 		if (post_one(r, i))
@@ -122,7 +114,7 @@ static void iteration(struct race *r, struct ibv_cq *cq, unsigned int it,
 	if (pthread_create(&t, NULL, poster, r))
 		vt_fatal("pthread_create failed");
 	atomic_store(&r->go, true);
-	if (modify(r->qp, IBV_QPS_ERR))
+	if (vt_qp_to_state(r->qp, IBV_QPS_ERR, 0))
 		vt_fatal("-> ERR: %s", strerror(errno));
 	pthread_join(t, NULL);
 	got = collect(cq, RQ_DEPTH + r->late, &bad_status);

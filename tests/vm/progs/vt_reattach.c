@@ -58,16 +58,6 @@ static struct ibv_qp_init_attr qp_attr(struct ibv_cq *cq)
 	};
 }
 
-static int to_state(struct ibv_qp *qp, enum ibv_qp_state s)
-{
-	struct ibv_qp_attr a = { .qp_state = s,
-				 .qp_access_flags = vt_access };
-
-	return ibv_modify_qp(qp, &a, s == IBV_QPS_INIT ?
-				     IBV_QP_STATE | IBV_QP_ACCESS_FLAGS :
-				     IBV_QP_STATE);
-}
-
 /*
  * Reset @qp, again while the kernel refuses (EINVAL: its stream is still
  * attached), then INIT.
@@ -78,7 +68,7 @@ static void reset_to_init(struct ibv_qp *qp)
 	unsigned int refused = 0;
 	int rc;
 
-	while ((rc = to_state(qp, IBV_QPS_RESET)) == EINVAL &&
+	while ((rc = vt_qp_to_state(qp, IBV_QPS_RESET, 0)) == EINVAL &&
 	       vt_now_ms() - t0 < RESET_MS) {
 		refused++;
 		usleep(1000);
@@ -88,7 +78,7 @@ static void reset_to_init(struct ibv_qp *qp)
 		vt_fatal("ibv_modify_qp(RESET): %s after %lld ms", strerror(rc),
 			 t1 - t0);
 	printf("reset after %lld ms, refused %u times\n", t1 - t0, refused);
-	rc = to_state(qp, IBV_QPS_INIT);
+	rc = vt_qp_to_state(qp, IBV_QPS_INIT, vt_access);
 	if (rc)
 		vt_fatal("ibv_modify_qp(INIT) after the reset: %s",
 			 strerror(rc));
@@ -199,7 +189,7 @@ int main(int argc, char **argv)
 	server.qp = ibv_create_qp(pd, &attr);
 	if (!server.qp)
 		vt_fatal("ibv_create_qp: %s", strerror(errno));
-	rc = to_state(server.qp, IBV_QPS_INIT);
+	rc = vt_qp_to_state(server.qp, IBV_QPS_INIT, vt_access);
 	if (rc)
 		vt_fatal("ibv_modify_qp(INIT): %s", strerror(rc));
 
@@ -212,7 +202,7 @@ int main(int argc, char **argv)
 	client.qp = b.active->qp;
 	vt_cm_request(&cm, &b);
 
-	rc = to_state(server.qp, IBV_QPS_ERR);
+	rc = vt_qp_to_state(server.qp, IBV_QPS_ERR, 0);
 	if (rc)
 		vt_fatal("ibv_modify_qp(ERR): %s", strerror(rc));
 	reset_to_init(server.qp);
