@@ -263,7 +263,8 @@ static bool kiwi_qp_state_ok(struct kiwi_qp *qp, enum ib_qp_state next)
 
 	switch (next) {
 	case IB_QPS_RESET:
-		return !qp->tx.sock && !qp->llp_bound;
+		/* Set while a stream is attached and until its detach ended. */
+		return !qp->llp_bound;
 	case IB_QPS_ERR:
 		return true;
 	case IB_QPS_INIT:
