@@ -201,6 +201,7 @@ unsigned int kiwi_cm_drain_timeout(struct ib_device *ibdev);
 bool kiwi_cm_responder_waits(struct ib_device *ibdev);
 bool kiwi_cm_rdmac_graceful(struct ib_device *ibdev);
 bool kiwi_cm_uses_sctp(struct ib_device *ibdev);
+u16 kiwi_cm_ird(u32 ird);
 void kiwi_cm_policy(struct kiwi_mpa_policy *pol, struct ib_device *ibdev,
 		    u32 ird, u32 ord);
 

@@ -45,6 +45,19 @@ bool kiwi_cm_rdmac_graceful(struct ib_device *ibdev)
 }
 
 /**
+ * kiwi_cm_ird - the IRD a kiwi QP grants for a ULP's responder resources
+ * @ird: inbound RDMA Read depth the ULP asks for
+ *
+ * Return: @ird rounded up to a power of two, at most KIWI_MAX_IRD
+ * (kiwi_mpa_ird_grant() says why); 0 stays 0.
+ */
+u16 kiwi_cm_ird(u32 ird)
+{
+	BUILD_BUG_ON_NOT_POWER_OF_2(KIWI_MAX_IRD);
+	return kiwi_mpa_ird_grant(min_t(u32, ird, KIWI_MAX_IRD), KIWI_MAX_IRD);
+}
+
+/**
  * kiwi_cm_policy - the MPA startup policy for one connection
  * @pol: output
  * @ibdev: the kiwi device whose settings apply
@@ -52,12 +65,13 @@ bool kiwi_cm_rdmac_graceful(struct ib_device *ibdev)
  * @ord: outbound RDMA Read depth the ULP asks for
  *
  * IRD and ORD are capped at what a kiwi QP serves (KIWI_MAX_IRD/ORD), as
- * RFC 6581 negotiation lowers them anyway. The RTR types of the mpa_rtr
- * setting are offered and accepted: an initiator sends a Write RTR when
- * the responder allows it, which is what Linux siw prefers. With the
- * ulpf00 setting the policy asks for the ULP framing draft-00 profile with
- * a fresh 48-bit transmit key from the kernel CSPRNG (ULPF-011, SEC-21),
- * and for no CRC and no markers, which the profile has not.
+ * RFC 6581 negotiation lowers them anyway; the IRD is granted in a power
+ * of two (kiwi_cm_ird()). The RTR types of the mpa_rtr setting are
+ * offered and accepted: an initiator sends a Write RTR when the responder
+ * allows it, which is what Linux siw prefers. With the ulpf00 setting the
+ * policy asks for the ULP framing draft-00 profile with a fresh 48-bit
+ * transmit key from the kernel CSPRNG (ULPF-011, SEC-21), and for no CRC
+ * and no markers, which the profile has not.
  */
 void kiwi_cm_policy(struct kiwi_mpa_policy *pol, struct ib_device *ibdev,
 		    u32 ird, u32 ord)
@@ -72,7 +86,7 @@ void kiwi_cm_policy(struct kiwi_mpa_policy *pol, struct ib_device *ibdev,
 	pol->enhanced = rev == KIWI_MPA_REV_2;
 	pol->p2p = pol->enhanced && kiwi_setting(s, KIWI_SET_MPA_P2P);
 	pol->rtr = kiwi_setting(s, KIWI_SET_MPA_RTR);
-	pol->ird = min_t(u32, ird, KIWI_MAX_IRD);
+	pol->ird = kiwi_cm_ird(ird);
 	pol->ord = min_t(u32, ord, KIWI_MAX_ORD);
 	pol->ird_max = KIWI_MAX_IRD;
 	pol->ulpf = kiwi_setting(s, KIWI_SET_ULPF00);

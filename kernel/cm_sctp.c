@@ -180,7 +180,7 @@ int kiwi_cm_sctp_prepare(struct kiwi_ep *ep, struct iw_cm_id *cm_id,
 		rv = kiwi_cm_sctp_ep_init(ep);
 	if (rv)
 		return rv;
-	ep->llp.mpa.ird = min_t(u32, param->ird, KIWI_MAX_IRD);
+	ep->llp.mpa.ird = kiwi_cm_ird(param->ird);
 	ep->llp.mpa.ord = min_t(u32, param->ord, KIWI_MAX_ORD);
 	rv = kiwi_sctp_ssc_encode(ep->rbuf, sizeof(ep->rbuf), 0,
 				  KIWI_SCTP_SSC_INITIATE, param->private_data,
@@ -416,7 +416,7 @@ int kiwi_cm_sctp_accept_locked(struct kiwi_ep *ep, struct iw_cm_id *cm_id,
 	if (rv)
 		return rv;
 	qp = ep->qp;
-	ep->llp.mpa.ird = min_t(u32, param->ird, KIWI_MAX_IRD);
+	ep->llp.mpa.ird = kiwi_cm_ird(param->ird);
 	ep->llp.mpa.ord = min_t(u32, param->ord, KIWI_MAX_ORD);
 	ep->llp.initiator = false;
 	ep->llp.sctp = ep->sctp;

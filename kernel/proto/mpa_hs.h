@@ -234,6 +234,7 @@ int kiwi_mpa_frame_build(const struct kiwi_mpa_frame *f, u8 *buf, size_t cap,
 			 size_t *frame_len);
 
 int kiwi_mpa_policy_check(const struct kiwi_mpa_policy *pol);
+u16 kiwi_mpa_ird_grant(u16 want, u16 max);
 int kiwi_mpa_make_request(const struct kiwi_mpa_policy *pol,
 			  const u8 *pdata, u16 pdata_len,
 			  struct kiwi_mpa_frame *req);

@@ -39,6 +39,33 @@ int kiwi_mpa_policy_check(const struct kiwi_mpa_policy *pol)
 }
 
 /**
+ * kiwi_mpa_ird_grant() - the IRD to grant for an asked depth.
+ * @want: inbound RDMA Read depth asked for (by the ULP or the peer's ORD).
+ * @max: the most this side serves.
+ *
+ * Peers that keep their ORQ in a power of two slots (Linux siw rounds the
+ * ORD it agreed up) keep that many Reads outstanding, more than an IRD of
+ * exactly @want would allow. RFC 6581 section 9.1 lets a responder raise
+ * its IRD, and an IRD this side can serve costs nothing more, so the
+ * grant is @want rounded up to a power of two where that is at most @max.
+ *
+ * Return: the IRD: that power of two, else the lower of @want and @max;
+ * 0 and KIWI_MPA_IRD_ORD_NONE are returned unchanged.
+ */
+u16 kiwi_mpa_ird_grant(u16 want, u16 max)
+{
+	u32 ird = 1;
+
+	if (want == 0 || want == KIWI_MPA_IRD_ORD_NONE)
+		return want;
+	while (ird < want)
+		ird <<= 1;
+	if (ird <= max)
+		return ird;
+	return want < max ? want : max;
+}
+
+/**
  * kiwi_mpa_make_request() - the initiator's Request from its policy.
  * @pol: policy (checked with kiwi_mpa_policy_check()).
  * @pdata: ULP private data, may be NULL if @pdata_len is 0.
@@ -148,8 +175,8 @@ static bool resp_ird_ord(const struct kiwi_mpa_policy *pol,
 	if (req->ord == KIWI_MPA_IRD_ORD_NONE || pol->ird == KIWI_MPA_IRD_ORD_NONE)
 		rep->ird = KIWI_MPA_IRD_ORD_NONE;
 	else
-		rep->ird = min_t(u16, max_t(u16, pol->ird, req->ord),
-				 pol->ird_max);
+		rep->ird = kiwi_mpa_ird_grant(max_t(u16, pol->ird, req->ord),
+					      pol->ird_max);
 	out->ird = req->ord == KIWI_MPA_IRD_ORD_NONE ? pol->ird : rep->ird;
 	return true;
 }
@@ -239,7 +266,8 @@ static bool init_ird_ord(const struct kiwi_mpa_policy *pol,
 	if (rep->ord != KIWI_MPA_IRD_ORD_NONE && pol->ird != KIWI_MPA_IRD_ORD_NONE) {
 		if (rep->ord > pol->ird_max)
 			return false;
-		out->ird = max_t(u16, pol->ird, rep->ord);
+		out->ird = kiwi_mpa_ird_grant(max_t(u16, pol->ird, rep->ord),
+					      pol->ird_max);
 	}
 	/* Our ORD must not exceed the responder's IRD. */
 	if (rep->ird == KIWI_MPA_IRD_ORD_NONE || pol->ord == KIWI_MPA_IRD_ORD_NONE)

@@ -392,6 +392,15 @@ TEST(MpaNego, IrdOrd)
 	EXPECT_EQ(8, r.init.ord);
 	EXPECT_EQ(4, r.init.ird);
 
+	// An IRD raised to an ORD that is no power of two is rounded up (siw
+	// keeps as many Reads outstanding as its power-of-two ORQ holds).
+	ip.ord = 3;
+	r = run(ip, rp);
+	EXPECT_EQ(4, r.rep.ird);
+	EXPECT_EQ(4, r.resp.ird);
+	EXPECT_EQ(3, r.init.ord);
+	ip.ord = 8;
+
 	// IRD raise is capped by ird_max; the initiator then lowers its ORD.
 	rp.ird_max = 4;
 	rp.ird = 2;
@@ -439,6 +448,29 @@ TEST(MpaNego, InsufficientIrd)
 	rep.ord = 16;
 	EXPECT_EQ(KIWI_MPA_ST_OK, kiwi_mpa_check_reply(&ip, &req, &rep, &out));
 	EXPECT_EQ(16, out.ird);
+	// The initiator's raise is rounded up to a power of two as well.
+	rep.ord = 9;
+	EXPECT_EQ(KIWI_MPA_ST_OK, kiwi_mpa_check_reply(&ip, &req, &rep, &out));
+	EXPECT_EQ(16, out.ird);
+}
+
+// The IRD granted: a power of two at or above the depth asked, at most max.
+TEST(MpaNego, IrdGrant)
+{
+	EXPECT_EQ(0, kiwi_mpa_ird_grant(0, 128));
+	EXPECT_EQ(1, kiwi_mpa_ird_grant(1, 128));
+	EXPECT_EQ(4, kiwi_mpa_ird_grant(3, 128));
+	EXPECT_EQ(4, kiwi_mpa_ird_grant(4, 128));
+	EXPECT_EQ(128, kiwi_mpa_ird_grant(65, 128));
+	EXPECT_EQ(128, kiwi_mpa_ird_grant(128, 128));
+	// No power of two fits under max: the depth asked, at most max.
+	EXPECT_EQ(5, kiwi_mpa_ird_grant(5, 6));
+	EXPECT_EQ(6, kiwi_mpa_ird_grant(9, 6));
+	EXPECT_EQ(0x2000, kiwi_mpa_ird_grant(0x1001, KIWI_MPA_IRD_ORD_MASK));
+	// Never 0x3FFF ("not negotiated") for a depth below it.
+	EXPECT_EQ(0x3ffe, kiwi_mpa_ird_grant(0x3ffe, KIWI_MPA_IRD_ORD_MASK));
+	EXPECT_EQ(KIWI_MPA_IRD_ORD_NONE,
+		  kiwi_mpa_ird_grant(KIWI_MPA_IRD_ORD_NONE, 128));
 }
 
 // ECE-11/12/13: peer-to-peer RTR negotiation and code 7.
