@@ -117,17 +117,41 @@ void kiwi_ep_llp_drain(struct kiwi_ep *ep)
 void kiwi_ep_arm_timeout(struct kiwi_ep *ep, unsigned int secs)
 {
 	kiwi_ep_disarm_timeout(ep);
+	ep->timeout_due = jiffies + secs * HZ;
+	ep->timeout_armed = true;
 	kiwi_ep_get(ep);
 	if (!queue_delayed_work(kiwi_cm_wq, &ep->timeout, secs * HZ))
 		kiwi_ep_put(ep);
 }
 
-/* Under ep->lock. A timeout already running finds its event stale. */
+/*
+ * Under ep->lock. An expiry already running cannot be cancelled: it sets
+ * KIWI_EV_TIMEOUT later, which kiwi_ep_take_events() then drops.
+ */
 void kiwi_ep_disarm_timeout(struct kiwi_ep *ep)
 {
+	ep->timeout_armed = false;
 	if (cancel_delayed_work(&ep->timeout))
 		kiwi_ep_put(ep);
 	clear_bit(KIWI_EV_TIMEOUT, &ep->events);
+}
+
+/*
+ * Under ep->lock: the events that arrived, less a KIWI_EV_TIMEOUT from an
+ * expiry that was disarmed or re-armed while it ran. The delayed work runs
+ * no sooner than timeout_due (set before it was queued), so an expiry of
+ * the timeout armed now never finds it ahead.
+ */
+static unsigned long kiwi_ep_take_events(struct kiwi_ep *ep)
+{
+	unsigned long ev = xchg(&ep->events, 0);
+
+	if (!(ev & BIT(KIWI_EV_TIMEOUT)))
+		return ev;
+	if (!ep->timeout_armed || time_before(jiffies, ep->timeout_due))
+		return ev & ~BIT(KIWI_EV_TIMEOUT);
+	ep->timeout_armed = false;
+	return ev;
 }
 
 static void kiwi_ep_timeout(struct work_struct *work)
@@ -145,7 +169,7 @@ static void kiwi_ep_work(struct work_struct *work)
 	unsigned long ev;
 
 	mutex_lock(&ep->lock);
-	ev = xchg(&ep->events, 0);
+	ev = kiwi_ep_take_events(ep);
 	/*
 	 * A destroyed QP aborts only an ep that still holds it: one that let
 	 * go of it meanwhile (a graceful close now waiting for the peer's

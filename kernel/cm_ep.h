@@ -91,6 +91,10 @@ enum {
  * @timeout: sets KIWI_EV_TIMEOUT when it fires; armed in the startup
  *	states, in CONNECTED once the QP began a graceful close (@draining)
  *	and in CLOSING
+ * @timeout_armed: @timeout is armed and has not expired: an expiry that
+ *	finds it clear, or finds @timeout_due still ahead, was disarmed or
+ *	re-armed while it ran, and its event is dropped
+ * @timeout_due: jiffies at which the armed @timeout expires
  * @draining: CONNECTED: the QP began a graceful close; the timeout
  *	(drain_timeout) resets the connection if it does not end in time
  * @ibdev: the device of the connection, set when an initiator connects and
@@ -145,6 +149,8 @@ struct kiwi_ep {
 	unsigned long flags;
 	struct work_struct work;
 	struct delayed_work timeout;
+	bool timeout_armed;
+	unsigned long timeout_due;
 	bool draining;
 	const struct ib_device *ibdev;
 	struct socket *sock;

@@ -37,7 +37,9 @@
 #     after free); a connect naming a QP whose creation is failing.
 #  7. a QP reset and connected again while its last stream's detach is
 #     held open: the new stream keeps what it set up (vt_reattach).
-#  8. rdma link delete while a reported Request waits for an application
+#  8. a Request read while the startup timeout's expiry is held open: the
+#     connection lasts the timeout re-armed for the application's answer.
+#  9. rdma link delete while a reported Request waits for an application
 #     that never reads its events: the connection ends at once, the
 #     removal completes.
 
@@ -371,7 +373,45 @@ if probes "reset racing the detach of the last stream"; then
 	invariants "reset racing a detach"
 fi
 
-# 8. Device removal while a reported Request waits for an application that
+# 8. A Request that arrives while the expiry of the child's startup
+# timeout (mpa_timeout, 3 s here) is held open at the entry of
+# kiwi_ep_timeout for 1.8 s, so it is read and reported, which re-arms the
+# timeout for the application's answer; the application (vt_cmclient -L)
+# never answers. The connection must last that whole second timeout (3 s
+# after the Request). Before, an expiry already running could not be
+# disarmed, and its late event ended the connection as soon as it landed
+# (about 1.2 s after the Request); a Request read before the expiry (the
+# race missed) would end it 4.8 s after.
+if probes "a startup timeout's expiry racing the Request"; then
+	echo 3 > /sys/class/infiniband/kiwi0/kiwi/mpa_timeout
+	"$VT_PROGS/vt_cmclient" -a "$IP" -p "$NOACC_PORT" -L 60 \
+		>"$VT_TMP/late-lsn" 2>&1 &
+	lsn=$!
+	vt_wait_for 20 grep -q '^listening' "$VT_TMP/late-lsn"
+	d0=$(<$VP/delays)
+	echo "kiwi_ep_timeout,1800,1" > $VP/delay
+	MPA_RAW_READY=$VT_TMP/late-ready MPA_RAW_GO=$VT_TMP/late-go \
+		timeout 60 python3 "$KIWI_LIB/mpa-raw-peer.py" request \
+		"$NOACC_PORT" "$IP" 30 >"$VT_TMP/late-raw" 2>&1 &
+	raw=$!
+	vt_wait_for 20 test -s "$VT_TMP/late-ready"
+	sleep 3.6	# past the expiry (3 s), which is held until 4.8 s
+	touch "$VT_TMP/late-go"
+	wait $raw
+	echo off > $VP/delay
+	kill $lsn 2>/dev/null
+	wait $lsn 2>/dev/null
+	out=$(tr '\n' ' ' <"$VT_TMP/late-raw")
+	vt_log "raw peer: $out"
+	vt_eq "startup timeout expiries held open" "$(($(<$VP/delays) - d0))" 1
+	t=$(awk '/^(eof|reset)/ { print int($NF * 10) }' "$VT_TMP/late-raw")
+	[ -n "$t" ] && [ "$t" -ge 24 ] && [ "$t" -le 42 ] &&
+		vt_pass "a Request read while the expiry was held open lasted the re-armed timeout: $out" ||
+		vt_fail "a Request read while the expiry was held open: $out (wanted the end 2.4-4.2 s after it)"
+	invariants "startup timeout racing the Request"
+fi
+
+# 9. Device removal while a reported Request waits for an application that
 # never reads its events, so never accepts or rejects it: the connection
 # ends at once (kiwi resets it; rdma_cm's removal then destroys the id and
 # iw_cm rejects a connection that is gone), and the removal completes.
