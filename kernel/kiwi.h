@@ -616,6 +616,7 @@ u8 kiwi_sq_execute(struct kiwi_qp *qp, u32 idx);
 u8 kiwi_swqe_local_op(struct kiwi_qp *qp, const struct kiwi_swqe *w,
 		      bool *gp);
 void kiwi_sq_fail(struct kiwi_qp *qp, u32 idx, u8 status);
+void kiwi_sq_discard(struct kiwi_qp *qp);
 int kiwi_sq_flush(struct kiwi_qp *qp);
 
 /* qp_llp.c: attach/detach, state changes from the data path */

@@ -339,13 +339,12 @@ static bool kiwi_qp_enter(struct kiwi_qp *qp, enum ib_qp_state next)
 	case IB_QPS_RESET:
 		qp->access_sets = 0;
 		qp->last_wqe = false;
-		kiwi_ring_discard(&qp->sq);
+		kiwi_sq_discard(qp);
 		kiwi_ring_discard(&qp->rq);
 		kiwi_rx_gp_discard(qp);
 		kiwi_ring_set_error(&qp->sq, false);
 		kiwi_ring_set_error(&qp->rq, false);
 		kiwi_ring_set_doorbell(&qp->sq, true);
-		qp->tx.next = qp->sq.cons;
 		break;
 	default:
 		break;

@@ -347,7 +347,7 @@ static int kiwi_doorbell(struct kiwi_qp *qp)
 	if (state == IB_QPS_ERR)
 		kiwi_qp_flush(qp, &out);
 	else if (state == IB_QPS_RESET || state == IB_QPS_INIT)
-		kiwi_ring_discard(&qp->sq);
+		kiwi_sq_discard(qp);
 	spin_unlock_irqrestore(&qp->lock, flags);
 	switch (state) {
 	case IB_QPS_RTS:

@@ -325,6 +325,21 @@ u8 kiwi_sq_execute(struct kiwi_qp *qp, u32 idx)
 }
 
 /**
+ * kiwi_sq_discard - drop every WR produced without completing any
+ * @qp: a QP in RESET or INIT, whose TX has started nothing since its last
+ *	reset; qp->lock held
+ *
+ * tx.next moves with sq.cons: a flush counts tx.next - sq.cons WRs as
+ * started, so left behind it would walk about 2^32 stale slots.
+ */
+void kiwi_sq_discard(struct kiwi_qp *qp)
+{
+	lockdep_assert_held(&qp->lock);
+	kiwi_ring_discard(&qp->sq);
+	qp->tx.next = qp->sq.cons;
+}
+
+/**
  * kiwi_sq_flush - complete every WR of the SQ with IB_WC_WR_FLUSH_ERR
  * @qp: a QP in the error state, qp->lock held
  *

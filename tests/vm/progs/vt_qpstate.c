@@ -12,7 +12,11 @@
  * connection) -> accepted, still INIT; RTS without a connection -> EINVAL
  * and still INIT;
  * ERR -> query ERR; RESET -> query RESET; INIT again; an out-of-range state
- * -> EINVAL. A second QP goes straight from creation to ERR.
+ * -> EINVAL. A second QP goes straight from creation to ERR. A third,
+ * in INIT, is posted a Send: refused (EINVAL) and dropped, so the move to
+ * ERR that follows is prompt and completes nothing; a Send posted in ERR
+ * then completes alone, flushed (before kiwi moved its transmit index with
+ * the dropped Send, that flush walked 2^32 slots with interrupts off).
  */
 #include <getopt.h>
 
@@ -123,6 +127,49 @@ static void walk(struct ibv_qp *qp)
 	expect_state(qp, IBV_QPS_INIT, "after second -> INIT");
 }
 
+static int post_send(struct ibv_qp *qp, uint64_t wr_id)
+{
+	struct ibv_send_wr wr = {
+		.wr_id = wr_id, .opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED,
+	};
+	struct ibv_send_wr *bad;
+
+	return ibv_post_send(qp, &wr, &bad);
+}
+
+/* A Send posted in INIT is dropped: nothing of it is left to flush. */
+static void send_before_connect(struct ibv_qp *qp, struct ibv_cq *cq)
+{
+	struct ibv_wc wc[4];
+	long long t0;
+	int n, rc;
+
+	must_modify(qp, IBV_QPS_INIT, IBV_QP_STATE | IBV_QP_ACCESS_FLAGS,
+		    "third qp -> INIT");
+	rc = post_send(qp, 1);
+	vt_expect_errno("Send posted in INIT", rc != 0, rc, EINVAL);
+	t0 = vt_now_ms();
+	must_modify(qp, IBV_QPS_ERR, IBV_QP_STATE, "INIT -> ERR after the Send");
+	if (vt_now_ms() - t0 > 2000)
+		vt_fail("INIT -> ERR took %lld ms", vt_now_ms() - t0);
+	n = ibv_poll_cq(cq, 4, wc);
+	if (n)
+		vt_fail("completions after the dropped Send: %d, expected 0", n);
+	else
+		vt_pass("no completion for the dropped Send");
+	rc = post_send(qp, 2);
+	if (rc)
+		vt_fail("Send posted in ERR: %s", strerror(rc));
+	n = ibv_poll_cq(cq, 4, wc);
+	if (n != 1 || wc[0].wr_id != 2 || wc[0].status != IBV_WC_WR_FLUSH_ERR)
+		vt_fail("Send posted in ERR: %d completions (first wr_id %llu status %d), expected one flushed",
+			n, n > 0 ? (unsigned long long)wc[0].wr_id : 0ULL,
+			n > 0 ? wc[0].status : -1);
+	else
+		vt_pass("Send posted in ERR: flushed alone");
+}
+
 static struct ibv_qp *make_qp(struct ibv_pd *pd, struct ibv_cq *cq)
 {
 	struct ibv_qp_init_attr a = {
@@ -168,6 +215,11 @@ int main(int argc, char **argv)
 	qp = make_qp(pd, cq);
 	must_modify(qp, IBV_QPS_ERR, IBV_QP_STATE, "new qp -> ERR");
 	expect_state(qp, IBV_QPS_ERR, "new qp after -> ERR");
+	if (ibv_destroy_qp(qp))
+		vt_fail("ibv_destroy_qp: %s", strerror(errno));
+
+	qp = make_qp(pd, cq);
+	send_before_connect(qp, cq);
 	if (ibv_destroy_qp(qp))
 		vt_fail("ibv_destroy_qp: %s", strerror(errno));
 
