@@ -662,7 +662,8 @@ void kiwi_tx_read_refused(struct kiwi_qp *qp, const struct kiwi_term *t);
 /* tx_imm.c: RFC 7306 Immediate Data, transmit side */
 bool kiwi_sqe_is_imm(const struct kiwi_sqe *sqe);
 bool kiwi_tx_imm_take(struct kiwi_qp *qp, struct kiwi_swqe *w, u32 idx);
-u8 kiwi_tx_imm_plan(const struct kiwi_swqe *w, struct kiwi_tx_msg *m);
+u8 kiwi_tx_imm_plan(const struct kiwi_sqe *sqe, bool probe,
+		    struct kiwi_tx_msg *m);
 void kiwi_tx_imm_next(struct kiwi_qp *qp, struct kiwi_tx_msg *m);
 void kiwi_tx_imm_confirmed(struct kiwi_qp *qp);
 void kiwi_tx_imm_refused(struct kiwi_qp *qp, const struct kiwi_term *t);

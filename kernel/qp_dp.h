@@ -229,6 +229,14 @@ struct kiwi_tx_msg {
  *	    streaming, so the worker waits once for more WRs before it
  *	    parks (TX, under @run_lock; kiwi_tx_run())
  * @cur: message in progress (TX)
+ * @sqe: TX's copy of the SQE of the WR in @cur, made under qp->lock as TX
+ *	 takes the WR; @cur's SGEs and inline data point into it. A flush
+ *	 completes a started WR while TX may still be framing it, and may
+ *	 then copy a later WR into its @swq slot: TX never reads that slot
+ *	 unlocked (it writes the byte count there, which a completion with
+ *	 an error status does not define) (TX)
+ * @sqe_probe: the WR in @cur is followed by a probe Read (tx_imm.c),
+ *	       copied with @sqe (TX)
  * @msn_send: next MSN on QN 0 (TX)
  * @msn_rreq: next MSN on QN 1 (TX): Read and Atomic Requests
  * @msn_aresp: next MSN on QN 3 (TX): Atomic Responses
@@ -297,6 +305,8 @@ struct kiwi_qp_tx {
 	bool stalled;
 	bool linger;
 	struct kiwi_tx_msg cur;
+	struct kiwi_sqe sqe;
+	bool sqe_probe;
 	u32 msn_send;
 	u32 msn_rreq;
 	u32 msn_aresp;

@@ -108,7 +108,8 @@ static void kiwi_tx_areq_of(const struct kiwi_sqe *sqe, u32 idx,
  * kiwi_tx_setup_atomic - start atomic WR @idx: its Atomic Request
  * @qp: the QP (TX)
  * @idx: SQ index of the WR (kiwi_tx_take() queued its ORQ entry)
- * @w: its shadow
+ * @w: its shadow, which takes the byte count (the SQE is read from TX's
+ *     copy, qp->tx.sqe)
  * @m: the message to set up
  *
  * The result SGE must be exactly 8 octets of local memory the QP may
@@ -120,12 +121,13 @@ static void kiwi_tx_areq_of(const struct kiwi_sqe *sqe, u32 idx,
 u8 kiwi_tx_setup_atomic(struct kiwi_qp *qp, u32 idx, struct kiwi_swqe *w,
 			struct kiwi_tx_msg *m)
 {
-	const struct kiwi_sge *res = &w->sqe.atomic.result;
+	const struct kiwi_sqe *sqe = &qp->tx.sqe;
+	const struct kiwi_sge *res = &sqe->atomic.result;
 	struct kiwi_rdmap_areq r;
 	struct kiwi_mr *mr;
 	u8 st = IB_WC_SUCCESS;
 
-	if (w->sqe.num_sge != 1 || (w->sqe.flags & KIWI_SQE_INLINE) ||
+	if (sqe->num_sge != 1 || (sqe->flags & KIWI_SQE_INLINE) ||
 	    res->length != sizeof(u64))
 		return IB_WC_LOC_QP_OP_ERR;
 	mr = kiwi_mr_get(to_kdev(qp->ibqp.device), res->lkey);
@@ -138,7 +140,7 @@ u8 kiwi_tx_setup_atomic(struct kiwi_qp *qp, u32 idx, struct kiwi_swqe *w,
 	if (st)
 		return st;
 	w->len = sizeof(u64);
-	kiwi_tx_areq_of(&w->sqe, idx, &r);
+	kiwi_tx_areq_of(sqe, idx, &r);
 	kiwi_rdmap_areq_encode(&r, m->atomic);
 	m->inline_data = m->atomic;
 	m->msn = qp->tx.msn_rreq++;

@@ -59,20 +59,22 @@ bool kiwi_tx_imm_take(struct kiwi_qp *qp, struct kiwi_swqe *w, u32 idx)
 }
 
 /**
- * kiwi_tx_imm_plan - what follows the first message of Immediate Data WR @w
- * @w: the WR
+ * kiwi_tx_imm_plan - what follows the first message of an Immediate Data WR
+ * @sqe: the WR's SQE (TX's copy)
+ * @probe: a probe Read follows the Immediate Data (kiwi_tx_imm_take())
  * @m: its first message (an RDMA Write), or the message to set up
  *
  * Return: the KIWI_TX_THEN_* flags.
  */
-u8 kiwi_tx_imm_plan(const struct kiwi_swqe *w, struct kiwi_tx_msg *m)
+u8 kiwi_tx_imm_plan(const struct kiwi_sqe *sqe, bool probe,
+		    struct kiwi_tx_msg *m)
 {
 	u8 then = KIWI_TX_THEN_IMM;
 
-	kiwi_rdmap_imm_encode(w->sqe.imm_data, m->imm);
-	if (w->sqe.flags & KIWI_SQE_SOLICITED)
+	kiwi_rdmap_imm_encode(sqe->imm_data, m->imm);
+	if (sqe->flags & KIWI_SQE_SOLICITED)
 		then |= KIWI_TX_THEN_SE;
-	if (w->probe)
+	if (probe)
 		then |= KIWI_TX_THEN_PROBE;
 	return then;
 }

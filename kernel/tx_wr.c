@@ -74,21 +74,22 @@ static u8 kiwi_tx_sges(struct kiwi_qp *qp, struct kiwi_swqe *w,
 		       struct kiwi_tx_msg *m)
 {
 	struct kiwi_device *kdev = to_kdev(qp->ibqp.device);
+	const struct kiwi_sqe *sqe = &qp->tx.sqe;
 	const struct kiwi_sge *sge;
 	u64 len = 0;
 	u32 i;
 
-	if (w->sqe.flags & KIWI_SQE_INLINE) {
-		if (w->sqe.inline_len > qp->max_inline)
+	if (sqe->flags & KIWI_SQE_INLINE) {
+		if (sqe->inline_len > qp->max_inline)
 			return IB_WC_LOC_LEN_ERR;
-		m->inline_data = (const u8 *)w->sqe.sge;
-		w->len = w->sqe.inline_len;
+		m->inline_data = (const u8 *)sqe->sge;
+		w->len = sqe->inline_len;
 		return IB_WC_SUCCESS;
 	}
-	if (w->sqe.num_sge > qp->max_send_sge)
+	if (sqe->num_sge > qp->max_send_sge)
 		return IB_WC_LOC_QP_OP_ERR;
-	m->sge = w->sqe.sge;
-	m->nsge = w->sqe.num_sge;
+	m->sge = sqe->sge;
+	m->nsge = sqe->num_sge;
 	for (i = 0; i < m->nsge; i++) {
 		sge = &m->sge[i];
 		len += sge->length;
@@ -118,21 +119,21 @@ static u8 kiwi_tx_send_op(const struct kiwi_sqe *sqe)
 static u8 kiwi_tx_setup_send(struct kiwi_qp *qp, struct kiwi_swqe *w,
 			     struct kiwi_tx_msg *m)
 {
+	const struct kiwi_sqe *sqe = &qp->tx.sqe;
 	u8 st = kiwi_tx_sges(qp, w, m);
 
 	if (st)
 		return st;
-	if (w->sqe.opcode == KIWI_WR_RDMA_WRITE) {
-		m->stag = w->sqe.inv_or_rkey;
+	if (sqe->opcode == KIWI_WR_RDMA_WRITE) {
+		m->stag = sqe->inv_or_rkey;
 		if (kiwi_tx_msg_begin(m, &qp->tx, KIWI_RDMAP_WRITE, w->len,
-				      w->sqe.remote_addr))
+				      sqe->remote_addr))
 			return IB_WC_LOC_QP_OP_ERR;
 		return IB_WC_SUCCESS;
 	}
-	m->stag = w->sqe.opcode == KIWI_WR_SEND_WITH_INV ?
-		  w->sqe.inv_or_rkey : 0;
+	m->stag = sqe->opcode == KIWI_WR_SEND_WITH_INV ? sqe->inv_or_rkey : 0;
 	m->msn = qp->tx.msn_send++;
-	kiwi_tx_msg_begin(m, &qp->tx, kiwi_tx_send_op(&w->sqe), w->len, 0);
+	kiwi_tx_msg_begin(m, &qp->tx, kiwi_tx_send_op(sqe), w->len, 0);
 	return IB_WC_SUCCESS;
 }
 
@@ -144,20 +145,21 @@ static u8 kiwi_tx_setup_send(struct kiwi_qp *qp, struct kiwi_swqe *w,
 static u8 kiwi_tx_setup_imm(struct kiwi_qp *qp, struct kiwi_swqe *w,
 			    struct kiwi_tx_msg *m)
 {
+	const struct kiwi_sqe *sqe = &qp->tx.sqe;
 	u8 st = kiwi_tx_sges(qp, w, m);
 
 	if (st)
 		return st;
-	m->then = kiwi_tx_imm_plan(w, m);
-	if (w->sqe.opcode == KIWI_WR_SEND_WITH_IMM) {
+	m->then = kiwi_tx_imm_plan(sqe, qp->tx.sqe_probe, m);
+	if (sqe->opcode == KIWI_WR_SEND_WITH_IMM) {
 		if (w->len)
 			return IB_WC_LOC_QP_OP_ERR;
 		kiwi_tx_imm_next(qp, m);
 		return IB_WC_SUCCESS;
 	}
-	m->stag = w->sqe.inv_or_rkey;
+	m->stag = sqe->inv_or_rkey;
 	if (kiwi_tx_msg_begin(m, &qp->tx, KIWI_RDMAP_WRITE, w->len,
-			      w->sqe.remote_addr))
+			      sqe->remote_addr))
 		return IB_WC_LOC_QP_OP_ERR;
 	return IB_WC_SUCCESS;
 }
@@ -169,18 +171,19 @@ static u8 kiwi_tx_setup_imm(struct kiwi_qp *qp, struct kiwi_swqe *w,
 static u8 kiwi_tx_setup_read(struct kiwi_qp *qp, struct kiwi_swqe *w,
 			     struct kiwi_tx_msg *m)
 {
-	const struct kiwi_sge *sink = &w->sqe.sge[0];
+	const struct kiwi_sqe *sqe = &qp->tx.sqe;
+	const struct kiwi_sge *sink = &sqe->sge[0];
 	struct kiwi_rdmap_rreq r = {
 		.sink_stag = sink->lkey,
 		.sink_to = sink->addr,
 		.size = sink->length,
-		.src_stag = w->sqe.inv_or_rkey,
-		.src_to = w->sqe.remote_addr,
+		.src_stag = sqe->inv_or_rkey,
+		.src_to = sqe->remote_addr,
 	};
 	struct kiwi_mr *mr;
 	u8 st = IB_WC_SUCCESS;
 
-	if (w->sqe.num_sge != 1 || (w->sqe.flags & KIWI_SQE_INLINE) ||
+	if (sqe->num_sge != 1 || (sqe->flags & KIWI_SQE_INLINE) ||
 	    sink->length > KIWI_DP_MAX_MSG)
 		return IB_WC_LOC_QP_OP_ERR;
 	if (sink->length) {
@@ -246,13 +249,14 @@ u8 kiwi_swqe_local_op(struct kiwi_qp *qp, const struct kiwi_swqe *w,
 static bool kiwi_tx_setup(struct kiwi_qp *qp, u32 idx)
 {
 	struct kiwi_swqe *w = &qp->tx.swq[idx & (qp->sq.num - 1)];
+	const struct kiwi_sqe *sqe = &qp->tx.sqe;
 	struct kiwi_tx_msg *m = &qp->tx.cur;
 	u8 st;
 
 	memset(m, 0, sizeof(*m));
 	m->idx = idx;
-	trace_kiwi_wr_start(&qp->ibqp, idx, &w->sqe);
-	switch (w->sqe.opcode) {
+	trace_kiwi_wr_start(&qp->ibqp, idx, sqe);
+	switch (sqe->opcode) {
 	case KIWI_WR_SEND:
 	case KIWI_WR_SEND_WITH_INV:
 	case KIWI_WR_RDMA_WRITE:
@@ -264,14 +268,14 @@ static bool kiwi_tx_setup(struct kiwi_qp *qp, u32 idx)
 		break;
 	case KIWI_WR_RDMA_READ:
 	case KIWI_WR_KREAD_INV:
-		st = kiwi_sqe_is_read(qp, &w->sqe) ?
+		st = kiwi_sqe_is_read(qp, sqe) ?
 		     kiwi_tx_setup_read(qp, w, m) : IB_WC_LOC_QP_OP_ERR;
 		break;
 	case KIWI_WR_ATOMIC_CMP_AND_SWP:
 	case KIWI_WR_ATOMIC_FETCH_AND_ADD:
 	case KIWI_WR_KMASKED_CMP_SWAP:
 	case KIWI_WR_KMASKED_FETCH_ADD:
-		st = kiwi_sqe_is_atomic(qp, &w->sqe) ?
+		st = kiwi_sqe_is_atomic(qp, sqe) ?
 		     kiwi_tx_setup_atomic(qp, idx, w, m) : IB_WC_LOC_QP_OP_ERR;
 		break;
 	case KIWI_WR_LOCAL_INV:
@@ -297,6 +301,15 @@ static bool kiwi_tx_setup(struct kiwi_qp *qp, u32 idx)
 	return false;
 }
 
+/* Under qp->lock: TX's own copy of WR @idx, which TX just took. */
+static void kiwi_tx_copy_sqe(struct kiwi_qp *qp, u32 idx)
+{
+	const struct kiwi_swqe *w = &qp->tx.swq[idx & (qp->sq.num - 1)];
+
+	qp->tx.sqe = w->sqe;
+	qp->tx.sqe_probe = w->probe;
+}
+
 /**
  * kiwi_tx_start_sqe - make the next SQ WR the current message
  * @qp: the QP (TX context)
@@ -315,6 +328,8 @@ bool kiwi_tx_start_sqe(struct kiwi_qp *qp)
 		spin_lock_irqsave(&qp->lock, flags);
 		took = (qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD) &&
 		       kiwi_tx_take(qp, &idx);
+		if (took)
+			kiwi_tx_copy_sqe(qp, idx);
 		spin_unlock_irqrestore(&qp->lock, flags);
 		if (!took)
 			return false;
