@@ -360,8 +360,13 @@ enum {
  * @nreg: fast-reg MRs: page list entries in the registration
  * @umem: user MRs: the pinned memory
  * @upages: user MRs: the pinned pages in address order (O(1) lookup)
- * @pages: fast-reg MRs: page list (kernel virtual addresses) from map_mr_sg
- * @max_pages: fast-reg MRs: capacity of @pages
+ * @pages: fast-reg MRs: page list (kernel virtual addresses) map_mr_sg
+ *	   builds for the next registration
+ * @reg_pages: fast-reg MRs: the page list of the registration, copied from
+ *	       @pages by the fast-register: a map_mr_sg for the next I/O
+ *	       while this registration is still valid changes nothing it
+ *	       reaches
+ * @max_pages: fast-reg MRs: capacity of @pages and @reg_pages
  * @npages: fast-reg MRs: entries map_mr_sg filled in
  * @mw_bound: MRs: windows bound to it; -1 once dereg_mr began or
  *            rereg_mr replaced the MR, after which no window binds
@@ -390,14 +395,15 @@ enum {
  * Holders keep only the structure alive; dereg_mr never waits for them.
  *
  * Registration fields (@stag, @access, @iova, @length, @page_shift,
- * @nreg) change only in a fast-register, by the caller that moved @state
- * from INVALID to BUSY; they are published by the release store of VALID
- * and read after an acquire load of @state. @kind, @pd, @umem, @upages,
- * @max_pages are fixed at creation, except that rereg_mr hands @umem and
- * @upages over to the MR replacing this one once kiwi_mr_quiesce() made
- * this one invalid for good (mem_rereg.c). @pages and @npages are written by
- * map_mr_sg (process context, the consumer's serialisation); readers bound
- * indices by @nreg and @max_pages.
+ * @nreg, the entries of @reg_pages) change only in a fast-register, by the
+ * caller that moved @state from INVALID to BUSY; they are published by the
+ * release store of VALID and read after an acquire load of @state. @kind,
+ * @pd, @umem, @upages, @max_pages are fixed at creation, except that
+ * rereg_mr hands @umem and @upages over to the MR replacing this one once
+ * kiwi_mr_quiesce() made this one invalid for good (mem_rereg.c). @pages
+ * and @npages are written by map_mr_sg (process context, the consumer's
+ * serialisation) and read only by the fast-register; readers of
+ * @reg_pages bound indices by @nreg and @max_pages.
  *
  * A memory window uses the same fields for its binding (@stag, @access
  * holding remote rights only, @iova and @length in its parent's address
@@ -420,6 +426,7 @@ struct kiwi_mr {
 	struct ib_umem *umem;
 	struct page **upages;
 	u64 *pages;
+	u64 *reg_pages;
 	u32 max_pages;
 	u32 npages;
 	atomic_t mw_bound;

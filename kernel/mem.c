@@ -96,6 +96,7 @@ static void kiwi_mr_release_mem(struct kiwi_mr *mr)
 		ib_umem_release(mr->umem);
 	kvfree(mr->upages);
 	kfree(mr->pages);
+	kfree(mr->reg_pages);
 }
 
 /* Undo kiwi_mr_new() for an MR that was never published. */
@@ -274,7 +275,8 @@ struct ib_mr *kiwi_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 	if (IS_ERR(mr))
 		return ERR_CAST(mr);
 	mr->pages = kcalloc(max_num_sg, sizeof(*mr->pages), GFP_KERNEL);
-	if (!mr->pages) {
+	mr->reg_pages = kcalloc(max_num_sg, sizeof(*mr->reg_pages), GFP_KERNEL);
+	if (!mr->pages || !mr->reg_pages) {
 		kiwi_mr_discard(ibpd, mr);
 		return ERR_PTR(-ENOMEM);
 	}

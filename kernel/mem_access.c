@@ -196,7 +196,7 @@ static unsigned long kiwi_mr_frmr_kva(const struct kiwi_mr *mr, u64 pos,
 	if (idx >= READ_ONCE(mr->nreg) || idx >= mr->max_pages)
 		return 0;
 	*chunk = min_t(u64, *chunk, bsz - in);
-	return READ_ONCE(mr->pages[idx]) + in;
+	return READ_ONCE(mr->reg_pages[idx]) + in;
 }
 
 /**
@@ -599,6 +599,7 @@ int kiwi_mr_fast_reg(struct kiwi_mr *mr, const struct ib_pd *pd, u32 key,
 	WRITE_ONCE(mr->length, length);
 	WRITE_ONCE(mr->page_shift, ilog2(psz));
 	WRITE_ONCE(mr->nreg, n);
+	memcpy(mr->reg_pages, mr->pages, n * sizeof(*mr->pages));
 	atomic_set_release(&mr->state, KIWI_MR_VALID);
 	return 0;
 }
