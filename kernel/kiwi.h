@@ -339,7 +339,8 @@ enum kiwi_mr_kind {
 enum {
 	KIWI_MR_INVALID,	/* no access; fast-reg MRs start here */
 	KIWI_MR_VALID,		/* accessible under @stag */
-	KIWI_MR_BUSY,		/* a fast-register is writing the registration */
+	KIWI_MR_BUSY,		/* a fast-register writes the registration, or
+				 * an invalidation reads its key again */
 };
 
 /**

@@ -461,6 +461,30 @@ static enum kiwi_mem_status kiwi_mr_inval_check(const struct kiwi_mr *mr,
 	return KIWI_MEM_OK;
 }
 
+/*
+ * Take @mr from VALID to INVALID if it is still registered under @stag.
+ * The key was checked before; a fast-register may have re-registered the
+ * MR under another key since (INVALID, BUSY, VALID), which this must not
+ * invalidate: the MR is held BUSY while its key is read again, as a
+ * fast-register holds it while it writes the key.
+ */
+static enum kiwi_mem_status kiwi_mr_inval_state(struct kiwi_mr *mr, u32 stag,
+						bool remote)
+{
+	int old = atomic_cmpxchg(&mr->state, KIWI_MR_VALID, KIWI_MR_BUSY);
+
+	if (old == KIWI_MR_INVALID)
+		return remote ? KIWI_MEM_STAG : KIWI_MEM_OK;
+	if (old != KIWI_MR_VALID)
+		return KIWI_MEM_STAG;
+	if (READ_ONCE(mr->stag) != stag) {
+		atomic_set_release(&mr->state, KIWI_MR_VALID);
+		return KIWI_MEM_STAG;
+	}
+	atomic_set_release(&mr->state, KIWI_MR_INVALID);
+	return KIWI_MEM_OK;
+}
+
 /**
  * kiwi_mr_invalidate - Local Invalidate, or a received Send with Invalidate
  * @kdev: the device
@@ -489,7 +513,6 @@ enum kiwi_mem_status kiwi_mr_invalidate(struct kiwi_device *kdev, u32 stag,
 	bool remote = peer_qp != KIWI_INV_LOCAL;
 	enum kiwi_mem_status st = KIWI_MEM_STAG;
 	struct kiwi_mr *mr;
-	int old;
 
 	rcu_read_lock();
 	mr = xa_load(&kdev->mr_xa, kiwi_stag_index(stag));
@@ -500,12 +523,8 @@ enum kiwi_mem_status kiwi_mr_invalidate(struct kiwi_device *kdev, u32 stag,
 	}
 	if (mr)
 		st = kiwi_mr_inval_check(mr, stag, pd, remote);
-	if (st == KIWI_MEM_OK) {
-		old = atomic_cmpxchg(&mr->state, KIWI_MR_VALID,
-				     KIWI_MR_INVALID);
-		if (old == KIWI_MR_BUSY || (old == KIWI_MR_INVALID && remote))
-			st = KIWI_MEM_STAG;
-	}
+	if (st == KIWI_MEM_OK)
+		st = kiwi_mr_inval_state(mr, stag, remote);
 	rcu_read_unlock();
 	return st;
 }

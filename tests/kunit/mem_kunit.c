@@ -79,9 +79,13 @@ static struct kiwi_mr *mk_frmr(struct kunit *test, int access, u64 iova,
 	int i;
 
 	mr->pages = kunit_kcalloc(test, NPAGES, sizeof(u64), GFP_KERNEL);
+	mr->reg_pages = kunit_kcalloc(test, NPAGES, sizeof(u64), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, mr->pages);
-	for (i = 0; i < NPAGES; i++)
+	KUNIT_ASSERT_NOT_NULL(test, mr->reg_pages);
+	for (i = 0; i < NPAGES; i++) {
 		mr->pages[i] = (unsigned long)page_address(env->page[i]);
+		mr->reg_pages[i] = mr->pages[i];
+	}
 	mr->max_pages = NPAGES;
 	mr->npages = NPAGES;
 	mr->nreg = NPAGES;
@@ -370,6 +374,12 @@ static void invalidate_rules(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kiwi_mr_invalidate(kdev, fr->stag, pd, false),
 			KIWI_MEM_OK);
 	KUNIT_EXPECT_EQ(test, atomic_read(&usr->state), KIWI_MR_VALID);
+	/* A fast-register under way: refused, the state left to it. */
+	atomic_set(&fr->state, KIWI_MR_BUSY);
+	KUNIT_EXPECT_EQ(test, kiwi_mr_invalidate(kdev, fr->stag, pd, false),
+			KIWI_MEM_STAG);
+	KUNIT_EXPECT_EQ(test, atomic_read(&fr->state), KIWI_MR_BUSY);
+	atomic_set(&fr->state, KIWI_MR_INVALID);
 }
 
 /*
@@ -491,33 +501,68 @@ static struct kiwi_mr *mk_mapped(struct kunit *test)
 	return mr;
 }
 
+/*
+ * map_mr_sg for the next I/O while the registration is still valid (a
+ * ULP's Local Invalidate chained before the next REG_MR) prepares the next
+ * registration only: an access under the valid key still reaches the
+ * registered pages.
+ */
+static void fast_reg_page_list(struct kunit *test)
+{
+	struct mem_env *env = test->priv;
+	const struct ib_pd *pd = &env->pd[0];
+	struct kiwi_mr *mr = mk_mapped(test);
+	int rw = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE;
+	u32 key = (mr->stag & ~0xffU) | 0xc3;
+	u8 *p0 = page_address(env->page[0]), *p1 = page_address(env->page[1]);
+	u8 v = 0x5a;
+
+	KUNIT_ASSERT_EQ(test, kiwi_mr_fast_reg(mr, pd, key, rw), 0);
+	mr->pages[0] = (unsigned long)p1;
+	KUNIT_ASSERT_EQ(test, kiwi_mr_write(mr, mr->ibmr.iova, &v, 1), 0);
+	KUNIT_EXPECT_EQ(test, p0[0x80], 0x5a);
+	KUNIT_EXPECT_EQ(test, p1[0x80], 0);
+	/* The next registration takes the new list. */
+	atomic_set(&mr->state, KIWI_MR_INVALID);
+	KUNIT_ASSERT_EQ(test, kiwi_mr_fast_reg(mr, pd, key + 1, rw), 0);
+	v = 0xa5;
+	KUNIT_ASSERT_EQ(test, kiwi_mr_write(mr, mr->ibmr.iova, &v, 1), 0);
+	KUNIT_EXPECT_EQ(test, p0[0x80], 0x5a);
+	KUNIT_EXPECT_EQ(test, p1[0x80], 0xa5);
+}
+
 static void fast_reg_rules(struct kunit *test)
 {
 	struct mem_env *env = test->priv;
 	struct kiwi_mr *mr = mk_mapped(test);
 	int rw = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE;
 	u32 old = mr->stag, key = (old & ~0xffU) | 0xc3;
+	const struct ib_pd *pd = &env->pd[0];
 
-	KUNIT_EXPECT_EQ(test, kiwi_mr_fast_reg(mr, key + 0x100, rw), -EINVAL);
-	KUNIT_EXPECT_EQ(test, kiwi_mr_fast_reg(mr, key, IB_ACCESS_REMOTE_WRITE),
+	KUNIT_EXPECT_EQ(test, kiwi_mr_fast_reg(mr, pd, key + 0x100, rw), -EINVAL);
+	/* Posted on a QP of another PD. */
+	KUNIT_EXPECT_EQ(test, kiwi_mr_fast_reg(mr, &env->pd[1], key, rw),
 			-EINVAL);
-	KUNIT_EXPECT_EQ(test, kiwi_mr_fast_reg(mr, key, IB_ACCESS_MW_BIND),
+	KUNIT_EXPECT_EQ(test, atomic_read(&mr->state), KIWI_MR_INVALID);
+	KUNIT_EXPECT_EQ(test, kiwi_mr_fast_reg(mr, pd, key, IB_ACCESS_REMOTE_WRITE),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, kiwi_mr_fast_reg(mr, pd, key, IB_ACCESS_MW_BIND),
 			-EOPNOTSUPP);
 	mr->ibmr.length++;
-	KUNIT_EXPECT_EQ(test, kiwi_mr_fast_reg(mr, key, rw), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kiwi_mr_fast_reg(mr, pd, key, rw), -EINVAL);
 	mr->ibmr.length--;
 	mr->npages = 0;
-	KUNIT_EXPECT_EQ(test, kiwi_mr_fast_reg(mr, key, rw), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kiwi_mr_fast_reg(mr, pd, key, rw), -EINVAL);
 	mr->npages = NPAGES;
 	mr->ibmr.page_size = 3000;
-	KUNIT_EXPECT_EQ(test, kiwi_mr_fast_reg(mr, key, rw), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kiwi_mr_fast_reg(mr, pd, key, rw), -EINVAL);
 	mr->ibmr.page_size = PAGE_SIZE;
 	/* A holder from the old registration blocks a new one. */
 	refcount_inc(&mr->ref);
-	KUNIT_EXPECT_EQ(test, kiwi_mr_fast_reg(mr, key, rw), -EBUSY);
+	KUNIT_EXPECT_EQ(test, kiwi_mr_fast_reg(mr, pd, key, rw), -EBUSY);
 	KUNIT_EXPECT_EQ(test, atomic_read(&mr->state), KIWI_MR_INVALID);
 	kiwi_mr_put(mr);
-	KUNIT_ASSERT_EQ(test, kiwi_mr_fast_reg(mr, key, rw), 0);
+	KUNIT_ASSERT_EQ(test, kiwi_mr_fast_reg(mr, pd, key, rw), 0);
 	KUNIT_EXPECT_EQ(test, atomic_read(&mr->state), KIWI_MR_VALID);
 	KUNIT_EXPECT_EQ(test, kiwi_mr_check(mr, key, &env->pd[0],
 					    IB_ACCESS_REMOTE_WRITE,
@@ -526,7 +571,7 @@ static void fast_reg_rules(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kiwi_mr_check(mr, old, &env->pd[0], 0,
 					    mr->ibmr.iova, 1), KIWI_MEM_STAG);
 	/* Still valid: no second registration on top. */
-	KUNIT_EXPECT_EQ(test, kiwi_mr_fast_reg(mr, key, rw), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kiwi_mr_fast_reg(mr, pd, key, rw), -EINVAL);
 }
 
 /*
@@ -682,7 +727,7 @@ static void stale_probe_no_ref(struct kunit *test)
 	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
 	for (i = 0; i < 20000; i++) {
 		key = (p.stag & ~0xffU) | (0xc0 + (i & 1));
-		if (kiwi_mr_fast_reg(mr, key, rw) == -EBUSY) {
+		if (kiwi_mr_fast_reg(mr, &env->pd[0], key, rw) == -EBUSY) {
 			busy++;
 			continue;
 		}
@@ -709,6 +754,7 @@ static struct kunit_case mem_cases[] = {
 	KUNIT_CASE(inval_busy_rule),
 	KUNIT_CASE(stag_info_judged_by_proto),
 	KUNIT_CASE(fast_reg_rules),
+	KUNIT_CASE(fast_reg_page_list),
 	KUNIT_CASE(window_rules),
 	KUNIT_CASE(stale_probe_no_ref),
 	{}
