@@ -60,6 +60,8 @@ int kiwi_ring_alloc(struct kiwi_device *kdev, struct kiwi_ring *r, u32 num,
 	void *area;
 	int rv;
 
+	/* Empty on every failure: kiwi_ring_free() of it does nothing. */
+	memset(r, 0, sizeof(*r));
 	if (WARN_ON_ONCE(!is_power_of_2(num)))
 		return -EINVAL;
 	rv = kiwi_qmem_charge(kdev, len);
@@ -71,7 +73,6 @@ int kiwi_ring_alloc(struct kiwi_device *kdev, struct kiwi_ring *r, u32 num,
 		kiwi_qmem_uncharge(kdev, len);
 		return -ENOMEM;
 	}
-	memset(r, 0, sizeof(*r));
 	r->ctrl = area;
 	r->elems = area + KIWI_RING_CTRL_SIZE;
 	r->num = num;
