@@ -4,7 +4,7 @@
 # QP state machine without a connection (vt_qpstate): RESET/INIT at
 # creation, INIT with the iw_cm attribute mask, RTS refused with EINVAL,
 # ERR, back to RESET and INIT, out-of-range state refused, each checked
-# with ibv_query_qp.
+# with ibv_query_qp; a Send posted in INIT is refused and dropped.
 
 . "$(dirname "$0")/lib/common.bash"
 
