@@ -208,6 +208,7 @@ bool kiwi_cm_responder_waits(struct ib_device *ibdev);
 bool kiwi_cm_rdmac_graceful(struct ib_device *ibdev);
 bool kiwi_cm_uses_sctp(struct ib_device *ibdev);
 u16 kiwi_cm_ird(u32 ird);
+void kiwi_cm_policy_depths(struct kiwi_mpa_policy *pol, u32 ird, u32 ord);
 void kiwi_cm_policy(struct kiwi_mpa_policy *pol, struct ib_device *ibdev,
 		    u32 ird, u32 ord);
 

@@ -58,6 +58,21 @@ u16 kiwi_cm_ird(u32 ird)
 }
 
 /**
+ * kiwi_cm_policy_depths - set the ULP's Read depths in a policy
+ * @pol: a policy from kiwi_cm_policy()
+ * @ird: inbound RDMA Read depth the ULP asks for
+ * @ord: outbound RDMA Read depth the ULP asks for
+ *
+ * A responder learns them only at accept, after its policy judged the
+ * Request with the settings of the time the connection started.
+ */
+void kiwi_cm_policy_depths(struct kiwi_mpa_policy *pol, u32 ird, u32 ord)
+{
+	pol->ird = kiwi_cm_ird(ird);
+	pol->ord = min_t(u32, ord, KIWI_MAX_ORD);
+}
+
+/**
  * kiwi_cm_policy - the MPA startup policy for one connection
  * @pol: output
  * @ibdev: the kiwi device whose settings apply
@@ -86,8 +101,7 @@ void kiwi_cm_policy(struct kiwi_mpa_policy *pol, struct ib_device *ibdev,
 	pol->enhanced = rev == KIWI_MPA_REV_2;
 	pol->p2p = pol->enhanced && kiwi_setting(s, KIWI_SET_MPA_P2P);
 	pol->rtr = kiwi_setting(s, KIWI_SET_MPA_RTR);
-	pol->ird = kiwi_cm_ird(ird);
-	pol->ord = min_t(u32, ord, KIWI_MAX_ORD);
+	kiwi_cm_policy_depths(pol, ird, ord);
 	pol->ird_max = KIWI_MAX_IRD;
 	pol->ulpf = kiwi_setting(s, KIWI_SET_ULPF00);
 	if (!pol->ulpf)

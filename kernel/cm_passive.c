@@ -414,7 +414,7 @@ static int kiwi_cm_accept_locked(struct kiwi_ep *ep, struct iw_cm_id *cm_id,
 	if (ep->state != KIWI_EP_RECVD_REQ)
 		return -ECONNRESET;
 	kiwi_ep_disarm_timeout(ep);
-	kiwi_cm_policy(&ep->pol, cm_id->device, param->ird, param->ord);
+	kiwi_cm_policy_depths(&ep->pol, param->ird, param->ord);
 	rv = kiwi_cm_make_reply(ep, &rep, param->private_data,
 				param->private_data_len);
 	if (rv)
