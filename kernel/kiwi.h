@@ -624,6 +624,7 @@ u8 kiwi_sq_execute(struct kiwi_qp *qp, u32 idx);
 u8 kiwi_swqe_local_op(struct kiwi_qp *qp, const struct kiwi_swqe *w,
 		      bool *gp);
 void kiwi_sq_fail(struct kiwi_qp *qp, u32 idx, u8 status);
+int kiwi_sq_fail_locked(struct kiwi_qp *qp, u32 idx, u8 status);
 void kiwi_sq_discard(struct kiwi_qp *qp);
 int kiwi_sq_flush(struct kiwi_qp *qp);
 
@@ -631,6 +632,7 @@ int kiwi_sq_flush(struct kiwi_qp *qp);
 bool kiwi_qp_connected(struct kiwi_qp *qp);
 void kiwi_qp_event(struct kiwi_qp *qp, enum ib_event_type type);
 bool kiwi_qp_to_error(struct kiwi_qp *qp);
+void kiwi_qp_fail_wr(struct kiwi_qp *qp, u32 idx, u8 status);
 bool kiwi_qp_last_wqe_due(struct kiwi_qp *qp);
 void kiwi_qp_last_wqe(struct kiwi_qp *qp);
 void kiwi_qp_llp_wait_detached(struct kiwi_qp *qp);

@@ -68,6 +68,17 @@ void kiwi_qp_last_wqe(struct kiwi_qp *qp)
 		kiwi_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
 }
 
+/* Under qp->lock: enter ERROR and flush, unless already there. */
+static bool kiwi_qp_enter_error(struct kiwi_qp *qp, struct kiwi_qp_flushed *out)
+{
+	if (qp->state == IB_QPS_ERR)
+		return false;
+	trace_kiwi_qp_state(&qp->ibqp, qp->state, IB_QPS_ERR);
+	qp->state = IB_QPS_ERR;
+	kiwi_qp_flush(qp, out);
+	return true;
+}
+
 /**
  * kiwi_qp_to_error - move the QP to ERROR and flush its work queues
  * @qp: the QP (any context, no QP lock held)
@@ -81,16 +92,38 @@ bool kiwi_qp_to_error(struct kiwi_qp *qp)
 	bool flush;
 
 	spin_lock_irqsave(&qp->lock, flags);
-	flush = qp->state != IB_QPS_ERR;
-	if (flush) {
-		trace_kiwi_qp_state(&qp->ibqp, qp->state, IB_QPS_ERR);
-		qp->state = IB_QPS_ERR;
-		kiwi_qp_flush(qp, &out);
-	}
+	flush = kiwi_qp_enter_error(qp, &out);
 	spin_unlock_irqrestore(&qp->lock, flags);
 	if (flush)
 		kiwi_qp_flush_report(qp, &out);
 	return flush;
+}
+
+/**
+ * kiwi_qp_fail_wr - WR @idx failed locally: complete it, move the QP to ERROR
+ * @qp: the QP (any context, no QP lock held)
+ * @idx: SQ index of the WR, in [sq.cons, tx.next)
+ * @status: its completion status
+ *
+ * As kiwi_sq_fail() then kiwi_qp_to_error(), in one hold of qp->lock: the
+ * Reads and atomics flushed before @idx hand their sinks back with their
+ * completions, and RX places into a sink only while the QP is connected,
+ * under the same lock, so no octet lands there once they are queued.
+ */
+void kiwi_qp_fail_wr(struct kiwi_qp *qp, u32 idx, u8 status)
+{
+	struct kiwi_qp_flushed out;
+	unsigned long flags;
+	bool flush;
+	int res;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	res = kiwi_sq_fail_locked(qp, idx, status);
+	flush = kiwi_qp_enter_error(qp, &out);
+	spin_unlock_irqrestore(&qp->lock, flags);
+	kiwi_cq_signal(to_kcq(qp->ibqp.send_cq), res);
+	if (flush)
+		kiwi_qp_flush_report(qp, &out);
 }
 
 /*

@@ -266,18 +266,33 @@ static void kiwi_swqe_flush(struct kiwi_qp *qp, struct kiwi_swqe *w)
 void kiwi_sq_fail(struct kiwi_qp *qp, u32 idx, u8 status)
 {
 	unsigned long flags;
-	int res = 0;
-	u32 i;
+	int res;
 
 	spin_lock_irqsave(&qp->lock, flags);
-	if (kiwi_sq_started(qp, idx)) {
-		for (i = qp->sq.cons; i != idx; i++)
-			kiwi_swqe_flush(qp, &qp->tx.swq[i & (qp->sq.num - 1)]);
-		res = kiwi_sq_set_done(qp, &qp->tx.swq[idx & (qp->sq.num - 1)],
-				       status);
-	}
+	res = kiwi_sq_fail_locked(qp, idx, status);
 	spin_unlock_irqrestore(&qp->lock, flags);
 	kiwi_cq_signal(to_kcq(qp->ibqp.send_cq), res);
+}
+
+/**
+ * kiwi_sq_fail_locked - kiwi_sq_fail() for a caller holding qp->lock
+ * @qp: the QP, qp->lock held
+ * @idx: SQ index of the WR, in [sq.cons, tx.next)
+ * @status: its completion status
+ *
+ * Return: the merged kiwi_cq_push() result for kiwi_cq_signal().
+ */
+int kiwi_sq_fail_locked(struct kiwi_qp *qp, u32 idx, u8 status)
+{
+	u32 i;
+
+	lockdep_assert_held(&qp->lock);
+	if (!kiwi_sq_started(qp, idx))
+		return 0;
+	for (i = qp->sq.cons; i != idx; i++)
+		kiwi_swqe_flush(qp, &qp->tx.swq[i & (qp->sq.num - 1)]);
+	return kiwi_sq_set_done(qp, &qp->tx.swq[idx & (qp->sq.num - 1)],
+				status);
 }
 
 /**

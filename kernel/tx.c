@@ -291,8 +291,7 @@ static void kiwi_tx_msg_end(struct kiwi_qp *qp)
 void kiwi_tx_wr_failed(struct kiwi_qp *qp, u32 idx, u8 status)
 {
 	kiwi_tx_msg_put(&qp->tx.cur);
-	kiwi_sq_fail(qp, idx, status);
-	kiwi_qp_to_error(qp);
+	kiwi_qp_fail_wr(qp, idx, status);
 	kiwi_qp_close_llp(qp, true);
 }
 
