@@ -165,7 +165,7 @@ static void send_before_connect(struct ibv_qp *qp, struct ibv_cq *cq)
 	if (n != 1 || wc[0].wr_id != 2 || wc[0].status != IBV_WC_WR_FLUSH_ERR)
 		vt_fail("Send posted in ERR: %d completions (first wr_id %llu status %d), expected one flushed",
 			n, n > 0 ? (unsigned long long)wc[0].wr_id : 0ULL,
-			n > 0 ? wc[0].status : -1);
+			n > 0 ? (int)wc[0].status : -1);
 	else
 		vt_pass("Send posted in ERR: flushed alone");
 }
