@@ -339,8 +339,7 @@ enum kiwi_mr_kind {
 enum {
 	KIWI_MR_INVALID,	/* no access; fast-reg MRs start here */
 	KIWI_MR_VALID,		/* accessible under @stag */
-	KIWI_MR_BUSY,		/* a fast-register writes the registration, or
-				 * an invalidation reads its key again */
+	KIWI_MR_BUSY,		/* being re-registered or invalidated */
 };
 
 /**
