@@ -3,8 +3,10 @@
  * kiwi: rings shared with user space (layout in kiwi-abi.h) and their
  * mmap(2) plumbing. A ring area is queue memory (qmem.c): the device's
  * budget holds it from allocation until the area is freed, which for a
- * user ring is when the last mapping is gone; a user ring is charged to
- * the creator's memory cgroup.
+ * user ring is when its object is destroyed (the mmap entry's last
+ * reference: a mapping does not hold one); a user ring's pages are
+ * charged to the creator's memory cgroup and stay until the last mapping
+ * of them is gone.
  */
 #include <linux/log2.h>
 #include <linux/mm.h>
@@ -94,9 +96,9 @@ int kiwi_ring_alloc(struct kiwi_device *kdev, struct kiwi_ring *r, u32 num,
  * kiwi_ring_free - release a ring set up by kiwi_ring_alloc()
  * @r: the ring; a ring that was never allocated is ignored
  *
- * A user ring's memory stays until user space unmaps it, so a process that
- * still touches a destroyed object's ring cannot reach freed memory; it
- * stays in the device's queue memory until then too.
+ * A user ring's pages stay until user space unmaps them (the mapping holds
+ * them), so a process that still touches a destroyed object's ring cannot
+ * reach freed memory; the device's queue memory gives them back at once.
  */
 void kiwi_ring_free(struct kiwi_ring *r)
 {
