@@ -110,11 +110,14 @@ void kiwi_dealloc_ucontext(struct ib_ucontext *ibuc)
 
 /*
  * The device goes away while a process still has it open. By now the core
- * has destroyed the context's objects and zapped its ring mappings, so kiwi
- * holds nothing more for it. Having this op lets "rdma link delete" and
- * netdev removal proceed at once (the process gets IBV_EVENT_DEVICE_FATAL
- * and EIO) instead of waiting for every user to close the device; the
- * core calls dealloc_ucontext next, which unpins the module.
+ * has destroyed the context's objects, which gave their ring areas back; a
+ * ring the process still maps keeps its pages (the mapping holds them, the
+ * core zaps only mappings it tracks, rdma_user_mmap_io's), which nothing
+ * of kiwi reads any more. So kiwi holds nothing more for it. Having this
+ * op lets "rdma link delete" and netdev removal proceed at once (the
+ * process gets IBV_EVENT_DEVICE_FATAL and EIO) instead of waiting for
+ * every user to close the device; the core calls dealloc_ucontext next,
+ * which unpins the module.
  */
 void kiwi_disassociate_ucontext(struct ib_ucontext *ibuc)
 {
