@@ -251,7 +251,6 @@ void kiwi_mw_detach(struct kiwi_mr *win);
  * is not @mr's; -EBUSY while a holder of the old registration remains.
  * The caller checks that @mr's PD is the QP's (ibmr.pd).
  */
-int kiwi_mr_fast_reg(struct kiwi_mr *mr, const struct ib_pd *pd, u32 key,
-		     int access);
+int kiwi_mr_fast_reg(struct kiwi_mr *mr, u32 key, int access);
 
 #endif /* KIWI_CONN_H */

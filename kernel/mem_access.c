@@ -571,7 +571,6 @@ bool kiwi_mr_inval_busy(struct kiwi_device *kdev, u32 stag)
 /**
  * kiwi_mr_fast_reg - execute IB_WR_REG_MR
  * @mr: a fast-reg MR
- * @pd: the PD of the QP the work request was posted on: the MR's own
  * @key: the STag to register under (ib_reg_wr.key); its index must be the
  *       MR's, its low 8 bits are the new key
  * @access: IB_ACCESS_* of the registration
@@ -580,11 +579,10 @@ bool kiwi_mr_inval_busy(struct kiwi_device *kdev, u32 stag)
  * must be invalid, and no data-path holder from an earlier registration
  * may still hold it (its later accesses would reach the new one).
  *
- * Return: 0; -EINVAL for a wrong MR, PD, key, page list or state; -EOPNOTSUPP
+ * Return: 0; -EINVAL for a wrong MR, key, page list or state; -EOPNOTSUPP
  * for unsupported access; -EBUSY while old holders remain.
  */
-int kiwi_mr_fast_reg(struct kiwi_mr *mr, const struct ib_pd *pd, u32 key,
-		     int access)
+int kiwi_mr_fast_reg(struct kiwi_mr *mr, u32 key, int access)
 {
 	u32 psz = mr->ibmr.page_size;
 	u64 iova = mr->ibmr.iova;
@@ -593,7 +591,7 @@ int kiwi_mr_fast_reg(struct kiwi_mr *mr, const struct ib_pd *pd, u32 key,
 	u64 end;
 	int rv;
 
-	if (mr->kind != KIWI_MR_FAST_REG || mr->pd != pd ||
+	if (mr->kind != KIWI_MR_FAST_REG ||
 	    kiwi_stag_index(key) != kiwi_stag_index(mr->stag))
 		return -EINVAL;
 	rv = kiwi_mr_access_ok(access);

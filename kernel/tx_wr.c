@@ -240,7 +240,7 @@ u8 kiwi_swqe_local_op(struct kiwi_qp *qp, const struct kiwi_swqe *w,
 	*gp = false;
 	if (qp->ibqp.uobject || !w->reg_mr)
 		return IB_WC_LOC_QP_OP_ERR;
-	return kiwi_mr_fast_reg(to_kmr(w->reg_mr), qp->ibqp.pd, w->reg_key,
+	return kiwi_mr_fast_reg(to_kmr(w->reg_mr), w->reg_key,
 				w->reg_access) ? IB_WC_LOC_PROT_ERR :
 						 IB_WC_SUCCESS;
 }

@@ -510,21 +510,20 @@ static struct kiwi_mr *mk_mapped(struct kunit *test)
 static void fast_reg_page_list(struct kunit *test)
 {
 	struct mem_env *env = test->priv;
-	const struct ib_pd *pd = &env->pd[0];
 	struct kiwi_mr *mr = mk_mapped(test);
 	int rw = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE;
 	u32 key = (mr->stag & ~0xffU) | 0xc3;
 	u8 *p0 = page_address(env->page[0]), *p1 = page_address(env->page[1]);
 	u8 v = 0x5a;
 
-	KUNIT_ASSERT_EQ(test, kiwi_mr_fast_reg(mr, pd, key, rw), 0);
+	KUNIT_ASSERT_EQ(test, kiwi_mr_fast_reg(mr, key, rw), 0);
 	mr->pages[0] = (unsigned long)p1;
 	KUNIT_ASSERT_EQ(test, kiwi_mr_write(mr, mr->ibmr.iova, &v, 1), 0);
 	KUNIT_EXPECT_EQ(test, p0[0x80], 0x5a);
 	KUNIT_EXPECT_EQ(test, p1[0x80], 0);
 	/* The next registration takes the new list. */
 	atomic_set(&mr->state, KIWI_MR_INVALID);
-	KUNIT_ASSERT_EQ(test, kiwi_mr_fast_reg(mr, pd, key + 1, rw), 0);
+	KUNIT_ASSERT_EQ(test, kiwi_mr_fast_reg(mr, key + 1, rw), 0);
 	v = 0xa5;
 	KUNIT_ASSERT_EQ(test, kiwi_mr_write(mr, mr->ibmr.iova, &v, 1), 0);
 	KUNIT_EXPECT_EQ(test, p0[0x80], 0x5a);
@@ -537,32 +536,27 @@ static void fast_reg_rules(struct kunit *test)
 	struct kiwi_mr *mr = mk_mapped(test);
 	int rw = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE;
 	u32 old = mr->stag, key = (old & ~0xffU) | 0xc3;
-	const struct ib_pd *pd = &env->pd[0];
 
-	KUNIT_EXPECT_EQ(test, kiwi_mr_fast_reg(mr, pd, key + 0x100, rw), -EINVAL);
-	/* Posted on a QP of another PD. */
-	KUNIT_EXPECT_EQ(test, kiwi_mr_fast_reg(mr, &env->pd[1], key, rw),
+	KUNIT_EXPECT_EQ(test, kiwi_mr_fast_reg(mr, key + 0x100, rw), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kiwi_mr_fast_reg(mr, key, IB_ACCESS_REMOTE_WRITE),
 			-EINVAL);
-	KUNIT_EXPECT_EQ(test, atomic_read(&mr->state), KIWI_MR_INVALID);
-	KUNIT_EXPECT_EQ(test, kiwi_mr_fast_reg(mr, pd, key, IB_ACCESS_REMOTE_WRITE),
-			-EINVAL);
-	KUNIT_EXPECT_EQ(test, kiwi_mr_fast_reg(mr, pd, key, IB_ACCESS_MW_BIND),
+	KUNIT_EXPECT_EQ(test, kiwi_mr_fast_reg(mr, key, IB_ACCESS_MW_BIND),
 			-EOPNOTSUPP);
 	mr->ibmr.length++;
-	KUNIT_EXPECT_EQ(test, kiwi_mr_fast_reg(mr, pd, key, rw), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kiwi_mr_fast_reg(mr, key, rw), -EINVAL);
 	mr->ibmr.length--;
 	mr->npages = 0;
-	KUNIT_EXPECT_EQ(test, kiwi_mr_fast_reg(mr, pd, key, rw), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kiwi_mr_fast_reg(mr, key, rw), -EINVAL);
 	mr->npages = NPAGES;
 	mr->ibmr.page_size = 3000;
-	KUNIT_EXPECT_EQ(test, kiwi_mr_fast_reg(mr, pd, key, rw), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kiwi_mr_fast_reg(mr, key, rw), -EINVAL);
 	mr->ibmr.page_size = PAGE_SIZE;
 	/* A holder from the old registration blocks a new one. */
 	refcount_inc(&mr->ref);
-	KUNIT_EXPECT_EQ(test, kiwi_mr_fast_reg(mr, pd, key, rw), -EBUSY);
+	KUNIT_EXPECT_EQ(test, kiwi_mr_fast_reg(mr, key, rw), -EBUSY);
 	KUNIT_EXPECT_EQ(test, atomic_read(&mr->state), KIWI_MR_INVALID);
 	kiwi_mr_put(mr);
-	KUNIT_ASSERT_EQ(test, kiwi_mr_fast_reg(mr, pd, key, rw), 0);
+	KUNIT_ASSERT_EQ(test, kiwi_mr_fast_reg(mr, key, rw), 0);
 	KUNIT_EXPECT_EQ(test, atomic_read(&mr->state), KIWI_MR_VALID);
 	KUNIT_EXPECT_EQ(test, kiwi_mr_check(mr, key, &env->pd[0],
 					    IB_ACCESS_REMOTE_WRITE,
@@ -571,7 +565,7 @@ static void fast_reg_rules(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kiwi_mr_check(mr, old, &env->pd[0], 0,
 					    mr->ibmr.iova, 1), KIWI_MEM_STAG);
 	/* Still valid: no second registration on top. */
-	KUNIT_EXPECT_EQ(test, kiwi_mr_fast_reg(mr, pd, key, rw), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kiwi_mr_fast_reg(mr, key, rw), -EINVAL);
 }
 
 /*
@@ -727,7 +721,7 @@ static void stale_probe_no_ref(struct kunit *test)
 	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
 	for (i = 0; i < 20000; i++) {
 		key = (p.stag & ~0xffU) | (0xc0 + (i & 1));
-		if (kiwi_mr_fast_reg(mr, &env->pd[0], key, rw) == -EBUSY) {
+		if (kiwi_mr_fast_reg(mr, key, rw) == -EBUSY) {
 			busy++;
 			continue;
 		}
