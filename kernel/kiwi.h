@@ -660,8 +660,10 @@ bool kiwi_irq_push(struct kiwi_qp *qp, const struct kiwi_irq_ent *ent);
 void kiwi_irq_served(struct kiwi_qp *qp);
 int kiwi_tx_msg_begin(struct kiwi_tx_msg *m, struct kiwi_qp_tx *tx,
 		      u8 op, u32 len, u64 to);
-void kiwi_tx_rreq(struct kiwi_tx_msg *m, struct kiwi_qp_tx *tx,
-		  const struct kiwi_rdmap_rreq *r);
+u32 kiwi_tx_request_msn(struct kiwi_qp *qp);
+void kiwi_tx_rreq(struct kiwi_qp *qp, const struct kiwi_rdmap_rreq *r);
+bool kiwi_tx_orq_refused(struct kiwi_qp *qp, const struct kiwi_term *t,
+			 bool atomic, u32 *idx);
 void kiwi_tx_wr_failed(struct kiwi_qp *qp, u32 idx, u8 status);
 
 /* tx_wr.c */

@@ -103,9 +103,12 @@ struct kiwi_swqe {
  * @stag: Data Sink STag (a Read) or the result SGE's lkey (an atomic)
  * @to: Data Sink TO (a Read) or the result SGE's address (an atomic)
  * @len: Read size (8 for an atomic)
+ * @msn: MSN of its Request on QN 1, set as TX frames it (a Terminate
+ *       names the Request it refuses by it, kiwi_tx_orq_refused())
  */
 struct kiwi_orq_ent {
 	u32 idx;
+	u32 msn;
 	bool rtr;
 	bool probe;
 	bool inv;

@@ -390,14 +390,82 @@ static bool kiwi_tx_start_rresp(struct kiwi_qp *qp)
 	return true;
 }
 
-/* Make @r the current message: a Read Request on QN 1 (TX). */
-void kiwi_tx_rreq(struct kiwi_tx_msg *m, struct kiwi_qp_tx *tx,
-		  const struct kiwi_rdmap_rreq *r)
+/**
+ * kiwi_tx_request_msn - the MSN of the Read or Atomic Request TX frames now
+ * @qp: the QP (TX context)
+ *
+ * Each Request's ORQ entry is made just before TX frames it (when TX takes
+ * its WR, or the RTR or Immediate Data probe that precedes it), so it is
+ * the newest: it keeps the MSN, by which a Terminate names the Request.
+ *
+ * Return: the next MSN on QN 1.
+ */
+u32 kiwi_tx_request_msn(struct kiwi_qp *qp)
 {
+	struct kiwi_qp_tx *tx = &qp->tx;
+	unsigned long flags;
+	u32 msn = tx->msn_rreq++;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	kiwi_orq_slot(tx, tx->orq_tail - 1)->msn = msn;
+	spin_unlock_irqrestore(&qp->lock, flags);
+	return msn;
+}
+
+/* Make @r the current message: a Read Request on QN 1 (TX). */
+void kiwi_tx_rreq(struct kiwi_qp *qp, const struct kiwi_rdmap_rreq *r)
+{
+	struct kiwi_tx_msg *m = &qp->tx.cur;
+
 	kiwi_rdmap_rreq_encode(r, m->rreq);
 	m->inline_data = m->rreq;
-	m->msn = tx->msn_rreq++;
-	kiwi_tx_msg_begin(m, tx, KIWI_RDMAP_READ_REQ, KIWI_RDMAP_RREQ_LEN, 0);
+	m->msn = kiwi_tx_request_msn(qp);
+	kiwi_tx_msg_begin(m, &qp->tx, KIWI_RDMAP_READ_REQ,
+			  KIWI_RDMAP_RREQ_LEN, 0);
+}
+
+/* An ORQ entry of the kind a refusal concerns: a Read WR, or an atomic. */
+static bool kiwi_orq_is(const struct kiwi_orq_ent *e, bool atomic)
+{
+	return atomic ? e->atomic : !e->rtr && !e->probe && !e->atomic;
+}
+
+/**
+ * kiwi_tx_orq_refused - the outstanding Read or atomic a Terminate refused
+ * @qp: the QP
+ * @t: the Terminate (it refuses a Read Request, or an Atomic Request)
+ * @atomic: look for an atomic, else for a Read WR
+ * @idx: output: the WR's SQ index
+ *
+ * The peer may serve earlier Requests after refusing a later one, so the
+ * copied DDP header's MSN names the WR; a Terminate without the whole
+ * header (siw's answer to an opcode it lacks) falls on the oldest WR of
+ * the kind. A named Request of another kind, or none outstanding, names
+ * no WR: every WR is flushed.
+ *
+ * Return: true if *@idx names the refused WR.
+ */
+bool kiwi_tx_orq_refused(struct kiwi_qp *qp, const struct kiwi_term *t,
+			 bool atomic, u32 *idx)
+{
+	struct kiwi_qp_tx *tx = &qp->tx;
+	const struct kiwi_orq_ent *e;
+	bool named, found = false;
+	unsigned long flags;
+	u32 i, msn;
+
+	named = kiwi_rdmap_term_request_msn(t, &msn);
+	spin_lock_irqsave(&qp->lock, flags);
+	for (i = tx->orq_head; tx->orq && i != tx->orq_tail; i++) {
+		e = kiwi_orq_slot(tx, i);
+		if (named ? e->msn == msn : kiwi_orq_is(e, atomic)) {
+			found = kiwi_orq_is(e, atomic);
+			*idx = e->idx;
+			break;
+		}
+	}
+	spin_unlock_irqrestore(&qp->lock, flags);
+	return found;
 }
 
 /* RFC 6581: the initiator's zero-length RTR message, sent first. */
@@ -423,7 +491,7 @@ static bool kiwi_tx_start_rtr(struct kiwi_qp *qp)
 			(struct kiwi_orq_ent){ .rtr = true };
 		tx->orq_tail++;
 		spin_unlock_irqrestore(&qp->lock, flags);
-		kiwi_tx_rreq(m, tx, &r);
+		kiwi_tx_rreq(qp, &r);
 	} else {
 		m->msn = tx->msn_send++;
 		kiwi_tx_msg_begin(m, tx, KIWI_RDMAP_SEND, 0, 0);

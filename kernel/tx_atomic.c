@@ -143,7 +143,7 @@ u8 kiwi_tx_setup_atomic(struct kiwi_qp *qp, u32 idx, struct kiwi_swqe *w,
 	kiwi_tx_areq_of(sqe, idx, &r);
 	kiwi_rdmap_areq_encode(&r, m->atomic);
 	m->inline_data = m->atomic;
-	m->msn = qp->tx.msn_rreq++;
+	m->msn = kiwi_tx_request_msn(qp);
 	kiwi_tx_msg_begin(m, &qp->tx, KIWI_RDMAP_ATOMIC_REQ,
 			  KIWI_RDMAP_AREQ_LEN, 0);
 	return IB_WC_SUCCESS;
@@ -173,30 +173,18 @@ static u8 kiwi_tx_atomic_status(const struct kiwi_term *t)
  *
  * A Terminate whose copied DDP header names an Atomic Request, or an
  * "unexpected opcode" without one (siw's answer to opcode 0xA), completes
- * the oldest outstanding atomic with IB_WC_REM_ACCESS_ERR (remote
- * protection errors), IB_WC_REM_INV_REQ_ERR (0/2/07: unaligned target)
- * or IB_WC_REM_OP_ERR (anything else, 0/2/06 included); the WRs before it
- * that are not complete are flushed first, the error state flushes the
- * rest.
+ * the atomic it names (kiwi_tx_orq_refused()) with IB_WC_REM_ACCESS_ERR
+ * (remote protection errors), IB_WC_REM_INV_REQ_ERR (0/2/07: unaligned
+ * target) or IB_WC_REM_OP_ERR (anything else, 0/2/06 included); the WRs
+ * before it that are not complete are flushed first, the error state
+ * flushes the rest.
  */
 void kiwi_tx_atomic_refused(struct kiwi_qp *qp, const struct kiwi_term *t)
 {
-	struct kiwi_qp_tx *tx = &qp->tx;
-	unsigned long flags;
-	bool found = false;
-	u32 i, idx = 0;
+	u32 idx;
 
 	if (!kiwi_rdmap_term_names_op(t, KIWI_RDMAP_ATOMIC_REQ))
 		return;
-	spin_lock_irqsave(&qp->lock, flags);
-	for (i = tx->orq_head; tx->orq && i != tx->orq_tail; i++) {
-		if (kiwi_orq_slot(tx, i)->atomic) {
-			idx = kiwi_orq_slot(tx, i)->idx;
-			found = true;
-			break;
-		}
-	}
-	spin_unlock_irqrestore(&qp->lock, flags);
-	if (found)
+	if (kiwi_tx_orq_refused(qp, t, true, &idx))
 		kiwi_sq_fail(qp, idx, kiwi_tx_atomic_status(t));
 }

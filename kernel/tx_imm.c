@@ -104,7 +104,7 @@ void kiwi_tx_imm_next(struct kiwi_qp *qp, struct kiwi_tx_msg *m)
 		return;
 	}
 	m->then = 0;
-	kiwi_tx_rreq(m, tx, &probe);
+	kiwi_tx_rreq(qp, &probe);
 }
 
 /**

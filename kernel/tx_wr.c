@@ -197,7 +197,7 @@ static u8 kiwi_tx_setup_read(struct kiwi_qp *qp, struct kiwi_swqe *w,
 	}
 	if (!st) {
 		w->len = sink->length;
-		kiwi_tx_rreq(m, &qp->tx, &r);
+		kiwi_tx_rreq(qp, &r);
 	}
 	return st;
 }
@@ -347,31 +347,20 @@ bool kiwi_tx_start_sqe(struct kiwi_qp *qp)
  *
  * A remote protection error (RDMAP: invalid STag, bounds, access rights,
  * stream, wrap) whose copied DDP header names a Read Request answers the
- * oldest outstanding Read: the peer serves Read Requests (and atomics) in
- * order and stops at the first it refuses. That Read completes with
- * IB_WC_REM_ACCESS_ERR, as an RC requester reports a remote access error;
- * the WRs before it that are not complete are flushed first, the error
- * state flushes the rest. Other Terminates flush the Read.
+ * outstanding Read of that MSN (kiwi_tx_orq_refused()). That Read
+ * completes with IB_WC_REM_ACCESS_ERR, as an RC requester reports a
+ * remote access error; the WRs before it that are not complete are
+ * flushed first, the error state flushes the rest. Other Terminates
+ * flush the Read.
  */
 void kiwi_tx_read_refused(struct kiwi_qp *qp, const struct kiwi_term *t)
 {
-	struct kiwi_qp_tx *tx = &qp->tx;
-	struct kiwi_orq_ent *ent;
-	unsigned long flags;
-	bool found = false;
-	u32 idx = 0;
+	u32 idx;
 
 	if (t->layer != KIWI_TERM_LAYER_RDMAP ||
 	    t->etype != KIWI_TERM_ET_RDMAP_REMOTE_PROT || t->ddp_hdr_len < 2 ||
 	    !kiwi_rdmap_term_names_op(t, KIWI_RDMAP_READ_REQ))
 		return;
-	spin_lock_irqsave(&qp->lock, flags);
-	if (tx->orq && tx->orq_head != tx->orq_tail) {
-		ent = kiwi_orq_slot(tx, tx->orq_head);
-		found = !ent->rtr && !ent->probe && !ent->atomic;
-		idx = ent->idx;
-	}
-	spin_unlock_irqrestore(&qp->lock, flags);
-	if (found)
+	if (kiwi_tx_orq_refused(qp, t, false, &idx))
 		kiwi_sq_fail(qp, idx, IB_WC_REM_ACCESS_ERR);
 }

@@ -232,6 +232,7 @@ void kiwi_rdmap_aresp_decode(struct kiwi_rdmap_aresp *r, const u8 *buf);
 bool kiwi_rdmap_atomic_apply(const struct kiwi_rdmap_areq *r, u64 orig,
 			     u64 *val);
 bool kiwi_rdmap_term_names_op(const struct kiwi_term *t, u8 op);
+bool kiwi_rdmap_term_request_msn(const struct kiwi_term *t, u32 *msn);
 
 enum kiwi_term_err kiwi_rdmap_check_hdr(const struct kiwi_ddp_hdr *h,
 					u32 len);

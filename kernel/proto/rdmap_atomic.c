@@ -190,3 +190,27 @@ bool kiwi_rdmap_term_names_op(const struct kiwi_term *t, u8 op)
 	return kiwi_term_err_lookup(t->layer, t->etype, t->ecode) ==
 	       KIWI_TERM_ERR_RDMAP_OPCODE;
 }
+
+/**
+ * kiwi_rdmap_term_request_msn() - the Read or Atomic Request a received
+ * Terminate names by its MSN.
+ * @t: the decoded Terminate.
+ * @msn: output: the Request's MSN on QN 1.
+ *
+ * A Terminate for a refused Request copies the whole untagged DDP header
+ * of the failed segment (RFC 5040 section 4.8), whose QN and MSN name it
+ * among the Requests outstanding.
+ *
+ * Return: true if @t carries the whole untagged header of a QN 1 message.
+ */
+bool kiwi_rdmap_term_request_msn(const struct kiwi_term *t, u32 *msn)
+{
+	struct kiwi_ddp_hdr h;
+
+	if (t->ddp_hdr_len != KIWI_DDP_UNTAGGED_HDR_LEN ||
+	    kiwi_ddp_hdr_decode(&h, t->ddp_hdr, t->ddp_hdr_len) < 0 ||
+	    h.tagged || h.qn != KIWI_RDMAP_QN_READ_REQ)
+		return false;
+	*msn = h.msn;
+	return true;
+}

@@ -334,3 +334,30 @@ TEST(RdmapAtomic, TerminateNamesOpcode)
 	t.ddp_hdr[1] = kiwi_rdmap_ctrl(KIWI_RDMAP_READ_REQ);
 	EXPECT_FALSE(kiwi_rdmap_term_names_op(&t, KIWI_RDMAP_ATOMIC_REQ));
 }
+
+// The copied header names the refused Request by its QN 1 MSN; a tagged,
+// other-queue or partial header names none.
+TEST(RdmapAtomic, TerminateRequestMsn)
+{
+	kiwi_term t{};
+	kiwi_ddp_hdr h{};
+	u32 msn = 0;
+
+	h.last = true;
+	h.dv = KIWI_DDP_VERSION;
+	h.ulp_ctrl = kiwi_rdmap_ctrl(KIWI_RDMAP_READ_REQ);
+	h.qn = KIWI_RDMAP_QN_READ_REQ;
+	h.msn = 0xfffffff3;
+	t.ddp_hdr_len = kiwi_ddp_hdr_encode(&h, t.ddp_hdr);
+	ASSERT_EQ(KIWI_DDP_UNTAGGED_HDR_LEN, t.ddp_hdr_len);
+	EXPECT_TRUE(kiwi_rdmap_term_request_msn(&t, &msn));
+	EXPECT_EQ(0xfffffff3u, msn);
+	t.ddp_hdr_len = KIWI_DDP_UNTAGGED_HDR_LEN - 1;
+	EXPECT_FALSE(kiwi_rdmap_term_request_msn(&t, &msn));
+	h.qn = KIWI_RDMAP_QN_SEND;
+	t.ddp_hdr_len = kiwi_ddp_hdr_encode(&h, t.ddp_hdr);
+	EXPECT_FALSE(kiwi_rdmap_term_request_msn(&t, &msn));
+	h.tagged = true;
+	t.ddp_hdr_len = kiwi_ddp_hdr_encode(&h, t.ddp_hdr);
+	EXPECT_FALSE(kiwi_rdmap_term_request_msn(&t, &msn));
+}

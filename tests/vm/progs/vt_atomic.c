@@ -29,6 +29,10 @@
  *    a Send posted behind the atomic completes after it (flushed, or
  *    successfully if TCP took it before the Terminate came) and one
  *    posted in the error state is flushed;
+ *  - a Read, and an atomic behind a valid one, refused while a 4 MiB Read
+ *    is still being answered: the refused WR completes with
+ *    IBV_WC_REM_ACCESS_ERR (the Terminate's MSN names it), those before it
+ *    flushed (or successful);
  *  - a result SGE that is not 8 octets is refused by ibv_post_send
  *    (EINVAL).
  */
@@ -463,6 +467,83 @@ static void check_refused(enum bad_kind kind, enum ibv_wc_status want)
 	mem_free(&tgt);
 }
 
+/*
+ * A Request refused behind a 4 MiB Read still being answered (the
+ * responder Terminates at once, TX sends the Terminate before the rest of
+ * the Response): the Terminate's copied header names the refused WR, which
+ * completes with IBV_WC_REM_ACCESS_ERR; the WRs before it complete first,
+ * flushed (or successfully, if answered before the Terminate came).
+ * @atomic: the refused Request is a Fetch-and-Add behind the Read and a
+ * valid Fetch-and-Add (whose Response waits behind the Read's), else a Read.
+ */
+static void check_refused_behind(bool atomic)
+{
+	const char *what = atomic ? "an atomic refused behind a Read and an atomic" :
+				    "a Read refused behind a Read";
+	const size_t big = 4 << 20;
+	unsigned int fails = vt_failures, flushed = 0;
+	struct mem src, sink, res, tgt;
+	struct ibv_qp *qp;
+	struct vt_cm_conn c;
+	struct ibv_wc wc;
+	uint64_t last, id;
+	int rv;
+
+	conn_open(&c);
+	qp = vt_cm_conn_qp(&c, 0);
+	mem_reg(&src, big, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
+	mem_reg(&sink, big, IBV_ACCESS_LOCAL_WRITE);
+	mem_reg(&res, 4096, IBV_ACCESS_LOCAL_WRITE);
+	mem_reg(&tgt, 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC);
+	rv = vt_post_rdma(qp, IBV_WR_RDMA_READ, 10, sink.buf, big, sink.mr->lkey,
+			  (uintptr_t)src.buf, src.mr->rkey);
+	if (!rv && atomic)
+		rv = post_atomic(qp, IBV_WR_ATOMIC_FETCH_AND_ADD, res.buf,
+				 res.mr, 8, (uintptr_t)tgt.buf, tgt.mr->rkey,
+				 1, 0, 11);
+	/* No REMOTE_ATOMIC on the Read's source, no REMOTE_READ on tgt. */
+	if (!rv && atomic)
+		rv = post_atomic(qp, IBV_WR_ATOMIC_FETCH_AND_ADD, &res.buf[1],
+				 res.mr, 8, (uintptr_t)src.buf, src.mr->rkey,
+				 1, 0, 12);
+	else if (!rv)
+		rv = vt_post_rdma(qp, IBV_WR_RDMA_READ, 12, res.buf, 64,
+				  res.mr->lkey, (uintptr_t)tgt.buf,
+				  tgt.mr->rkey);
+	if (rv)
+		vt_fail("%s: post: %s", what, strerror(rv));
+	last = atomic ? 11 : 10;
+	for (id = 10; !rv && id <= last; id++) {
+		if (!poll_one(c.cq[0], &wc)) {
+			vt_fail("%s: WR %llu: no completion", what,
+				(unsigned long long)id);
+			rv = -1;
+		} else if (wc.wr_id != id || (wc.status != IBV_WC_WR_FLUSH_ERR &&
+					      wc.status != IBV_WC_SUCCESS)) {
+			vt_fail("%s: completion of WR %llu: WR %llu %s, want flushed or success",
+				what, (unsigned long long)id,
+				(unsigned long long)wc.wr_id,
+				ibv_wc_status_str(wc.status));
+		} else {
+			flushed += wc.status == IBV_WC_WR_FLUSH_ERR;
+		}
+	}
+	if (!rv && !poll_one(c.cq[0], &wc))
+		vt_fail("%s: the refused WR: no completion", what);
+	else if (!rv && (wc.wr_id != 12 || wc.status != IBV_WC_REM_ACCESS_ERR))
+		vt_fail("%s: WR %llu %s, want WR 12 IBV_WC_REM_ACCESS_ERR",
+			what, (unsigned long long)wc.wr_id,
+			ibv_wc_status_str(wc.status));
+	if (vt_failures == fails)
+		vt_pass("%s: the refused WR IBV_WC_REM_ACCESS_ERR, %u of the %llu before it flushed",
+			what, flushed, (unsigned long long)(last - 9));
+	vt_cm_conn_close(&cm, &c);
+	mem_free(&src);
+	mem_free(&sink);
+	mem_free(&res);
+	mem_free(&tgt);
+}
+
 /* A result SGE must be exactly 8 octets. */
 static void check_bad_result_sge(void)
 {
@@ -583,6 +664,8 @@ int main(int argc, char **argv)
 	check_refused(BAD_UNALIGNED, IBV_WC_REM_INV_REQ_ERR);
 	check_refused(BAD_MR_ACCESS, IBV_WC_REM_ACCESS_ERR);
 	check_refused(BAD_QP_ACCESS, IBV_WC_REM_ACCESS_ERR);
+	check_refused_behind(false);
+	check_refused_behind(true);
 	check_bad_result_sge();
 
 	ibv_dealloc_pd(pd);

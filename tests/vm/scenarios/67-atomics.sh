@@ -11,7 +11,9 @@
 # (the counter must end exact, every original distinct); an unaligned
 # target, an MR without remote atomic access and a responder QP without
 # remote rights each fail the WR with its status, leave the target alone
-# and put the requester's QP in error with an async event. The
+# and put the requester's QP in error with an async event; a Read, and an
+# atomic behind a valid one, refused behind a 4 MiB Read fail that WR (the
+# Terminate's MSN names it) and flush those before it. The
 # Terminates the responder sent are checked in the kernel log, the
 # atomic_req_served counter (`rdma statistic`) against the atomics served. Then
 # perftest's ib_atomic_lat and ib_atomic_bw over rdma_cm (-R) (they must run).
