@@ -380,6 +380,12 @@ static void kiwi_qp_set_attrs(struct kiwi_qp *qp, struct ib_qp_attr *attr,
 		qp->access = attr->qp_access_flags;
 		qp->access_sets = min(qp->access_sets + 1, 2);
 	}
+	/*
+	 * A connection's ORD and IRD are what MPA negotiated; they cannot
+	 * change under it, and query_qp keeps reporting them.
+	 */
+	if (qp->llp_bound)
+		return;
 	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
 		qp->ord = attr->max_rd_atomic;
 	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)

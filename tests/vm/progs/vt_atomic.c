@@ -16,6 +16,8 @@
  *    thread on the target side adds 1 CPU_ADDS times with
  *    __atomic_fetch_add: the counter ends exactly at PAIRS * OPS +
  *    CPU_ADDS and no two remote atomics returned the same value;
+ *  - ibv_modify_qp of max_rd_atomic and max_dest_rd_atomic to 1 in RTS is
+ *    accepted and ibv_query_qp still reports the negotiated ORD and IRD 4;
  *  - a burst (EXT-05): 32 Fetch-and-Add of 1 posted at once, 8 times the
  *    ORD: the requester keeps at most ORD outstanding (the responder would refuse
  *    more than its IRD with a Terminate: the scenario checks that its
@@ -561,6 +563,37 @@ static void check_bad_result_sge(void)
 	mem_free(&res);
 }
 
+/*
+ * The negotiated depths are in force on a connection: ibv_modify_qp of
+ * max_rd_atomic and max_dest_rd_atomic in RTS is accepted (IB allows them
+ * in RTS to RTS) and does not change what ibv_query_qp reports.
+ */
+static void check_depths_fixed(struct vt_cm_conn *c)
+{
+	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_RTS, .max_rd_atomic = 1,
+				  .max_dest_rd_atomic = 1 };
+	struct ibv_qp_init_attr qia;
+	int rv;
+
+	rv = ibv_modify_qp(vt_cm_conn_qp(c, 0), &qa, IBV_QP_STATE |
+			   IBV_QP_MAX_QP_RD_ATOMIC | IBV_QP_MAX_DEST_RD_ATOMIC);
+	if (rv) {
+		vt_fail("RTS -> RTS with max_rd_atomic 1: %s", strerror(rv));
+		return;
+	}
+	memset(&qa, 0, sizeof(qa));
+	rv = ibv_query_qp(vt_cm_conn_qp(c, 0), &qa, IBV_QP_MAX_QP_RD_ATOMIC |
+			  IBV_QP_MAX_DEST_RD_ATOMIC, &qia);
+	if (rv)
+		vt_fail("ibv_query_qp: %s", strerror(rv));
+	else if (qa.max_rd_atomic != VT_ORD || qa.max_dest_rd_atomic != VT_ORD)
+		vt_fail("after RTS -> RTS with depths 1: ibv_query_qp ORD %u IRD %u, want the negotiated %d and %d",
+			qa.max_rd_atomic, qa.max_dest_rd_atomic, VT_ORD, VT_ORD);
+	else
+		vt_pass("RTS -> RTS with max_rd_atomic and max_dest_rd_atomic 1: accepted, ibv_query_qp keeps the negotiated ORD %d and IRD %d",
+			VT_ORD, VT_ORD);
+}
+
 /* VT_BURST atomics posted at once, beyond the ORD. */
 static void check_burst(void)
 {
@@ -573,6 +606,7 @@ static void check_burst(void)
 	conn_open(&c);
 	mem_reg(&res, 4096, IBV_ACCESS_LOCAL_WRITE);
 	mem_reg(&tgt, 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC);
+	check_depths_fixed(&c);
 	for (i = 0; i < VT_BURST && !rv; i++)
 		rv = post_atomic(vt_cm_conn_qp(&c, 0),
 				 IBV_WR_ATOMIC_FETCH_AND_ADD, &res.buf[i],

@@ -4,7 +4,8 @@
 # RFC 7306 atomics in one guest, kiwi0 on both ends over the guest's own
 # address: vt_atomic (libibverbs over rdma_cm): atomic_cap IBV_ATOMIC_GLOB;
 # Fetch-and-Add and Compare-and-Swap from both ends (original values,
-# stored values, a failed compare); a burst of 32 atomics posted at once
+# stored values, a failed compare); ORD and IRD stay as negotiated through
+# a modify in RTS; a burst of 32 atomics posted at once
 # (8 x ORD: the requester holds them back, ird_exceeded stays, originals in
 # order); 4 connections x 2000 Fetch-and-Add on
 # one counter while the CPU adds 1 a million times on the target side
