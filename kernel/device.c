@@ -288,16 +288,19 @@ static void kiwi_device_gone_work(struct work_struct *work)
  * controller with live queues would wait out its I/O and admin timeouts
  * on connections that can never answer (Documentation/ulps.md). The
  * device reference taken here holds a concurrent unregistration
- * (`rdma link delete`, module unload) until the work is done.
+ * (`rdma link delete`, module unload) until the work is done. Only the
+ * first NETDEV_UNREGISTER counts: the core repeats it every second while
+ * the net_device's references remain, ours among them until the device
+ * is gone, and a deadline moved each time would never come.
  */
 static void kiwi_device_netdev_gone(struct kiwi_device *kdev)
 {
-	if (!ib_device_try_get(&kdev->ibdev))
+	if (kdev->gone || !ib_device_try_get(&kdev->ibdev))
 		return;
+	kdev->gone = true;
 	kiwi_cm_abort_device(&kdev->ibdev);
 	kdev->gone_deadline = jiffies + KIWI_GONE_GRACE;
-	if (!queue_delayed_work(system_wq, &kdev->gone_work, 0))
-		ib_device_put(&kdev->ibdev);
+	queue_delayed_work(system_wq, &kdev->gone_work, 0);
 }
 
 static void kiwi_device_init(struct kiwi_device *kdev, struct net_device *ndev)

@@ -110,6 +110,9 @@ static inline u32 kiwi_stag_index(u32 stag)
  * @gone_work: the net_device is being unregistered: unregisters the
  *             device once its connected QPs are gone (device.c)
  * @gone_deadline: jiffies after which @gone_work waits no longer
+ * @gone: the net_device's unregistration was seen (RTNL): the core
+ *        repeats NETDEV_UNREGISTER every second while references remain,
+ *        which must neither move @gone_deadline nor queue @gone_work again
  */
 struct kiwi_device {
 	struct ib_device ibdev;
@@ -133,6 +136,7 @@ struct kiwi_device {
 	struct kiwi_dev_stats stats;
 	struct delayed_work gone_work;
 	unsigned long gone_deadline;
+	bool gone;
 };
 
 /**

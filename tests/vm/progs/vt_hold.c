@@ -4,7 +4,11 @@
  * under it (rdma link delete, netdev unregister), then check what a
  * process sees afterwards.
  *
- *   vt_hold [-d DEV] [-t SECONDS] [-r READYFILE]
+ *   vt_hold [-d DEV] [-t SECONDS] [-r READYFILE] [-e]
+ *
+ * -e moves one QP from INIT to ERR first, so that the device holds a QP
+ * past INIT, as one a connection used (a netdev's removal waits up to 3 s
+ * for those, then goes on).
  *
  * After writing READYFILE the program waits up to -t seconds (default 60)
  * for IBV_EVENT_DEVICE_FATAL; other events are printed and ignored. Then:
@@ -49,7 +53,7 @@ static struct ibv_qp *make_qp(struct vt_objs *o, struct ibv_srq *srq)
 	return qp;
 }
 
-static void create_objs(struct vt_objs *o)
+static void create_objs(struct vt_objs *o, bool err_qp)
 {
 	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 32, .max_sge = 2 } };
 	struct ibv_qp_attr qa = {
@@ -81,6 +85,10 @@ static void create_objs(struct vt_objs *o)
 	rc = ibv_modify_qp(o->qp, &qa, IBV_QP_STATE | IBV_QP_ACCESS_FLAGS);
 	if (rc)
 		vt_fatal("ibv_modify_qp(INIT): %s", strerror(rc));
+	qa.qp_state = IBV_QPS_ERR;
+	rc = err_qp ? ibv_modify_qp(o->qp, &qa, IBV_QP_STATE) : 0;
+	if (rc)
+		vt_fatal("ibv_modify_qp(ERR): %s", strerror(rc));
 }
 
 static bool wait_fatal(struct ibv_context *ctx, unsigned long timeout_s)
@@ -156,10 +164,11 @@ int main(int argc, char **argv)
 	const char *dev = VT_DEFAULT_DEV, *ready = NULL;
 	unsigned long timeout_s = 60;
 	struct vt_objs o = { 0 };
+	bool err_qp = false;
 	int opt, flags;
 
 	vt_init("vt_hold");
-	while ((opt = getopt(argc, argv, "d:t:r:")) != -1) {
+	while ((opt = getopt(argc, argv, "d:t:r:e")) != -1) {
 		switch (opt) {
 		case 'd':
 			dev = optarg;
@@ -170,8 +179,11 @@ int main(int argc, char **argv)
 		case 'r':
 			ready = optarg;
 			break;
+		case 'e':
+			err_qp = true;
+			break;
 		default:
-			fprintf(stderr, "usage: vt_hold [-d DEV] [-t S] [-r READYFILE]\n");
+			fprintf(stderr, "usage: vt_hold [-d DEV] [-t S] [-r READYFILE] [-e]\n");
 			return 2;
 		}
 	}
@@ -179,7 +191,7 @@ int main(int argc, char **argv)
 	flags = fcntl(o.ctx->async_fd, F_GETFL);
 	if (flags < 0 || fcntl(o.ctx->async_fd, F_SETFL, flags | O_NONBLOCK))
 		vt_fatal("fcntl(async_fd): %s", strerror(errno));
-	create_objs(&o);
+	create_objs(&o, err_qp);
 	vt_signal_ready(ready);
 	if (wait_fatal(o.ctx, timeout_s)) {
 		vt_pass("IBV_EVENT_DEVICE_FATAL received");
