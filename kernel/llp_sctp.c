@@ -141,11 +141,17 @@ static struct sctp_association *kiwi_sctp_asoc(struct sock *sk)
 					struct sctp_association, asocs);
 }
 
-/* Under @sk's lock: the MULPDU of @asoc's path MTU now (section 9). */
+/*
+ * Under @sk's lock: the MULPDU of @asoc's path MTU now (section 9), no
+ * larger than a kiwi peer reads in one chunk (KIWI_SCTP_RBUF_LEN): the
+ * loopback's MTU of 65536 would allow segments of 65486 octets.
+ */
 static u32 kiwi_sctp_path_mulpdu(struct sock *sk,
 				 const struct sctp_association *asoc)
 {
-	return kiwi_sctp_mulpdu(asoc->pathmtu, sk->sk_family == AF_INET6);
+	return min_t(u32, kiwi_sctp_mulpdu(asoc->pathmtu,
+					   sk->sk_family == AF_INET6),
+		     KIWI_SCTP_RBUF_LEN - KIWI_SCTP_SSN_LEN);
 }
 
 /**

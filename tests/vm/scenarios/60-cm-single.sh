@@ -4,8 +4,9 @@
 # Connection management in one guest: rping client and server on kiwi0
 # (eth0), loopback through the guest's own address, in every MPA flavour
 # kiwi0's settings select, over IPv4 and IPv6, with specific and wildcard
-# listeners; connect to a port without listener; a silent peer on either
-# side (mpa_timeout); a bad Request; a listener destroyed with a pending
+# listeners, and over SCTP with 20000-octet pings (the loopback's MTU);
+# connect to a port without listener; a silent peer on either side
+# (mpa_timeout); a bad Request; a listener destroyed with a pending
 # child; a local port another socket holds; module parameter validation;
 # unload at the end. (62-ops checks the settings themselves.)
 # kiwi-lab: timeout=600
@@ -53,6 +54,16 @@ ip -6 addr add fd77::1/64 dev eth0 nodad
 vt_rping "IPv6" 7107 10 fd77::1 fd77::1
 vt_rping "IPv6 wildcard listener" 7108 10 :: fd77::1
 ip -6 addr del fd77::1/64 dev eth0
+# DDP over SCTP through the guest's own address: the loopback's MTU of
+# 65536 must not make segments larger than a kiwi receiver reads in one
+# chunk (9216 octets), so rpings of 20000 octets go through (before the
+# fix the receiver refused the first large segment and ended the
+# association).
+if vt_check "modprobe sctp" modprobe sctp; then
+	echo sctp > $S/llp
+	VT_RPING_SIZE=20000 vt_rping "llp=sctp, 20000 octets over the loopback" 7109 10
+	echo tcp > $S/llp
+fi
 
 # 3. No listener: refused at once.
 t0=$EPOCHSECONDS

@@ -337,16 +337,18 @@ vt_wait_file() {
 
 # vt_rping NAME PORT COUNT [LISTEN_ADDR [CONNECT_ADDR]]: an rping server
 # and client, COUNT verified pings; both addresses default to eth0's
-# (KIWI_MY_IP). Passes or fails one check named "rping NAME".
+# (KIWI_MY_IP); VT_RPING_SIZE, if set, is rping's -S. Passes or fails one
+# check named "rping NAME".
 vt_rping() {
 	local ip=${KIWI_MY_IP:-10.77.0.1}
 	local name=$1 port=$2 n=$3 la=${4:-$ip} ca=${5:-$ip} srv rc out
+	local size=(${VT_RPING_SIZE:+-S "$VT_RPING_SIZE"})
 
-	rping -s -a "$la" -p "$port" -C "$n" -v > "$VT_TMP/srv.$port" 2>&1 &
+	rping -s -a "$la" -p "$port" -C "$n" "${size[@]}" -v > "$VT_TMP/srv.$port" 2>&1 &
 	srv=$!
 	# The client fails the check if the server never listens.
 	vt_wait_for 20 vt_listening "$port" || :
-	out=$(timeout 120 rping -c -a "$ca" -p "$port" -C "$n" -v 2>&1)
+	out=$(timeout 120 rping -c -a "$ca" -p "$port" -C "$n" "${size[@]}" -v 2>&1)
 	rc=$?
 	wait $srv
 	if [ $rc = 0 ] && [ "$(grep -c 'ping data' <<<"$out")" = "$n" ]; then
@@ -356,9 +358,10 @@ vt_rping() {
 	fi
 }
 
-# vt_listening PORT: a TCP socket listens on PORT (for vt_wait_for).
+# vt_listening PORT: a TCP or SCTP socket listens on PORT (for
+# vt_wait_for).
 vt_listening() {
-	[ -n "$(ss -Hltn "sport = :$1")" ]
+	[ -n "$(ss -HltnS "sport = :$1")" ]
 }
 
 # vt_wait_for SECONDS CMD...: poll CMD every 0.2 s until it succeeds.
