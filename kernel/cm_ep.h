@@ -256,7 +256,7 @@ struct kiwi_ep *kiwi_cm_port_member(struct kiwi_ep *port, struct socket *sock);
 int kiwi_cm_sctp_sock_create(struct net *net, int family,
 			     struct socket **sockp);
 int kiwi_cm_sctp_settings_ok(struct ib_device *ibdev);
-int kiwi_cm_sctp_ep_init(struct kiwi_ep *ep);
+int kiwi_cm_sctp_ep_init(struct kiwi_ep *ep, bool responder);
 int kiwi_cm_sctp_prepare(struct kiwi_ep *ep, struct iw_cm_id *cm_id,
 			 const struct iw_cm_conn_param *param);
 void kiwi_cm_sctp_active_work(struct kiwi_ep *ep, unsigned long ev);

@@ -149,7 +149,7 @@ static void kiwi_cm_new_child(struct kiwi_ep *l, const struct kiwi_ep *parent,
 	over = !room && l->sctp_llp && l->nchildren < 2 * l->backlog;
 	spin_unlock_bh(&l->child_lock);
 	child = room || over ? kiwi_ep_alloc() : NULL;
-	if (child && l->sctp_llp && kiwi_cm_sctp_ep_init(child)) {
+	if (child && l->sctp_llp && kiwi_cm_sctp_ep_init(child, true)) {
 		kiwi_ep_put(child);
 		child = NULL;
 	}

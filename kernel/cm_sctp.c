@@ -75,10 +75,13 @@ int kiwi_cm_sctp_settings_ok(struct ib_device *ibdev)
 	return -EOPNOTSUPP;
 }
 
-/* An endpoint's association state, with the socket it reads. */
-int kiwi_cm_sctp_ep_init(struct kiwi_ep *ep)
+/*
+ * An endpoint's association state, with the socket it reads; @responder:
+ * a listener's child (kiwi_sctp_conn_alloc()).
+ */
+int kiwi_cm_sctp_ep_init(struct kiwi_ep *ep, bool responder)
 {
-	ep->sctp = kiwi_sctp_conn_alloc();
+	ep->sctp = kiwi_sctp_conn_alloc(responder);
 	return ep->sctp ? 0 : -ENOMEM;
 }
 
@@ -177,7 +180,7 @@ int kiwi_cm_sctp_prepare(struct kiwi_ep *ep, struct iw_cm_id *cm_id,
 	int rv = kiwi_cm_sctp_settings_ok(cm_id->device);
 
 	if (!rv)
-		rv = kiwi_cm_sctp_ep_init(ep);
+		rv = kiwi_cm_sctp_ep_init(ep, false);
 	if (rv)
 		return rv;
 	ep->llp.mpa.ird = kiwi_cm_ird(param->ird);

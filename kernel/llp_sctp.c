@@ -41,7 +41,17 @@ static void kiwi_sctp_rx_work(struct work_struct *work);
 static int kiwi_sctp_wake(struct wait_queue_entry *wait, unsigned int mode,
 			  int sync, void *key);
 
-struct kiwi_sctp_conn *kiwi_sctp_conn_alloc(void)
+/**
+ * kiwi_sctp_conn_alloc - the state of an association carrying DDP
+ * @responder: a listener's child: until a QP reads it, no chunk may be
+ *             held ahead of the next one (the initiator sends only its
+ *             Initiate before the Accept), so a peer cannot make the
+ *             kernel hold KIWI_SCTP_HOLD_MAX for each association it
+ *             opens and never starts
+ *
+ * Return: the state, or NULL.
+ */
+struct kiwi_sctp_conn *kiwi_sctp_conn_alloc(bool responder)
 {
 	struct kiwi_sctp_conn *sc = kzalloc(sizeof(*sc), GFP_KERNEL);
 
@@ -56,6 +66,7 @@ struct kiwi_sctp_conn *kiwi_sctp_conn_alloc(void)
 		return NULL;
 	}
 	xa_init(&sc->held);
+	sc->hold_max = responder ? 0 : KIWI_SCTP_HOLD_MAX;
 	INIT_WORK(&sc->rx_work, kiwi_sctp_rx_work);
 	init_waitqueue_func_entry(&sc->wait, kiwi_sctp_wake);
 	return sc;
@@ -313,8 +324,8 @@ static int kiwi_sctp_judge(struct kiwi_sctp_conn *sc, u32 ppid, u32 len)
  * refused before anything of it is placed. A DDP segment the QP places
  * now (kiwi_rx_early()) is kept as its headers only.
  *
- * Return: 0, -EPROTO (a duplicate), -ENOBUFS (over KIWI_SCTP_HOLD_MAX)
- * or -ENOMEM.
+ * Return: 0, -EPROTO (a duplicate), -ENOBUFS (over sc->hold_max) or
+ * -ENOMEM.
  */
 static int kiwi_sctp_hold(struct kiwi_sctp_conn *sc, u16 ssn, u32 ppid,
 			  u32 len, struct kiwi_qp *qp)
@@ -325,7 +336,7 @@ static int kiwi_sctp_hold(struct kiwi_sctp_conn *sc, u16 ssn, u32 ppid,
 
 	if (xa_load(&sc->held, ssn))
 		return -EPROTO;		/* a duplicate DDP-SSN */
-	if (struct_size(c, data, len) > KIWI_SCTP_HOLD_MAX - sc->held_len)
+	if (struct_size(c, data, len) > sc->hold_max - sc->held_len)
 		return -ENOBUFS;
 	if (qp && ppid == KIWI_SCTP_PPID_DDP_SEG &&
 	    kiwi_rx_early(qp, sc->rbuf + KIWI_SCTP_SSN_LEN,
@@ -520,6 +531,7 @@ static int kiwi_llp_sctp_setup(struct kiwi_qp *qp, struct socket *sock,
 		return -EINVAL;
 	qp->tx.sctp = sc;
 	qp->tx.mulpdu = sc->mulpdu;
+	sc->hold_max = KIWI_SCTP_HOLD_MAX;
 	memset(sc->early, 0, sizeof(*sc->early));
 	qp->rx.early = sc->early;
 	spin_lock_irqsave(&wq->lock, flags);

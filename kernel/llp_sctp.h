@@ -66,7 +66,10 @@ struct kiwi_sctp_chunk {
  * @rx_next: DDP-SSN of the next chunk to deliver (same owners, RX side)
  * @held: chunks received ahead of @rx_next (struct kiwi_sctp_chunk), by
  *	  DDP-SSN (same owners as @rx_next)
- * @held_len: octets of the chunks in @held (KIWI_SCTP_HOLD_MAX at most)
+ * @held_len: octets of the chunks in @held (@hold_max at most)
+ * @hold_max: octets @held may take (same owners as @held): none while a
+ *	      responder reads the Initiate, which nothing may precede
+ *	      (SCTP-019), KIWI_SCTP_HOLD_MAX once a QP reads
  * @early: the attached QP's record of Sends placed ahead of a gap
  *	   (kiwi_qp_rx.early; RX, reset at setup)
  * @peer_term: the peer's Session Terminate was delivered
@@ -82,6 +85,7 @@ struct kiwi_sctp_conn {
 	u16 rx_next;
 	struct xarray held;
 	u32 held_len;
+	u32 hold_max;
 	struct kiwi_rx_early *early;
 	bool peer_term;
 	u8 *rbuf;
@@ -105,7 +109,7 @@ struct kiwi_sctp_msg {
 };
 
 /* llp_sctp.c: sockets, chunk I/O and ordering */
-struct kiwi_sctp_conn *kiwi_sctp_conn_alloc(void);
+struct kiwi_sctp_conn *kiwi_sctp_conn_alloc(bool responder);
 void kiwi_sctp_conn_free(struct kiwi_sctp_conn *sc);
 int kiwi_sctp_sock_prepare(struct socket *sock);
 void kiwi_sctp_sock_attach(struct kiwi_sctp_conn *sc, struct socket *sock);

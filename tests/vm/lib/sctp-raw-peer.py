@@ -17,6 +17,9 @@ big-pd       DDP indication, an Initiate with 300 octets of Private Data
              Session Terminate, never a Reject
 huge-pd      DDP indication, an Initiate with 513 octets of Private Data,
              more than the draft allows in any message (512)
+seg-ahead    DDP indication, 8 Sends of 1000 octets as DDP-SSN 1 to 8 and
+             no Initiate (DDP-SSN 0): nothing may come before the Initiate,
+             so the listener must not keep them waiting for it
 pre-stream   DDP indication, a Send on SCTP stream 1 before any Initiate;
              once a Session Terminate comes back on stream 1, the peer
              closes the association ("closed")
@@ -426,11 +429,17 @@ def run(mode, port, ip, limit):
         first = (PPID_SSC, ssc(0, 1, b"x" * 513))
     elif mode == "pre-stream":
         first = (PPID_SEG, send_seg(0), 1)
+    elif mode == "seg-ahead":
+        first = None
     else:
         return ["unknown-mode"]
     ev = []
     try:
-        send(s, *first)
+        if first is None:
+            for ssn in range(1, 9):
+                send(s, PPID_SEG, send_seg(ssn, ssn, 0, b"a" * 1000))
+        else:
+            send(s, *first)
     except OSError as e:
         return send_failed([], e)
     s.settimeout(limit)

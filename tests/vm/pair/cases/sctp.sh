@@ -22,7 +22,9 @@
 #    guest against a kiwi listener: without (or with another) adaptation
 #    indication, a DDP Segment or an unknown PPID or function code as the
 #    first chunk, or an Initiate with more Private Data than the draft's
-#    512 octets, the association is aborted; an Initiate with private data
+#    512 octets, or DDP Segments ahead of the Initiate (DDP-SSN 1 to 8,
+#    none 0: aborted at once, not held until mpa_timeout), the association
+#    is aborted; an Initiate with private data
 #    iw_cm cannot carry gets a Session Terminate, and so does a Send on
 #    SCTP stream 1 before any Initiate, on stream 1 (counted and logged on
 #    the listener's device). The server's counters sctp_no_adaptation,
@@ -156,7 +158,7 @@ if [ "$PAIR_SIDE" = server ]; then
 fi
 
 # --- 2. a hostile SCTP peer -----------------------------------------------
-modes=no-adapt,other-adapt,seg-first,bad-ppid,bad-fn,huge-pd,big-pd,pre-stream
+modes=no-adapt,other-adapt,seg-first,bad-ppid,bad-fn,huge-pd,big-pd,pre-stream,seg-ahead
 # The log line of a chunk answered on another stream (kernel/llp_sctp.c).
 foreign='SCTP chunk on stream 1, which carries no DDP session'
 if [ "$PAIR_SIDE" = server ]; then
@@ -177,6 +179,10 @@ if [ "$PAIR_SIDE" = client ]; then
 		grep -qE "^big-pd: ssc 4 (eof|abort) " "$out"
 	vt_check "pre-stream: a Send on stream 1 before any session gets a Session Terminate on stream 1" \
 		grep -qE "^pre-stream: ssc 4@1 closed " "$out"
+	# Before, the listener held them (up to 4 MiB an association) until
+	# mpa_timeout (10 s) ended the association.
+	vt_check "seg-ahead: 8 DDP Segments ahead of any Initiate: aborted within 5 s" \
+		grep -qE "^seg-ahead: abort \([0-4]\.[0-9] s\)" "$out"
 else
 	st1=$(vt_stats "$PAIR_DEV")
 	vt_log "counters: $(vt_stat "$st0" sctp_no_adaptation) -> $(vt_stat "$st1" sctp_no_adaptation) no-adapt," \
