@@ -183,13 +183,15 @@ void kiwi_sq_complete(struct kiwi_qp *qp, u32 idx, u8 status)
 
 /*
  * RCU callback: the Local Invalidates whose grace period is over are done;
- * if others wait still, wait for another one.
+ * if others wait still, wait for another one. A graceful close (SQD) waits
+ * for the SQ to drain, which TX checks when it runs out of work
+ * (kiwi_tx_idle()): TX runs again once the SQ moved.
  */
 static void kiwi_sq_gp_done(struct rcu_head *head)
 {
 	struct kiwi_qp *qp = container_of(head, struct kiwi_qp, tx.gp_rcu);
 	struct kiwi_swqe *w;
-	bool again = false;
+	bool again = false, drain;
 	unsigned long flags;
 	int res;
 	u32 i;
@@ -207,11 +209,14 @@ static void kiwi_sq_gp_done(struct rcu_head *head)
 		}
 	}
 	res = kiwi_sq_retire(qp);
+	drain = qp->state == IB_QPS_SQD;
 	qp->tx.gp_armed = again;
 	if (again)
 		call_rcu(&qp->tx.gp_rcu, kiwi_sq_gp_done);
 	spin_unlock_irqrestore(&qp->lock, flags);
 	kiwi_cq_signal(to_kcq(qp->ibqp.send_cq), res);
+	if (drain)
+		kiwi_tx_kick(qp);
 	if (!again)
 		kiwi_qp_put(qp);
 }

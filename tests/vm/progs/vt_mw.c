@@ -43,10 +43,15 @@
  *    owner's Terminate 0/1/00); ibv_wr_bind_mw of a type 1 window fails
  *    the batch (EINVAL) and posts nothing; ibv_wr_local_inv of a plain
  *    MR's rkey completes as ibv_post_send's IBV_WR_LOCAL_INV does
- *    (IBV_WC_LOC_PROT_ERR).
+ *    (IBV_WC_LOC_PROT_ERR);
+ *  - rdma_disconnect() right behind a Local Invalidate of a type 2 window
+ *    (which completes one RCU grace period late): the stream closes
+ *    gracefully once it completed, the peer sees DISCONNECTED within 5 s
+ *    (63-mw sets drain_timeout to 10 s).
  */
 #define _GNU_SOURCE
 #include <inttypes.h>
+#include <poll.h>
 #include <stdint.h>
 #include <unistd.h>
 
@@ -848,6 +853,71 @@ static void check_wr_mr_inv(void)
 		vt_pass("Local Invalidate of an MR: ibv_wr_local_inv and ibv_post_send both complete with IBV_WC_LOC_PROT_ERR");
 }
 
+/* Milliseconds until the passive end of @c sees DISCONNECTED; -1: none. */
+static long long passive_disconnected_ms(struct vt_cm_conn *c, long long t0)
+{
+	struct pollfd pfd = { .fd = cm.ec_listen->fd, .events = POLLIN };
+	struct rdma_cm_event *ev;
+	bool seen = false;
+
+	while (!seen && vt_now_ms() - t0 < VT_POLL_MS) {
+		if (poll(&pfd, 1, 100) != 1 ||
+		    rdma_get_cm_event(cm.ec_listen, &ev))
+			continue;
+		seen = ev->id == c->pair.passive &&
+		       ev->event == RDMA_CM_EVENT_DISCONNECTED;
+		rdma_ack_cm_event(ev);
+	}
+	return seen ? vt_now_ms() - t0 : -1;
+}
+
+/*
+ * A graceful close behind a Local Invalidate that completes one RCU grace
+ * period late (a type 2 window's always does): rdma_disconnect() right
+ * after posting it. The stream must close once the WR completed, so the
+ * passive end sees DISCONNECTED long before drain_timeout (63-mw sets 10
+ * s), after which the CM would reset the stream.
+ */
+static void check_close_after_inv(void)
+{
+	unsigned int fails = vt_failures;
+	struct vt_cm_conn c;
+	struct ibv_mw *mw;
+	struct ibv_wc wc;
+	struct mem own;
+	long long t0, ms = -1;
+	uint32_t rkey;
+
+	conn_open(&c);
+	mem_reg(&own, pd, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
+	mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+	if (!mw)
+		vt_fatal("ibv_alloc_mw: %s", strerror(errno));
+	rkey = ibv_inc_rkey(mw->rkey);
+	if (bound(&c, "type 2 bind before a close",
+		  bind2(&c, mw, rkey, own.mr, own.buf, VT_PAGE,
+			IBV_ACCESS_REMOTE_READ)) &&
+	    ok_rv("Local Invalidate before a close", local_inv(&c, rkey))) {
+		t0 = vt_now_ms();
+		if (rdma_disconnect(c.pair.active))
+			vt_fail("rdma_disconnect: %s", strerror(errno));
+		else
+			ms = passive_disconnected_ms(&c, t0);
+		if (ms < 0 || ms > 5000)
+			vt_fail("close behind a Local Invalidate of a type 2 window: the peer saw DISCONNECTED after %lld ms (-1: not within %d), want well under drain_timeout",
+				ms, VT_POLL_MS);
+		expect_wc(&c, 0, "Local Invalidate before a close",
+			  IBV_WC_SUCCESS, IBV_WC_LOCAL_INV, &wc);
+	}
+	if (vt_failures == fails)
+		vt_pass("rdma_disconnect right behind a Local Invalidate of a type 2 window: the peer saw DISCONNECTED after %lld ms, the invalidation completed",
+			ms);
+	vt_cm_conn_close(&cm, &c);
+	if (ibv_dealloc_mw(mw))
+		vt_fail("ibv_dealloc_mw: %s", strerror(errno));
+	mem_free(&own);
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: vt_mw -a ADDR [-p PORT]\n");
@@ -874,6 +944,7 @@ int main(int argc, char **argv)
 	check_post_refusals();
 	check_wr_windows();
 	check_wr_mr_inv();
+	check_close_after_inv();
 	ibv_dealloc_pd(pd2);
 	ibv_dealloc_pd(pd);
 	vt_cm_close(&cm);
