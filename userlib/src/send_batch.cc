@@ -97,9 +97,10 @@ int SendBatch::complete(uint32_t &posted) noexcept
 		return EINVAL;
 	close();
 	started_ = false;
-	if (err_) {
+	if (const int err = err_; err) {
+		// Read before the lock goes: the next batch's start() clears it.
 		sq_->abort();
-		return err_;
+		return err;
 	}
 	posted = sq_->commit();
 	return 0;

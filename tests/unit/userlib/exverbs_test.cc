@@ -12,9 +12,11 @@
 
 #include <arpa/inet.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <thread>
 
 namespace kiwi {
 namespace {
@@ -456,6 +458,34 @@ TEST_F(BatchFixture, CompleteWithoutStartIsEinval)
 	batch.start();
 	EXPECT_EQ(batch.complete(posted), 0);
 	EXPECT_EQ(posted, 0u);
+}
+
+// ibv_wr_start() to ibv_wr_complete() is one critical section per QP: a
+// failed batch reports its own error, though the next batch of another
+// thread starts as soon as the lock goes.
+TEST_F(BatchFixture, FailedBatchesOfTwoThreadsKeepTheirErrors)
+{
+	std::atomic<int> wrong{0}, ready{0};
+	auto run = [&](int err) {
+		uint32_t posted = 0;
+
+		ready++;
+		while (ready.load() < 2)
+			;
+		for (int i = 0; i < 200000; i++) {
+			batch.start();
+			batch.fail(err);
+			if (batch.complete(posted) != err || posted)
+				wrong++;
+		}
+	};
+	std::thread a(run, EINVAL);
+	std::thread b(run, EOPNOTSUPP);
+
+	a.join();
+	b.join();
+	EXPECT_EQ(wrong.load(), 0);
+	EXPECT_EQ(mem.ctrl().producer, 0u);
 }
 
 } // namespace
