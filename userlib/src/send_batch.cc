@@ -98,7 +98,7 @@ int SendBatch::complete(uint32_t &posted) noexcept
 	close();
 	started_ = false;
 	if (const int err = err_; err) {
-		// Read before the lock goes: the next batch's start() clears it.
+		// Read before the lock goes: the next start() clears it.
 		sq_->abort();
 		return err;
 	}
