@@ -110,7 +110,8 @@ static int kiwi_send_wr_check(struct kiwi_qp *qp, const struct ib_send_wr *wr)
 	if (kiwi_wr_is_atomic(wr->opcode))
 		return wr->num_sge == 1 && wr->sg_list[0].length == 8 &&
 		       !(wr->send_flags & IB_SEND_INLINE) ? 0 : -EINVAL;
-	if (wr->num_sge <= qp->max_send_sge && kiwi_send_imm_has_payload(wr))
+	/* Inline or not: an inline WR's SGEs are not bound by max_send_sge. */
+	if (kiwi_send_imm_has_payload(wr))
 		return -EOPNOTSUPP;
 	if (wr->opcode == IB_WR_REG_MR || wr->opcode == IB_WR_LOCAL_INV)
 		return 0;

@@ -22,7 +22,8 @@
  *    MR (IB_WC_RECV_RDMA_WITH_IMM, IB_WC_WITH_IMM, the value and the
  *    Write's length reported, the data placed), IB_WR_SEND_WITH_IMM
  *    without payload (IB_WC_RECV, length 0, the value), and one with
- *    payload refused with -EOPNOTSUPP;
+ *    payload refused with -EOPNOTSUPP (also inline in 3 SGEs, more than
+ *    max_send_sge);
  *  - RFC 7306 atomics: IB_WR_ATOMIC_FETCH_AND_ADD and
  *    IB_WR_ATOMIC_CMP_AND_SWP (a matching and a failing compare) on a word
  *    of a fast-reg MR registered for remote atomics: the completion
@@ -1082,6 +1083,7 @@ static void kv_test_imm(struct kv_conn *c, const char *pc, struct kv_frmr *f,
 		.send_flags = IB_SEND_SOLICITED,
 		.ex.imm_data = cpu_to_be32(0x5eed0000 | c->poll),
 	};
+	struct ib_sge three[3];
 	u32 i;
 
 	for (i = 0; i < KV_LEN; i++)
@@ -1106,6 +1108,17 @@ static void kv_test_imm(struct kv_conn *c, const char *pc, struct kv_frmr *f,
 	imm.num_sge = 1;
 	kv_check(ib_post_send(s->qp, &imm, NULL) == -EOPNOTSUPP,
 		 "%s: Send with Immediate and payload is refused (EOPNOTSUPP)",
+		 pc);
+	/* Inline, in more SGEs than max_send_sge (2): refused alike. */
+	sge.length = 4;
+	three[0] = sge;
+	three[1] = sge;
+	three[2] = sge;
+	imm.sg_list = three;
+	imm.num_sge = ARRAY_SIZE(three);
+	imm.send_flags |= IB_SEND_INLINE;
+	kv_check(ib_post_send(s->qp, &imm, NULL) == -EOPNOTSUPP,
+		 "%s: inline Send with Immediate and payload in 3 SGEs is refused (EOPNOTSUPP)",
 		 pc);
 }
 

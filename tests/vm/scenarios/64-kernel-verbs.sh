@@ -52,7 +52,7 @@ vt_eq "insmod kiwi_kverbs (every check passed)" "$rc" 0
 # Local Invalidate when the QP fails (modify to ERR, a failing WR), twelve
 # for the SRQ limit, resize_cq and last WQE, seven for the CQ overrun.
 summary=$(grep -oE '[0-9]+ passed, [0-9]+ failed' "$VT_TMP/kv.out" | tail -n 1)
-vt_eq "kiwi_kverbs summary" "$summary" "180 passed, 0 failed"
+vt_eq "kiwi_kverbs summary" "$summary" "184 passed, 0 failed"
 [ -d /sys/module/kiwi_kverbs ] && rmmod kiwi_kverbs
 for ev in kiwi_post_send kiwi_post_recv; do
 	echo 0 > "$TRACE/events/kiwi/$ev/enable"
