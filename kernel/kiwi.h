@@ -666,8 +666,15 @@ int kiwi_tx_msg_begin(struct kiwi_tx_msg *m, struct kiwi_qp_tx *tx,
 		      u8 op, u32 len, u64 to);
 u32 kiwi_tx_request_msn(struct kiwi_qp *qp);
 void kiwi_tx_rreq(struct kiwi_qp *qp, const struct kiwi_rdmap_rreq *r);
-bool kiwi_tx_orq_refused(struct kiwi_qp *qp, const struct kiwi_term *t,
-			 bool atomic, u32 *idx);
+/* The ORQ entries a peer's refusal may concern (kiwi_tx_orq_refused()). */
+enum kiwi_orq_kind {
+	KIWI_ORQ_READ,		/* a Read WR */
+	KIWI_ORQ_ATOMIC,	/* an atomic WR */
+	KIWI_ORQ_PROBE,		/* the Read after an Immediate Data WR */
+};
+
+bool kiwi_tx_orq_refused(struct kiwi_qp *qp, enum kiwi_orq_kind kind,
+			 const u32 *msn, u32 *idx);
 void kiwi_tx_wr_failed(struct kiwi_qp *qp, u32 idx, u8 status);
 
 /* tx_wr.c */

@@ -424,42 +424,48 @@ void kiwi_tx_rreq(struct kiwi_qp *qp, const struct kiwi_rdmap_rreq *r)
 			  KIWI_RDMAP_RREQ_LEN, 0);
 }
 
-/* An ORQ entry of the kind a refusal concerns: a Read WR, or an atomic. */
-static bool kiwi_orq_is(const struct kiwi_orq_ent *e, bool atomic)
+static bool kiwi_orq_is(const struct kiwi_orq_ent *e, enum kiwi_orq_kind kind)
 {
-	return atomic ? e->atomic : !e->rtr && !e->probe && !e->atomic;
+	switch (kind) {
+	case KIWI_ORQ_ATOMIC:
+		return e->atomic;
+	case KIWI_ORQ_PROBE:
+		return e->probe;
+	default:
+		return !e->rtr && !e->probe && !e->atomic;
+	}
 }
 
 /**
- * kiwi_tx_orq_refused - the outstanding Read or atomic a Terminate refused
+ * kiwi_tx_orq_refused - the outstanding WR a peer's Terminate refused
  * @qp: the QP
- * @t: the Terminate (it refuses a Read Request, or an Atomic Request)
- * @atomic: look for an atomic, else for a Read WR
+ * @kind: the kind of WR the Terminate refuses
+ * @msn: the QN 1 MSN its copied DDP header names
+ *       (kiwi_rdmap_term_request_msn()), or NULL
  * @idx: output: the WR's SQ index
  *
- * The peer may serve earlier Requests after refusing a later one, so the
- * copied DDP header's MSN names the WR; a Terminate without the whole
- * header (siw's answer to an opcode it lacks) falls on the oldest WR of
- * the kind. A named Request of another kind, or none outstanding, names
- * no WR: every WR is flushed.
+ * The peer may serve earlier Requests after refusing a later one, so an
+ * MSN names the WR; without one (siw's answer to an opcode it lacks, the
+ * refusal of Immediate Data) the oldest WR of the kind is refused. A named
+ * Request of another kind, or none outstanding, names no WR: every WR is
+ * flushed.
  *
  * Return: true if *@idx names the refused WR.
  */
-bool kiwi_tx_orq_refused(struct kiwi_qp *qp, const struct kiwi_term *t,
-			 bool atomic, u32 *idx)
+bool kiwi_tx_orq_refused(struct kiwi_qp *qp, enum kiwi_orq_kind kind,
+			 const u32 *msn, u32 *idx)
 {
 	struct kiwi_qp_tx *tx = &qp->tx;
 	const struct kiwi_orq_ent *e;
-	bool named, found = false;
 	unsigned long flags;
-	u32 i, msn;
+	bool found = false;
+	u32 i;
 
-	named = kiwi_rdmap_term_request_msn(t, &msn);
 	spin_lock_irqsave(&qp->lock, flags);
 	for (i = tx->orq_head; tx->orq && i != tx->orq_tail; i++) {
 		e = kiwi_orq_slot(tx, i);
-		if (named ? e->msn == msn : kiwi_orq_is(e, atomic)) {
-			found = kiwi_orq_is(e, atomic);
+		if (msn ? e->msn == *msn : kiwi_orq_is(e, kind)) {
+			found = kiwi_orq_is(e, kind);
 			*idx = e->idx;
 			break;
 		}

@@ -181,10 +181,12 @@ static u8 kiwi_tx_atomic_status(const struct kiwi_term *t)
  */
 void kiwi_tx_atomic_refused(struct kiwi_qp *qp, const struct kiwi_term *t)
 {
-	u32 idx;
+	u32 idx, msn;
 
 	if (!kiwi_rdmap_term_names_op(t, KIWI_RDMAP_ATOMIC_REQ))
 		return;
-	if (kiwi_tx_orq_refused(qp, t, true, &idx))
+	if (kiwi_tx_orq_refused(qp, KIWI_ORQ_ATOMIC,
+				kiwi_rdmap_term_request_msn(t, &msn) ?
+				&msn : NULL, &idx))
 		kiwi_sq_fail(qp, idx, kiwi_tx_atomic_status(t));
 }

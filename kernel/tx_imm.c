@@ -132,22 +132,10 @@ void kiwi_tx_imm_confirmed(struct kiwi_qp *qp)
  */
 void kiwi_tx_imm_refused(struct kiwi_qp *qp, const struct kiwi_term *t)
 {
-	struct kiwi_qp_tx *tx = &qp->tx;
-	unsigned long flags;
-	bool found = false;
-	u32 i, idx = 0;
+	u32 idx;
 
 	if (!kiwi_rdmap_term_refuses_imm(t))
 		return;
-	spin_lock_irqsave(&qp->lock, flags);
-	for (i = tx->orq_head; tx->orq && i != tx->orq_tail; i++) {
-		if (kiwi_orq_slot(tx, i)->probe) {
-			idx = kiwi_orq_slot(tx, i)->idx;
-			found = true;
-			break;
-		}
-	}
-	spin_unlock_irqrestore(&qp->lock, flags);
-	if (found)
+	if (kiwi_tx_orq_refused(qp, KIWI_ORQ_PROBE, NULL, &idx))
 		kiwi_sq_fail(qp, idx, IB_WC_REM_OP_ERR);
 }

@@ -355,12 +355,14 @@ bool kiwi_tx_start_sqe(struct kiwi_qp *qp)
  */
 void kiwi_tx_read_refused(struct kiwi_qp *qp, const struct kiwi_term *t)
 {
-	u32 idx;
+	u32 idx, msn;
 
 	if (t->layer != KIWI_TERM_LAYER_RDMAP ||
 	    t->etype != KIWI_TERM_ET_RDMAP_REMOTE_PROT || t->ddp_hdr_len < 2 ||
 	    !kiwi_rdmap_term_names_op(t, KIWI_RDMAP_READ_REQ))
 		return;
-	if (kiwi_tx_orq_refused(qp, t, false, &idx))
+	if (kiwi_tx_orq_refused(qp, KIWI_ORQ_READ,
+				kiwi_rdmap_term_request_msn(t, &msn) ?
+				&msn : NULL, &idx))
 		kiwi_sq_fail(qp, idx, IB_WC_REM_ACCESS_ERR);
 }
