@@ -105,10 +105,17 @@ struct kiwi_swqe {
  * @len: Read size (8 for an atomic)
  * @msn: MSN of its Request on QN 1, set as TX frames it (a Terminate
  *       names the Request it refuses by it, kiwi_tx_orq_refused())
+ * @framed: TX framed its Request (with @msn): until then the entry only
+ *          reserves its place in the ORD, and no Response, Terminate or
+ *          early segment may concern it (kiwi_orq_sent()). An Immediate
+ *          Data WR's probe is framed after all of its Write: a Response
+ *          taken for it before would complete the WR while TX still reads
+ *          the Write's source.
  */
 struct kiwi_orq_ent {
 	u32 idx;
 	u32 msn;
+	bool framed;
 	bool rtr;
 	bool probe;
 	bool inv;
@@ -342,6 +349,26 @@ struct kiwi_qp_tx {
 static inline struct kiwi_orq_ent *kiwi_orq_slot(struct kiwi_qp_tx *tx, u32 i)
 {
 	return &tx->orq[i & (tx->orq_slots - 1)];
+}
+
+/*
+ * Under qp->lock: the ORQ entry @i (in [orq_head, orq_tail)) whose Request
+ * went out, so a Response or Terminate may concern it; NULL if TX has not
+ * framed it yet (struct kiwi_orq_ent, @framed).
+ */
+static inline struct kiwi_orq_ent *kiwi_orq_sent(struct kiwi_qp_tx *tx, u32 i)
+{
+	struct kiwi_orq_ent *e = kiwi_orq_slot(tx, i);
+
+	return e->framed ? e : NULL;
+}
+
+/* Under qp->lock: the oldest ORQ entry if its Request went out, or NULL. */
+static inline struct kiwi_orq_ent *kiwi_orq_head_sent(struct kiwi_qp_tx *tx)
+{
+	if (tx->orq_head == tx->orq_tail)
+		return NULL;
+	return kiwi_orq_sent(tx, tx->orq_head);
 }
 
 /* The IRQ entry of inbound Request number @i (qp->lock). */

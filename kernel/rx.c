@@ -126,16 +126,16 @@ static enum kiwi_term_err kiwi_rx_rresp(struct kiwi_qp *qp)
 	struct kiwi_qp_tx *tx = &qp->tx;
 	struct kiwi_qp_rx *rx = &qp->rx;
 	struct kiwi_rdmap_rresp_view v;
-	struct kiwi_orq_ent ent;
+	struct kiwi_orq_ent ent, *e;
 	enum kiwi_term_err err;
 	unsigned long flags;
 	bool have;
 
 	spin_lock_irqsave(&qp->lock, flags);
-	have = tx->orq_head != tx->orq_tail &&
-	       !kiwi_orq_slot(tx, tx->orq_head)->atomic;
+	e = kiwi_orq_head_sent(tx);
+	have = e && !e->atomic;
 	if (have)
-		ent = *kiwi_orq_slot(tx, tx->orq_head);
+		ent = *e;
 	spin_unlock_irqrestore(&qp->lock, flags);
 	if (have) {
 		v.sink_stag = ent.stag;

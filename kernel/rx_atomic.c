@@ -58,19 +58,18 @@ enum kiwi_term_err kiwi_rx_areq(struct kiwi_qp *qp)
 	return KIWI_TERM_ERR_NONE;
 }
 
-/* The oldest outstanding Read or atomic, if any (RX). */
+/* The oldest outstanding Read or atomic, if its Request went out (RX). */
 static bool kiwi_rx_orq_head(struct kiwi_qp *qp, struct kiwi_orq_ent *ent)
 {
-	struct kiwi_qp_tx *tx = &qp->tx;
+	const struct kiwi_orq_ent *e;
 	unsigned long flags;
-	bool have;
 
 	spin_lock_irqsave(&qp->lock, flags);
-	have = tx->orq_head != tx->orq_tail;
-	if (have)
-		*ent = *kiwi_orq_slot(tx, tx->orq_head);
+	e = kiwi_orq_head_sent(&qp->tx);
+	if (e)
+		*ent = *e;
 	spin_unlock_irqrestore(&qp->lock, flags);
-	return have;
+	return e;
 }
 
 /**

@@ -199,8 +199,8 @@ static int kiwi_rx_early_sink(struct kiwi_qp *qp, struct kiwi_mr *mr,
 
 	spin_lock_irqsave(&qp->lock, flags);
 	for (i = tx->orq_head; i != tx->orq_tail; i++) {
-		e = kiwi_orq_slot(tx, i);
-		if (e->atomic || e->stag != h->stag ||
+		e = kiwi_orq_sent(tx, i);
+		if (!e || e->atomic || e->stag != h->stag ||
 		    kiwi_ddp_to_range(e->to, e->len, h->to, plen))
 			continue;
 		rv = -ESHUTDOWN;

@@ -394,20 +394,25 @@ static bool kiwi_tx_start_rresp(struct kiwi_qp *qp)
  * kiwi_tx_request_msn - the MSN of the Read or Atomic Request TX frames now
  * @qp: the QP (TX context)
  *
- * Each Request's ORQ entry is made just before TX frames it (when TX takes
- * its WR, or the RTR or Immediate Data probe that precedes it), so it is
- * the newest: it keeps the MSN, by which a Terminate names the Request.
+ * Each Request's ORQ entry is made before TX frames it (when TX takes its
+ * WR or starts the RTR; an Immediate Data probe's when TX takes the WR
+ * whose Write it follows), and no later one is made meanwhile, so it is
+ * the newest: it keeps the MSN, by which a Terminate names the Request,
+ * and from now on a Response may answer it.
  *
  * Return: the next MSN on QN 1.
  */
 u32 kiwi_tx_request_msn(struct kiwi_qp *qp)
 {
 	struct kiwi_qp_tx *tx = &qp->tx;
-	unsigned long flags;
 	u32 msn = tx->msn_rreq++;
+	struct kiwi_orq_ent *e;
+	unsigned long flags;
 
 	spin_lock_irqsave(&qp->lock, flags);
-	kiwi_orq_slot(tx, tx->orq_tail - 1)->msn = msn;
+	e = kiwi_orq_slot(tx, tx->orq_tail - 1);
+	e->msn = msn;
+	e->framed = true;
 	spin_unlock_irqrestore(&qp->lock, flags);
 	return msn;
 }
@@ -464,6 +469,13 @@ bool kiwi_tx_orq_refused(struct kiwi_qp *qp, enum kiwi_orq_kind kind,
 	spin_lock_irqsave(&qp->lock, flags);
 	for (i = tx->orq_head; tx->orq && i != tx->orq_tail; i++) {
 		e = kiwi_orq_slot(tx, i);
+		/*
+		 * A peer refuses only Requests that went out (the newest may
+		 * not have); an Immediate Data WR's probe is refused with the
+		 * Immediate Data, which went out before it.
+		 */
+		if (!e->framed && kind != KIWI_ORQ_PROBE)
+			break;
 		if (msn ? e->msn == *msn : kiwi_orq_is(e, kind)) {
 			found = kiwi_orq_is(e, kind);
 			*idx = e->idx;

@@ -517,13 +517,27 @@ def ulpf_handshake(info, res):
     return c
 
 
-def collect(c, res, expect, layout, want_rresp=0, seconds=10):
+def collect(c, res, expect, layout, want_rresp=0, seconds=10,
+            count_writes=False):
     """Read FPDUs until a Terminate, a close or the time limit.
 
     Returns (terminate or None, list of Read and Atomic Response ULPDUs);
-    @want_rresp of them end the wait."""
+    @want_rresp of them end the wait. With @count_writes, RDMA Write
+    segments are counted in one line instead of seen one line each."""
     deadline = time.monotonic() + seconds
     rresp = []
+    writes = [0]
+    try:
+        return collect_until(c, res, expect, layout, want_rresp, deadline,
+                             writes if count_writes else None, rresp)
+    finally:
+        if count_writes:
+            res.seen("%d RDMA Write segments" % writes[0])
+
+
+def collect_until(c, res, expect, layout, want_rresp, deadline, writes,
+                  rresp):
+    """collect()'s loop; @writes, if not None, counts Write segments."""
     while True:
         try:
             u = c.read_fpdu(deadline)
@@ -546,13 +560,17 @@ def collect(c, res, expect, layout, want_rresp=0, seconds=10):
             t = decode_terminate(u[18:], layout, expect)
             res.seen(str(t))
             return t, rresp
+        if writes is not None and u[0] & 0x80 and op == OP_WRITE:
+            writes[0] += 1
+            continue
         res.seen("FPDU ctrl %02x%02x len %d" % (u[0], u[1], len(u)))
 
 
 def expect_terminate(c, res, expect, layout, bad_hdr=None, want_d=True,
-                     seconds=10):
+                     seconds=10, count_writes=False):
     """The target must answer with a Terminate in @expect, then close."""
-    t, rresp = collect(c, res, expect, layout, seconds=seconds)
+    t, rresp = collect(c, res, expect, layout, seconds=seconds,
+                       count_writes=count_writes)
     for u in rresp:
         res.seen("Read Response: STag 0x%08x TO 0x%x, %d octets" %
                  (struct.unpack(">I", u[2:6])[0],
@@ -1774,6 +1792,27 @@ def bad_rresp(info, res, a, size, segs):
     ulpdus = segs(r[0], r[1])
     c.send(b"".join(fpdu(u) for u in ulpdus))
     expect_terminate(c, res, {(1, 1, 1)}, a.layout, bad_hdr=ulpdus[-1][:14])
+
+
+# RDMAP-14/19: a Response answers only a Request that went out. The
+# zero-length Read that follows kiwi's first Write with Immediate Data
+# (Documentation/rfc7306.md) has its place in the ORD from the moment the
+# WR is taken, but goes out only after the whole Write.
+@case("rdmap-rresp-before-rreq", "the target's 8 MiB RDMA Write with "
+      "Immediate Data stalls on a closed window; a zero-length L=1 Read "
+      "Response arrives before any Read Request: Terminate 0/2/06, the "
+      "Write does not complete successfully")
+def c_rresp_before_rreq(info, res, a):
+    c = handshake(info, res, rcvbuf=4096)
+    cmd(c, "writeimm")
+    time.sleep(1)
+    u = tagged(OP_RRESP, 0, 0)
+    c.send(fpdu(u))
+    # Read on at the speed a 64 KiB window allows (a window of 4096
+    # octets against the loopback's MSS waits for TCP's persist timer).
+    c.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
+    expect_terminate(c, res, {(0, 2, 0x06)}, a.layout, bad_hdr=u[:14],
+                     seconds=60, count_writes=True)
 
 
 # RDMAP-13/16: a Read completes only when its sink is filled.

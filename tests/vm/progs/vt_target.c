@@ -19,6 +19,7 @@
  *   window   4 KiB, local write and MW bind only, with a type 2 memory
  *            window (devices that have windows: mw_addr in the info file);
  *            a peer may change nothing
+ *   bulk     8 MiB, local write only: the source of cmd:writeimm
  *
  * Two requests let a peer set up what it attacks:
  *  - MPA private data "vt:access=" followed by letters (w remote write, r
@@ -47,6 +48,9 @@
  *   cmd:late MS     post one Send MS milliseconds from now
  *   cmd:disconnect  rdma_disconnect() (iWARP: graceful close, SQD)
  *   cmd:destroy     destroy the connection's QP now
+ *   cmd:writeimm    post an RDMA Write with Immediate Data of all of bulk
+ *                   (STag 0x1234abcd): more than TCP buffers when a peer
+ *                   does not read, also over the loopback
  *   cmd:mw          bind the window over all of window (remote read and
  *                   write), invalidate it (Local Invalidate), then send
  *                   the peer "mw:STAG" (hex): the STag it had
@@ -86,6 +90,7 @@
 #define VT_SEND_LEN	VT_TGT_LEN
 #define VT_WR_ID_SQ	1000	/* send WRs' wr_id from here on */
 #define VT_READ_STAG	0x1234abcd
+#define VT_BULK_LEN	(8UL << 20)
 
 #define PAT_GUARD	0xa5
 #define PAT_TARGET	0x5a
@@ -142,6 +147,7 @@ static struct region recvr = { .name = "recv", .pat = PAT_RECV };
 static struct region sink = { .name = "sink", .pat = PAT_SINK };
 static struct region atomic = { .name = "atomic", .pat = PAT_ATOMIC };
 static struct region win = { .name = "window", .pat = PAT_WINDOW };
+static struct region bulk = { .name = "bulk" };
 /* The type 2 window over win (NULL: the device has none), its last rkey. */
 static struct ibv_mw *mw;
 static uint32_t mw_rkey;
@@ -255,6 +261,8 @@ static void setup_memory(void)
 	atomic.buf = alloc_pages(atomic.len);
 	win.len = VT_SMALL_LEN;
 	win.buf = alloc_pages(win.len);
+	bulk.len = VT_BULK_LEN;
+	bulk.buf = alloc_pages(bulk.len);
 	fill();
 
 	reg(&target, pd, rw);
@@ -263,6 +271,7 @@ static void setup_memory(void)
 	reg(&recvr, pd, IBV_ACCESS_LOCAL_WRITE);
 	reg(&sink, pd, IBV_ACCESS_LOCAL_WRITE);
 	reg(&atomic, pd, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC);
+	reg(&bulk, pd, IBV_ACCESS_LOCAL_WRITE);
 	mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
 	if (mw) {
 		mw_rkey = mw->rkey;
@@ -439,6 +448,21 @@ static void post_unanswered_read(void)
 	post_sq(&wr, "read");
 }
 
+/* cmd:writeimm: a Write with Immediate Data larger than TCP's buffers. */
+static void post_write_imm(void)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)bulk.buf, .length = bulk.len,
+			       .lkey = bulk.mr->lkey };
+	struct ibv_send_wr wr = {
+		.sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_RDMA_WRITE_WITH_IMM,
+		.imm_data = htonl(0x1d1d1d1d),
+		.wr.rdma = { .remote_addr = 0x1000, .rkey = VT_READ_STAG },
+	};
+
+	post_sq(&wr, "writeimm");
+}
+
 /*
  * cmd:mw: bind the window, invalidate it, tell the peer the STag it had.
  * The three WRs run in SQ order: the Send leaves after the invalidation.
@@ -509,6 +533,8 @@ static void run_cmd(const char *cmd)
 			log_conn("rdma_disconnect: %s", strerror(errno));
 	} else if (!strcmp(cmd, "destroy")) {
 		destroy_qp("cmd");
+	} else if (!strcmp(cmd, "writeimm")) {
+		post_write_imm();
 	} else if (!strcmp(cmd, "mw")) {
 		mw_bind_and_invalidate();
 	}
@@ -913,6 +939,7 @@ static void teardown(void)
 	ibv_dereg_mr(recvr.mr);
 	ibv_dereg_mr(sink.mr);
 	ibv_dereg_mr(atomic.mr);
+	ibv_dereg_mr(bulk.mr);
 	if (mw) {
 		ibv_dealloc_mw(mw);
 		ibv_dereg_mr(win.mr);
@@ -928,6 +955,8 @@ static void teardown(void)
 	free(recvr.buf);
 	free(sink.buf);
 	free(atomic.buf);
+	free(win.buf);
+	free(bulk.buf);
 }
 
 int main(int argc, char **argv)

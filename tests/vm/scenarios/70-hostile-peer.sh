@@ -43,7 +43,8 @@ MPA_CASES="mpa-wrong-key mpa-rev9 mpa-pdlen-513 mpa-truncated mpa-silent
 # siw closes on an RDMAC Request without a Reply (RFC 5044 7.1.2).
 # siw reads with tcp_read_sock() too, which stops at TCP urgent data, and
 # reads its Request with recvmsg(), which drops the urgent octet (read
-# from its source, not run). siw has no ULP framing draft-00 profile.
+# from its source, not run). siw has no ULP framing draft-00 profile, and
+# no Write with Immediate Data to stall (rdmap-rresp-before-rreq).
 SIW_XFAIL="mpa-good-markers mpa-good-markers-stream mpa-bad-marker
 	mpa-bad-marker-inside mpa-rev0-rdmac rfc7306-imm-long rfc7306-imm-short
 	rfc7306-imm-qn rfc7306-imm-wide rfc7306-imm-no-recv rfc7306-imm-mid-send
@@ -52,7 +53,8 @@ SIW_XFAIL="mpa-good-markers mpa-good-markers-stream mpa-bad-marker
 	rfc7306-atomic-no-right rfc7306-atomic-qp-no-right rfc7306-atomic-bounds
 	rfc7306-atomic-beyond-ird rfc7306-atomic-masked-add
 	rfc7306-atomic-masked-cmpswap llp-tcp-urgent mpa-request-urgent rdmap-mw-invalidated
-	mpa-good-ulpf ulpf-wrong-key mpa-ulpf-missing mpa-ulpf-marker-mode"
+	mpa-good-ulpf ulpf-wrong-key mpa-ulpf-missing mpa-ulpf-marker-mode
+	rdmap-rresp-before-rreq"
 
 # Cases that need kiwi's RFC 5044 Appendix C answer to RDMAC peers.
 RDMAC_CASES="mpa-rev0-rdmac"
@@ -76,7 +78,8 @@ case_counters() {
 	mpa-pdata-256) echo mpa_rej_sent ;;
 	mpa-bad-marker | mpa-bad-marker-inside)
 		echo "rx_marker_errors term_sent_llp" ;;
-	rdmap-opcode-unknown | rfc7306-atomic-aopcode | \
+	rdmap-opcode-unknown | rdmap-rresp-before-rreq | \
+		rfc7306-atomic-aopcode | \
 		rfc7306-atomic-unaligned | rfc7306-atomic-bounds)
 		echo term_sent_rdmap ;;
 	rfc7306-atomic-qn | rfc7306-atomic-long) echo term_sent_ddp ;;
@@ -240,6 +243,16 @@ run_case() {
 				bad+=("the overflowed receive did not complete with a local length error")
 			;;
 		esac
+		# RDMAP-14: the Write with Immediate Data whose zero-length
+		# Read had not gone out is not completed by a Response to it.
+		case "$name" in
+		rdmap-rresp-before-rreq)
+			[ -z "$(vt_lines "conn $k wc *status=success opcode=1 *" "$conn")" ] ||
+				bad+=("the Write with Immediate Data completed successfully")
+			[ -n "$(vt_lines "conn $k posted writeimm*" "$conn")" ] ||
+				bad+=("vt_target did not post the Write with Immediate Data")
+			;;
+		esac
 		# RDMAP-16: a Read completes only when its sink was filled.
 		case "$name:$line" in
 		rdmap-rresp-*:*" read_ok=0 "*) ;;
@@ -312,9 +325,10 @@ vt_wait_file "$VT_TMP/info" 30 "$target_pid" || {
 }
 held=$(vt_res "$DEV")
 # vt_target's two PDs plus the one librdmacm allocates for each device it
-# binds an id to (its default PD); on kiwi a seventh MR, for its window.
+# binds an id to (its default PD); seven MRs, on kiwi an eighth for its
+# window.
 vt_eq "vt_target's held set" "$held" \
-	"$(vt_res_add "$base" pd=3 cq=1 mr=$([ "$DEV_KIND" = kiwi ] && echo 7 || echo 6) ctx=1 cm_id=1)"
+	"$(vt_res_add "$base" pd=3 cq=1 mr=$([ "$DEV_KIND" = kiwi ] && echo 8 || echo 7) ctx=1 cm_id=1)"
 sed 's/^/    info: /' "$VT_TMP/info"
 
 SUMMARY=""
