@@ -1106,6 +1106,12 @@ static void kv_test_imm(struct kv_conn *c, const char *pc, struct kv_frmr *f,
 		 pc, be32_to_cpu(r->imm));
 	imm.sg_list = &sge;
 	imm.num_sge = 1;
+	/*
+	 * The WRs below must be refused; should one be posted, its completion
+	 * reaches the server's Send handler, not the cqe of kv_imm_recv()'s
+	 * stack frame.
+	 */
+	imm.wr_cqe = &s->send_cqe;
 	kv_check(ib_post_send(s->qp, &imm, NULL) == -EOPNOTSUPP,
 		 "%s: Send with Immediate and payload is refused (EOPNOTSUPP)",
 		 pc);
