@@ -274,15 +274,15 @@ static bool kiwi_cq_disarm(struct kiwi_cq *cq, const struct kiwi_cqe *cqe)
  * Takes the CQ lock. Does not call the consumer: the caller passes the
  * result to kiwi_cq_signal() once it holds no lock a consumer may need.
  *
- * Return: 1 if the completion event must be signalled, 0 if not,
- * -ENOSPC if the CQ is full (the completion is lost: CQ overrun).
+ * Return: KIWI_CQ_FIRE if the completion event must be signalled,
+ * KIWI_CQ_OVERRUN if the CQ is full (the completion is lost), else 0.
  */
 int kiwi_cq_push(struct kiwi_cq *cq, const struct kiwi_cqe *cqe,
 		 struct ib_qp *qp)
 {
 	struct kiwi_ring *r = &cq->ring;
 	unsigned long flags;
-	int rv = -ENOSPC;
+	int rv = KIWI_CQ_OVERRUN;
 
 	spin_lock_irqsave(&cq->lock, flags);
 	if (kiwi_ring_room(r)) {
@@ -299,7 +299,7 @@ int kiwi_cq_push(struct kiwi_cq *cq, const struct kiwi_cqe *cqe,
 		 */
 		smp_mb();
 		trace_kiwi_cqe(&cq->ibcq, cqe);
-		rv = kiwi_cq_disarm(cq, cqe);
+		rv = kiwi_cq_disarm(cq, cqe) ? KIWI_CQ_FIRE : 0;
 	}
 	spin_unlock_irqrestore(&cq->lock, flags);
 	return rv;
@@ -327,11 +327,14 @@ static void kiwi_cq_call_handler(struct kiwi_cq *cq)
 /**
  * kiwi_cq_signal - deliver what kiwi_cq_push() asked for
  * @cq: the CQ
- * @push_result: a kiwi_cq_push() result, or the worst of several
+ * @push_result: a kiwi_cq_push() result, or several OR-ed together
  *
- * Calls the completion handler. The first overrun is reported as
- * IB_EVENT_CQ_ERR and takes the CQ's QPs to the error state
- * (kiwi_cq_overrun_work()); later ones report nothing more. Must be
+ * Calls the completion handler if a push fired the armed event, also when
+ * a later push of the batch overran: the consumer armed and a completion
+ * is there to poll. The first overrun is reported as IB_EVENT_CQ_ERR.
+ * Every overrun takes the CQ's QPs to the error state
+ * (kiwi_cq_overrun_work()): one created on the CQ after an earlier
+ * overrun, or brought back from RESET, loses a completion too. Must be
  * called without QP, SRQ or CQ locks held.
  */
 void kiwi_cq_signal(struct kiwi_cq *cq, int push_result)
@@ -342,13 +345,53 @@ void kiwi_cq_signal(struct kiwi_cq *cq, int push_result)
 		.event = IB_EVENT_CQ_ERR,
 	};
 
-	if (push_result > 0 && cq->ibcq.comp_handler)
+	if ((push_result & KIWI_CQ_FIRE) && cq->ibcq.comp_handler)
 		kiwi_cq_call_handler(cq);
-	if (push_result >= 0 || atomic_xchg(&cq->overrun, 1))
+	if (!(push_result & KIWI_CQ_OVERRUN))
 		return;
-	if (cq->ibcq.event_handler)
+	if (!atomic_xchg(&cq->overrun, 1) && cq->ibcq.event_handler)
 		cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
 	queue_work(kiwi_wq, &cq->overrun_work);
+}
+
+/**
+ * kiwi_cq_clean - drop a destroyed QP's completions from a kernel CQ
+ * @cq: the QP's send or receive CQ
+ * @ibqp: the QP, on which nothing completes any more
+ *
+ * A kernel consumer's work completion names its QP by pointer (wc->qp),
+ * and the core frees the QP when destroy_qp returns; a completion still
+ * on the CQ would hand the consumer a freed QP. ib_drain_qp() leaves the
+ * receive completions of a QP on an SRQ (flushed ones included) to the
+ * consumer, so some can remain. They are dropped, as hardware drivers
+ * clean their CQs of a destroyed QP; the others keep their order. User
+ * CQs name QPs by number and are left alone.
+ */
+void kiwi_cq_clean(struct kiwi_cq *cq, struct ib_qp *ibqp)
+{
+	struct kiwi_ring *r = &cq->ring;
+	u32 mask = r->num - 1, i, keep;
+	unsigned long flags;
+
+	if (!cq->kqp)
+		return;
+	spin_lock_irqsave(&cq->lock, flags);
+	keep = r->prod;
+	for (i = r->prod; i != r->cons;) {
+		i--;
+		if (cq->kqp[i & mask] == ibqp)
+			continue;
+		keep--;
+		if (keep == i)
+			continue;
+		memcpy(kiwi_ring_elem(r, keep), kiwi_ring_elem(r, i),
+		       sizeof(struct kiwi_cqe));
+		cq->kqp[keep & mask] = cq->kqp[i & mask];
+	}
+	r->cons = keep;
+	/* Release as kiwi_ring_consumed(): the moves come before the index. */
+	smp_store_release(&r->ctrl->consumer, r->cons);
+	spin_unlock_irqrestore(&cq->lock, flags);
 }
 
 static void kiwi_cqe_to_wc(const struct kiwi_cqe *cqe, struct ib_qp *qp,

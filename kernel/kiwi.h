@@ -576,9 +576,21 @@ int kiwi_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 int kiwi_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
 int kiwi_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
 int kiwi_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
+
+/*
+ * kiwi_cq_push() results, OR-ed over a batch of pushes for kiwi_cq_signal():
+ * both can come from one batch (a push that disarms, then one that finds
+ * the CQ full), and each must be delivered.
+ */
+enum {
+	KIWI_CQ_FIRE = BIT(0),		/* the armed completion event is due */
+	KIWI_CQ_OVERRUN = BIT(1),	/* the CQ was full: a completion lost */
+};
+
 int kiwi_cq_push(struct kiwi_cq *cq, const struct kiwi_cqe *cqe,
 		 struct ib_qp *qp);
 void kiwi_cq_signal(struct kiwi_cq *cq, int push_result);
+void kiwi_cq_clean(struct kiwi_cq *cq, struct ib_qp *ibqp);
 
 /* qp.c */
 int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,

@@ -490,6 +490,8 @@ int kiwi_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	wait_for_completion(&qp->released);
 	put_pid(qp->owner);
 	cancel_work_sync(&qp->tx.work);
+	kiwi_cq_clean(to_kcq(ibqp->send_cq), ibqp);
+	kiwi_cq_clean(to_kcq(ibqp->recv_cq), ibqp);
 	kiwi_rx_gp_free(qp);
 	kiwi_swq_free(qp);
 	kiwi_ring_free(&qp->rq);

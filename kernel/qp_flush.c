@@ -5,14 +5,6 @@
  */
 #include "kiwi.h"
 
-/* Combine kiwi_cq_push() results: an overrun wins, then "signal". */
-static int kiwi_push_merge(int acc, int res)
-{
-	if (acc < 0 || res < 0)
-		return -ENOSPC;
-	return max(acc, res);
-}
-
 /* The completion opcode of a send queue element's opcode. */
 u16 kiwi_sq_wc_opcode(u8 sq_opcode)
 {
@@ -74,8 +66,8 @@ int kiwi_rq_flush(struct kiwi_qp *qp)
 		memcpy(&rqe, kiwi_ring_elem(r, r->cons), sizeof(rqe));
 		cqe.wr_id = rqe.wr_id;
 		res = kiwi_cq_push(cq, &cqe, &qp->ibqp);
-		acc = kiwi_push_merge(acc, res);
-		if (res < 0)
+		acc |= res;
+		if (res & KIWI_CQ_OVERRUN)
 			break;
 		kiwi_ring_consumed(r);
 	}

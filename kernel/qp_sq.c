@@ -119,7 +119,7 @@ int kiwi_sq_retire(struct kiwi_qp *qp)
 	struct kiwi_cq *cq = to_kcq(qp->ibqp.send_cq);
 	struct kiwi_cqe cqe = { .qp_num = qp->ibqp.qp_num };
 	struct kiwi_swqe *w;
-	int acc = 0, res;
+	int acc = 0;
 
 	lockdep_assert_held(&qp->lock);
 	while (qp->sq.cons != qp->tx.next) {
@@ -139,8 +139,7 @@ int kiwi_sq_retire(struct kiwi_qp *qp)
 		cqe.status = w->status;
 		cqe.opcode = kiwi_sq_wc_opcode(w->sqe.opcode);
 		cqe.byte_len = w->len;
-		res = kiwi_cq_push(cq, &cqe, &qp->ibqp);
-		acc = acc < 0 || res < 0 ? -ENOSPC : max(acc, res);
+		acc |= kiwi_cq_push(cq, &cqe, &qp->ibqp);
 	}
 	return acc;
 }

@@ -97,11 +97,6 @@ static int kiwi_rx_gp_cq(struct kiwi_qp *qp, const struct kiwi_cqe *cqe,
 	return kiwi_cq_push(to_kcq(qp->ibqp.recv_cq), cqe, &qp->ibqp);
 }
 
-static int kiwi_rx_gp_merge(int acc, int res)
-{
-	return acc < 0 || res < 0 ? -ENOSPC : max(acc, res);
-}
-
 /*
  * RCU callback: push the held completions whose turn came, oldest first;
  * once none is left, flush the RQ of a QP in error. Wait for another grace
@@ -121,12 +116,12 @@ static void kiwi_rx_gp_done(struct rcu_head *head)
 		e = &g->ent[g->head];
 		if (e->gp && !poll_state_synchronize_rcu(e->cookie))
 			break;
-		acc = kiwi_rx_gp_merge(acc, kiwi_rx_gp_cq(qp, &e->cqe, e->srq));
+		acc |= kiwi_rx_gp_cq(qp, &e->cqe, e->srq);
 		g->head = (g->head + 1) % g->cap;
 		g->n--;
 	}
 	if (!g->n && qp->state == IB_QPS_ERR) {
-		acc = kiwi_rx_gp_merge(acc, kiwi_rq_flush(qp));
+		acc |= kiwi_rq_flush(qp);
 		last = kiwi_qp_last_wqe_due(qp);
 	}
 	again = g->n;

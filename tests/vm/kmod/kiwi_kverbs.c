@@ -44,7 +44,7 @@
  * included, comes in posted order. (A grace period before an
  * invalidation's completion is due only while an access to the MR is in
  * flight: 75-teardown's kernel ULP tests hold one open.)
- * Last, two connections whose active QP is on an SRQ and sends into a CQ
+ * Last, three connections whose active QP is on an SRQ and sends into a CQ
  * of KV_SMALL_CQE entries made by ib_create_cq() with an event handler
  * and polled by the test: an SRQ limit armed by ib_modify_srq raises
  * IB_EVENT_SRQ_LIMIT_REACHED once, at the Send that leaves fewer
@@ -53,7 +53,9 @@
  * QP moved to the error state (twice) gets IB_EVENT_QP_LAST_WQE_REACHED
  * once. On the second, more signalled Sends than the CQ holds: the CQ
  * reports IB_EVENT_CQ_ERR once, the QP IB_EVENT_QP_FATAL and the error
- * state, and the completions the CQ had room for stay, in order.
+ * state, and the completions the CQ had room for stay, in order. On the
+ * third, one batch of flushed Sends fills the armed CQ's last entry and
+ * overruns it: the completion handler runs, and IB_EVENT_CQ_ERR comes.
  *
  * Loaded by tests/vm/scenarios/64-kernel-verbs.sh: insmod kiwi_kverbs.ko
  * dev=kiwi0 addr=10.77.0.1 port=N. Prints one "ok N - what" or
@@ -1104,14 +1106,14 @@ static void kv_test_imm(struct kv_conn *c, const char *pc, struct kv_frmr *f,
 		 r->imm == imm.ex.imm_data && !r->imm_len,
 		 "%s: Send with Immediate without payload: IB_WC_RECV, IB_WC_WITH_IMM, value 0x%x",
 		 pc, be32_to_cpu(r->imm));
-	imm.sg_list = &sge;
-	imm.num_sge = 1;
 	/*
 	 * The WRs below must be refused; should one be posted, its completion
 	 * reaches the server's Send handler, not the cqe of kv_imm_recv()'s
 	 * stack frame.
 	 */
 	imm.wr_cqe = &s->send_cqe;
+	imm.sg_list = &sge;
+	imm.num_sge = 1;
 	kv_check(ib_post_send(s->qp, &imm, NULL) == -EOPNOTSUPP,
 		 "%s: Send with Immediate and payload is refused (EOPNOTSUPP)",
 		 pc);
@@ -1547,6 +1549,29 @@ static bool kv_poll_in_order(struct ib_cq *cq, int n)
 }
 
 /*
+ * @n Sends of the client, wr_id 0..@n-1, complete into its send CQ of
+ * KV_SMALL_CQE entries and wait there unpolled, each one's completion event
+ * seen before the next Send is posted.
+ */
+static bool kv_sends_unpolled(struct kv_conn *c, int n)
+{
+	struct kv_end *e = &c->cli;
+	u32 seq = atomic_read(&c->srv.recvs);
+	bool ok = e->send_cq->cqe == KV_SMALL_CQE;
+	int i, notes;
+
+	for (i = 0; ok && i < n; i++) {
+		notes = atomic_read(&e->cq_notes);
+		ok = !ib_req_notify_cq(e->send_cq, IB_CQ_NEXT_COMP) &&
+		     !kv_polled_send(e, i, seq + i) &&
+		     wait_event_timeout(e->event_wq,
+					atomic_read(&e->cq_notes) > notes,
+					KV_TIMEOUT) > 0;
+	}
+	return ok;
+}
+
+/*
  * KV_SMALL_CQE - 1 Send completions wait unpolled in the client's send CQ
  * (each one's completion event seen before the next Send is posted);
  * ib_resize_cq below them is refused, above them keeps them in order.
@@ -1555,19 +1580,10 @@ static void kv_test_resize_cq(struct kv_conn *c, const char *pc)
 {
 	struct kv_end *e = &c->cli;
 	struct ib_cq *cq = e->send_cq;
-	int i, n = KV_SMALL_CQE - 1, notes;
-	u32 seq = atomic_read(&c->srv.recvs);
-	bool ok = cq->cqe == KV_SMALL_CQE;
+	int n = KV_SMALL_CQE - 1;
 
-	for (i = 0; ok && i < n; i++) {
-		notes = atomic_read(&e->cq_notes);
-		ok = !ib_req_notify_cq(cq, IB_CQ_NEXT_COMP) &&
-		     !kv_polled_send(e, i, seq + i) &&
-		     wait_event_timeout(e->event_wq,
-					atomic_read(&e->cq_notes) > notes,
-					KV_TIMEOUT) > 0;
-	}
-	if (!kv_check(ok, "%s: %d completions unpolled in a CQ of %d", pc, n,
+	if (!kv_check(kv_sends_unpolled(c, n),
+		      "%s: %d completions unpolled in a CQ of %d", pc, n,
 		      cq->cqe))
 		return;
 	kv_check(ib_resize_cq(cq, KV_SMALL_CQE / 2) == -EINVAL &&
@@ -1631,6 +1647,59 @@ static void kv_test_cq_overrun(struct kv_conn *c, const char *pc)
 	kv_check(kv_poll_in_order(cq, cq->cqe),
 		 "%s: the %d completions it had room for are kept, in order",
 		 pc, cq->cqe);
+}
+
+/*
+ * One batch of completions fires the armed event and then overruns the CQ:
+ * the client's send CQ holds KV_SMALL_CQE - 1 completions, its QP is in
+ * error, the CQ is armed, and two Sends posted in one call are flushed
+ * together. The completion handler runs (the first flush filled the CQ's
+ * last entry) and IB_EVENT_CQ_ERR comes once (the second was lost). Then
+ * the QP is destroyed with two completions unpolled: they leave the CQ
+ * (each would name the freed QP in wc->qp).
+ */
+static void kv_test_cq_overrun_armed(struct kv_conn *c, const char *pc)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+	struct kv_end *e = &c->cli;
+	struct ib_cq *cq = e->send_cq;
+	int n = KV_SMALL_CQE - 1, notes;
+	struct ib_send_wr wr[2] = {
+		{ .wr_id = n, .next = &wr[1], .opcode = IB_WR_SEND,
+		  .send_flags = IB_SEND_SIGNALED },
+		{ .wr_id = n + 1, .opcode = IB_WR_SEND,
+		  .send_flags = IB_SEND_SIGNALED },
+	};
+	const struct ib_send_wr *bad;
+	struct ib_wc wc;
+	int i;
+
+	if (!kv_check(kv_sends_unpolled(c, n) &&
+		      !ib_modify_qp(e->qp, &attr, IB_QP_STATE),
+		      "%s: %d completions unpolled in a CQ of %d, QP in error",
+		      pc, n, cq->cqe))
+		return;
+	notes = atomic_read(&e->cq_notes);
+	kv_check(!ib_req_notify_cq(cq, IB_CQ_NEXT_COMP) &&
+		 !ib_post_send(e->qp, wr, &bad) &&
+		 kv_wait_event(e, IB_EVENT_CQ_ERR, 1),
+		 "%s: two Sends flushed into its last entry: IB_EVENT_CQ_ERR",
+		 pc);
+	kv_check(atomic_read(&e->cq_notes) == notes + 1,
+		 "%s: the completion handler ran once for the armed CQ (%d)",
+		 pc, atomic_read(&e->cq_notes) - notes);
+	for (i = 0; i < n - 1; i++)
+		if (ib_poll_cq(cq, 1, &wc) != 1 || wc.wr_id != i ||
+		    wc.status != IB_WC_SUCCESS)
+			break;
+	kv_check(i == n - 1, "%s: its first %d completions polled in order",
+		 pc, n - 1);
+	/* The last Send's and the flushed one stay unpolled. */
+	rdma_destroy_qp(e->id);
+	e->qp = NULL;
+	kv_check(!ib_poll_cq(cq, 1, &wc),
+		 "%s: the QP destroyed, its 2 unpolled completions left the CQ",
+		 pc);
 }
 
 static const struct {
@@ -1722,19 +1791,22 @@ static void kv_run_linv_fail(bool modify, const char *pc, u16 p)
 	kv_close(c);
 }
 
-static void kv_run_async(bool overrun, const char *pc, u16 p)
+static void kv_test_srq_cq_events(struct kv_conn *c, const char *pc)
+{
+	kv_test_srq_limit(c, pc);
+	kv_test_resize_cq(c, pc);
+	kv_test_last_wqe(c, pc);
+}
+
+/* @test on a connection whose client reports its asynchronous events. */
+static void kv_run_async(void (*test)(struct kv_conn *c, const char *pc),
+			 const char *pc, u16 p)
 {
 	struct kv_conn *c = kv_open(IB_POLL_SOFTIRQ, true, true, pc, p);
 
 	if (!c)
 		return;
-	if (overrun) {
-		kv_test_cq_overrun(c, pc);
-	} else {
-		kv_test_srq_limit(c, pc);
-		kv_test_resize_cq(c, pc);
-		kv_test_last_wqe(c, pc);
-	}
+	test(c, pc);
 	rdma_disconnect(c->cli.id);
 	kv_close(c);
 }
@@ -1751,8 +1823,11 @@ static int __init kv_init(void)
 			 port + i + 2);
 	kv_run_linv_fail(false, "Local Invalidate, then a failing WR",
 			 port + i + 3);
-	kv_run_async(false, "SRQ limit, resize_cq, last WQE", port + i + 4);
-	kv_run_async(true, "CQ overrun", port + i + 5);
+	kv_run_async(kv_test_srq_cq_events, "SRQ limit, resize_cq, last WQE",
+		     port + i + 4);
+	kv_run_async(kv_test_cq_overrun, "CQ overrun", port + i + 5);
+	kv_run_async(kv_test_cq_overrun_armed, "CQ armed, then overrun",
+		     port + i + 6);
 	pr_info("%u passed, %u failed\n", kv_passed, kv_failed);
 	return kv_failed || !kv_passed ? -EIO : 0;
 }
