@@ -89,14 +89,14 @@ void kiwi_qp_fail(struct kiwi_qp *qp, enum kiwi_term_err err,
  * @len: its length
  * @startup_over: the peer can no longer send RFC 6581's startup errors
  *                (to tell siw's layout from them, kiwi_term_siw_swapped())
- *              from RFC 6581's startup errors, kiwi_term_siw_swapped())
  *
  * If it refuses RFC 7306 Immediate Data, the Immediate Data WR waiting for
  * confirmation completes with IB_WC_REM_OP_ERR (tx_imm.c); if it answers
  * an Atomic Request, the oldest outstanding atomic completes with the
  * error the Terminate stands for (tx_atomic.c); a Read Request refused
  * for remote protection completes with IB_WC_REM_ACCESS_ERR (tx_wr.c);
- * every other WR not complete is flushed.
+ * every other WR not complete is flushed. IB_EVENT_QP_FATAL comes once
+ * the QP is in the error state, as a consumer's handler may query it.
  */
 void kiwi_qp_term_received(struct kiwi_qp *qp, const u8 *ulpdu, u32 len,
 			   bool startup_over)
@@ -120,7 +120,7 @@ void kiwi_qp_term_received(struct kiwi_qp *qp, const u8 *ulpdu, u32 len,
 	kiwi_tx_imm_refused(qp, &t);
 	kiwi_tx_atomic_refused(qp, &t);
 	kiwi_tx_read_refused(qp, &t);
-	kiwi_qp_event(qp, IB_EVENT_QP_FATAL);
 	kiwi_qp_to_error(qp);
+	kiwi_qp_event(qp, IB_EVENT_QP_FATAL);
 	kiwi_qp_close_llp(qp, false);
 }
