@@ -20,6 +20,7 @@
  */
 #include <linux/ctype.h>
 #include <linux/moduleparam.h>
+#include <linux/ratelimit.h>
 #include <linux/string.h>
 #include <linux/sysfs.h>
 
@@ -34,6 +35,7 @@ enum kiwi_setting_kind {
 	KIWI_KIND_BOOL,		/* Y/N (kstrtobool: also 1/0, on/off) */
 	KIWI_KIND_RTR,		/* a non-empty list of RTR message types */
 	KIWI_KIND_LLP,		/* a lower layer's name: tcp or sctp */
+	KIWI_KIND_COUNT
 };
 
 /**
@@ -204,31 +206,52 @@ static int kiwi_setting_format(const struct kiwi_setting_desc *d, u32 v,
 	}
 }
 
-/* Log what a refused value should have been. */
+/*
+ * The refusals' log lines are rate-limited per kind of setting, so that a
+ * flood of bad writes to one setting leaves another's refusals logged.
+ */
+static struct ratelimit_state kiwi_refused_rs[KIWI_KIND_COUNT] = {
+	[0 ... KIWI_KIND_COUNT - 1] =
+		RATELIMIT_STATE_INIT(kiwi_refused_rs,
+				     DEFAULT_RATELIMIT_INTERVAL,
+				     DEFAULT_RATELIMIT_BURST),
+};
+
+/*
+ * Log a refused value of @d, saying what it must be; @ibdev is NULL for a
+ * module parameter (no device yet).
+ */
 static void kiwi_setting_refused(const struct ib_device *ibdev,
 				 const struct kiwi_setting_desc *d,
 				 const char *buf)
 {
 	int len = strcspn(buf, "\n");
+	char want[48];
 
 	switch (d->kind) {
 	case KIWI_KIND_UINT:
-		ibdev_notice_ratelimited(ibdev, "%s: refused '%.*s': expected an integer from %u to %u\n",
-					 d->name, len, buf, d->min, d->max);
+		snprintf(want, sizeof(want), "an integer from %u to %u",
+			 d->min, d->max);
 		break;
 	case KIWI_KIND_BOOL:
-		ibdev_notice_ratelimited(ibdev, "%s: refused '%.*s': expected Y or N\n",
-					 d->name, len, buf);
+		strscpy(want, "Y or N", sizeof(want));
 		break;
 	case KIWI_KIND_LLP:
-		ibdev_notice_ratelimited(ibdev, "%s: refused '%.*s': expected tcp or sctp\n",
-					 d->name, len, buf);
+		strscpy(want, "tcp or sctp", sizeof(want));
 		break;
 	default:
-		ibdev_notice_ratelimited(ibdev, "%s: refused '%.*s': expected a comma-separated list of send, write, read\n",
-					 d->name, len, buf);
+		strscpy(want, "a comma-separated list of send, write, read",
+			sizeof(want));
 		break;
 	}
+	if (!__ratelimit(&kiwi_refused_rs[d->kind]))
+		return;
+	if (ibdev)
+		ibdev_notice(ibdev, "%s: refused '%.*s': expected %s\n",
+			     d->name, len, buf, want);
+	else
+		pr_notice("kiwi: parameter %s: refused '%.*s': expected %s\n",
+			  d->name, len, buf, want);
 }
 
 /* --- module parameters: defaults for new devices --- */
@@ -243,8 +266,10 @@ static int kiwi_param_set(const char *val, const struct kernel_param *kp)
 	enum kiwi_setting_id id = kiwi_param_id(kp);
 	u32 v;
 
-	if (kiwi_setting_parse(&kiwi_setting_descs[id], val, &v))
+	if (kiwi_setting_parse(&kiwi_setting_descs[id], val, &v)) {
+		kiwi_setting_refused(NULL, &kiwi_setting_descs[id], val);
 		return -EINVAL;
+	}
 	WRITE_ONCE(kiwi_defaults[id], v);
 	return 0;
 }

@@ -7,7 +7,8 @@
 #    the old value stays; dynamic debug shows a change; mpa_rev=1 and
 #    mpa_crc_off=Y written at runtime show in -dd of the next connection
 #    (in step 2); the module parameters are the defaults of new devices
-#    only, each described by modinfo with its default;
+#    only, each described by modinfo with its default, a bad value refused
+#    with a log line naming the parameter;
 # 2. per device: kiwi1 on a veth with other settings; connections on each
 #    device use their own, as `rdma resource show qp -dd` shows (MPA
 #    revision, CRC, peer-to-peer, RTR, addresses, IRD/ORD, MULPDU, MSNs)
@@ -144,6 +145,14 @@ echo write > $P/mpa_rtr
 echo Y > $P/mpa_markers
 vt_check "module parameter mpa_rtr refuses 'foo'" \
 	sh -c "! echo foo > $P/mpa_rtr 2>/dev/null"
+vt_check "log line for module parameter mpa_rtr='foo'" \
+	grep -qF "kiwi: parameter mpa_rtr: refused 'foo': expected a comma-separated list" \
+	<<<"$(dmesg | tail -n 5)"
+vt_check "module parameter llp refuses 'udp'" \
+	sh -c "! echo udp > $P/llp 2>/dev/null"
+vt_check "log line for module parameter llp='udp'" \
+	grep -qF "kiwi: parameter llp: refused 'udp': expected tcp or sctp" \
+	<<<"$(dmesg | tail -n 5)"
 vt_veth_pair vk0 vk1 || vt_die "veth vk0"
 ip addr add $IP1/24 dev vk0
 vt_link_add kiwi1 vk0 || vt_die "no kiwi1"
