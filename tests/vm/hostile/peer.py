@@ -1794,10 +1794,11 @@ def bad_rresp(info, res, a, size, segs):
     expect_terminate(c, res, {(1, 1, 1)}, a.layout, bad_hdr=ulpdus[-1][:14])
 
 
-# RDMAP-14/19: a Response answers only a Request that went out. The
-# zero-length Read that follows kiwi's first Write with Immediate Data
-# (Documentation/rfc7306.md) has its place in the ORD from the moment the
-# WR is taken, but goes out only after the whole Write.
+# RDMAP-20 (a WR completes only after DDP did): a Response answers only
+# a Request that went out. The zero-length Read that follows kiwi's first
+# Write with Immediate Data (Documentation/rfc7306.md) has its place in
+# the ORD from the moment the WR is taken, but goes out only after the
+# whole Write.
 @case("rdmap-rresp-before-rreq", "the target's 8 MiB RDMA Write with "
       "Immediate Data stalls on a closed window; a zero-length L=1 Read "
       "Response arrives before any Read Request: Terminate 0/2/06, the "

@@ -243,7 +243,7 @@ run_case() {
 				bad+=("the overflowed receive did not complete with a local length error")
 			;;
 		esac
-		# RDMAP-14: the Write with Immediate Data whose zero-length
+		# RDMAP-20: the Write with Immediate Data whose zero-length
 		# Read had not gone out is not completed by a Response to it.
 		case "$name" in
 		rdmap-rresp-before-rreq)
