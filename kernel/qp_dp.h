@@ -198,6 +198,12 @@ struct kiwi_tx_msg {
  * @run_lock: held while TX runs, in @work or in a user QP's doorbell, so
  *            TX never runs twice at once; detach takes it once to wait for
  *            a run in progress
+ * @run_task: the task running TX, NULL between runs (qp->lock): while set,
+ *	      completions of send WRs made elsewhere wait for the run's end
+ *	      (kiwi_sq_retire()), since TX may be copying from a WR's
+ *	      source, or from a memory region a flushed Local Invalidate
+ *	      leaves valid, until it next looks at the QP's state
+ * @retire_held: such a completion waits for the run's end (qp->lock)
  * @llp_mutex: serialises attach, detach and the LLP close of modify_qp, so
  *             @ep stays valid for modify_qp; TX and RX read @ep without it
  *             (detach stops them before it clears @ep)
@@ -292,6 +298,8 @@ struct kiwi_qp_tx {
 	struct work_struct work;
 	struct mutex run_lock;	/* see kernel-doc above */
 	struct mutex llp_mutex;	/* see kernel-doc above */
+	struct task_struct *run_task;
+	bool retire_held;
 	struct socket *sock;
 	struct kiwi_ep *ep;
 	const struct kiwi_llp_ops *llp;

@@ -108,9 +108,32 @@ static bool kiwi_swqe_signalled(struct kiwi_qp *qp,
 	       w->status != IB_WC_SUCCESS;
 }
 
+/*
+ * Under qp->lock: must the completions wait for the TX run under way to
+ * end? Once the QP left RTS and SQD, a completion made outside that run's
+ * task (a flush, RX, an RCU callback) may concern memory TX still reads:
+ * TX looks at the state once per FPDU, and until it next does it may go
+ * on copying the source of the WR a flush just completed, or a Read
+ * Response's from a memory region whose Local Invalidate the flush
+ * completed unexecuted; a kernel consumer gives such pages back on the
+ * completion. The run's end retires them (kiwi_tx_run()), after TX's last
+ * copy. While connected, no completion made elsewhere concerns a WR TX
+ * still reads: a Response or a refusal concerns only Requests TX framed,
+ * after everything before them (struct kiwi_orq_ent, @framed).
+ */
+static bool kiwi_sq_wait_tx(struct kiwi_qp *qp)
+{
+	struct task_struct *t = qp->tx.run_task;
+
+	return t && !(in_task() && t == current) && !kiwi_qp_connected(qp);
+}
+
 /**
  * kiwi_sq_retire - complete the done WRs at the head of the SQ, in order
  * @qp: the QP, qp->lock held
+ *
+ * Stops at a WR whose completion must wait for the TX run under way
+ * (kiwi_sq_wait_tx()); that run retires it when it ends.
  *
  * Return: the merged kiwi_cq_push() result for kiwi_cq_signal().
  */
@@ -126,6 +149,10 @@ int kiwi_sq_retire(struct kiwi_qp *qp)
 		w = &qp->tx.swq[qp->sq.cons & (qp->sq.num - 1)];
 		if (!w->done)
 			break;
+		if (kiwi_sq_wait_tx(qp)) {
+			qp->tx.retire_held = true;
+			break;
+		}
 		w->done = false;
 		/*
 		 * Free the slot before the completion is visible: a poster

@@ -471,10 +471,11 @@ bool kiwi_tx_orq_refused(struct kiwi_qp *qp, enum kiwi_orq_kind kind,
 		e = kiwi_orq_slot(tx, i);
 		/*
 		 * A peer refuses only Requests that went out (the newest may
-		 * not have); an Immediate Data WR's probe is refused with the
-		 * Immediate Data, which went out before it.
+		 * not have). A refusal of Immediate Data whose probe TX has
+		 * not framed yet flushes the WR instead: before then TX may
+		 * still be copying its Write.
 		 */
-		if (!e->framed && kind != KIWI_ORQ_PROBE)
+		if (!e->framed)
 			break;
 		if (msn ? e->msn == *msn : kiwi_orq_is(e, kind)) {
 			found = kiwi_orq_is(e, kind);
@@ -801,8 +802,8 @@ static bool kiwi_tx_buf_retry(struct kiwi_qp *qp, bool doorbell)
  * call, a poster whose socket never fills would find TX parked after every
  * post and ring for each.
  */
-static void kiwi_tx_run(struct kiwi_qp *qp, struct socket *sock,
-			bool doorbell)
+static void kiwi_tx_frame_and_send(struct kiwi_qp *qp, struct socket *sock,
+				   bool doorbell)
 {
 	struct kiwi_qp_tx *tx = &qp->tx;
 	u32 limit = doorbell ? KIWI_TX_DOORBELL_LEN : KIWI_TX_BUF_LEN;
@@ -850,6 +851,32 @@ static void kiwi_tx_run(struct kiwi_qp *qp, struct socket *sock,
 		cond_resched();
 	}
 	kiwi_tx_idle(qp);
+}
+
+/*
+ * One run of TX in this task. Completions made elsewhere while it runs,
+ * with the QP out of RTS and SQD, wait for its end (kiwi_sq_retire()):
+ * the run marks itself before it first looks at the state.
+ */
+static void kiwi_tx_run(struct kiwi_qp *qp, struct socket *sock,
+			bool doorbell)
+{
+	struct kiwi_qp_tx *tx = &qp->tx;
+	unsigned long flags;
+	int res = 0;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	tx->run_task = current;
+	spin_unlock_irqrestore(&qp->lock, flags);
+	kiwi_tx_frame_and_send(qp, sock, doorbell);
+	spin_lock_irqsave(&qp->lock, flags);
+	tx->run_task = NULL;
+	if (tx->retire_held) {
+		tx->retire_held = false;
+		res = kiwi_sq_retire(qp);
+	}
+	spin_unlock_irqrestore(&qp->lock, flags);
+	kiwi_cq_signal(to_kcq(qp->ibqp.send_cq), res);
 }
 
 /* With tx.run_lock held: run TX if the QP is attached. */
