@@ -256,10 +256,12 @@ struct kiwi_srq {
  * @max_recv_sge: SGEs per receive WR
  * @max_inline: inline data octets per send WR
  * @sq_sig_type: IB_SIGNAL_ALL_WR or IB_SIGNAL_REQ_WR
- * @stream_id: the QP's identity to type 2 memory windows (struct
- *             kiwi_ddp_stream.qp): unique for the device's lifetime, unlike
- *             the QP number, which a later QP may reuse; never 0
- *             (KIWI_INV_LOCAL) nor KIWI_DDP_ANY_QP; fixed at create
+ * @stream_id: the identity of the QP's stream to type 2 memory windows
+ *             (struct kiwi_ddp_stream.qp): unique for the device's
+ *             lifetime, unlike the QP number, which a later QP may reuse;
+ *             never 0 (KIWI_INV_LOCAL) nor KIWI_DDP_ANY_QP; set at create
+ *             and anew at each attach (qp->lock), so a window bound while
+ *             the QP carried one stream serves no later one
  * @sq: send ring
  * @rq: receive ring; unused (num == 0) when the QP has an SRQ
  * @ref: users of the QP: the creator, the iWARP CM (iw_add_ref), each

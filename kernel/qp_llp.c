@@ -212,6 +212,9 @@ static bool kiwi_llp_commit(struct kiwi_qp *qp, struct kiwi_ep *ep,
 	tx->ep = ep;
 	WRITE_ONCE(tx->sock, sock);
 	WRITE_ONCE(qp->llp_bound, true);
+	/* A new stream: windows bound on an earlier one do not serve it. */
+	qp->stream_id =
+		atomic64_inc_return(&to_kdev(qp->ibqp.device)->qp_streams);
 	qp->ord = tx->ord;
 	qp->ird = tx->ird;
 	if (initiator && qp->access_sets < 2)

@@ -16,7 +16,10 @@
  * B must carry a Send each way and an RDMA Read each way (the Reads use the
  * queues of outstanding Reads a late detach would free) and the QP must
  * still be RTS. Prints how long the reset took and how often the kernel
- * refused it.
+ * refused it. Last, a type 2 memory window the QP bound while it carried
+ * connection A must not serve B's peer (RFC 5040 section 8.1.1 rule 2:
+ * the STag belongs to A's stream): the client's Read through it completes
+ * with IBV_WC_REM_ACCESS_ERR.
  */
 #include <getopt.h>
 #include <unistd.h>
@@ -88,7 +91,8 @@ static void register_buf(struct end *e, struct ibv_pd *pd)
 {
 	for (unsigned int i = 0; i < BUF_LEN; i++)
 		e->buf[i] = (uint8_t)(i * 7 + e->name[0]);
-	e->mr = ibv_reg_mr(pd, e->buf, sizeof(e->buf), vt_access);
+	e->mr = ibv_reg_mr(pd, e->buf, sizeof(e->buf),
+			   vt_access | IBV_ACCESS_MW_BIND);
 	if (!e->mr)
 		vt_fatal("ibv_reg_mr: %s", strerror(errno));
 }
@@ -158,6 +162,45 @@ static void read_one(struct end *by, struct end *from)
 		vt_pass("%s", what);
 }
 
+/* A type 2 window over @e's Read source, bound by @e's QP (connected). */
+static uint32_t bind_window(struct end *e, struct ibv_mw *mw)
+{
+	struct ibv_send_wr wr = { .opcode = IBV_WR_BIND_MW,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+
+	wr.bind_mw.mw = mw;
+	wr.bind_mw.rkey = ibv_inc_rkey(mw->rkey);
+	wr.bind_mw.bind_info = (struct ibv_mw_bind_info){
+		.mr = e->mr, .addr = (uintptr_t)e->buf, .length = BUF_LEN,
+		.mw_access_flags = IBV_ACCESS_REMOTE_READ,
+	};
+	if (ibv_post_send(e->qp, &wr, &bad))
+		vt_fatal("posting the window bind failed");
+	if (!complete(e, IBV_WC_BIND_MW, "type 2 window bound on connection A"))
+		vt_fatal("no window to test");
+	return wr.bind_mw.rkey;
+}
+
+/* @by Reads through @rkey, a window bound on @from's earlier stream. */
+static void read_old_window(struct end *by, struct end *from, uint32_t rkey)
+{
+	const char *what = "Read on connection B through connection A's window";
+	struct ibv_wc wc;
+
+	if (vt_post_rdma(by->qp, IBV_WR_RDMA_READ, 3, by->buf + BUF_LEN, 64,
+			 by->mr->lkey, (uintptr_t)from->buf, rkey)) {
+		vt_fail("%s: posting failed", what);
+		return;
+	}
+	if (!vt_poll_one(by->cq, &wc, WAIT_MS))
+		vt_fail("%s: no completion within %d ms", what, WAIT_MS);
+	else if (wc.status != IBV_WC_REM_ACCESS_ERR)
+		vt_fail("%s: %s, want %s", what, ibv_wc_status_str(wc.status),
+			ibv_wc_status_str(IBV_WC_REM_ACCESS_ERR));
+	else
+		vt_pass("%s: %s", what, ibv_wc_status_str(wc.status));
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: vt_reattach -a ADDR [-p PORT]\n");
@@ -171,8 +214,10 @@ int main(int argc, char **argv)
 	struct vt_cm_pair a, b;
 	struct ibv_qp_init_attr attr;
 	struct ibv_cq *a_cq;
+	struct ibv_mw *mw;
 	struct ibv_pd *pd;
 	struct vt_cm cm;
+	uint32_t rkey;
 	int rc;
 
 	vt_init("vt_reattach");
@@ -197,6 +242,10 @@ int main(int argc, char **argv)
 	vt_cm_prepare(&cm, &a, pd, &attr);
 	vt_cm_request(&cm, &a);
 	vt_cm_accept_qpn(&cm, &a, server.qp->qp_num);
+	mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+	if (!mw)
+		vt_fatal("ibv_alloc_mw: %s", strerror(errno));
+	rkey = bind_window(&server, mw);
 	attr = qp_attr(client.cq);
 	vt_cm_prepare(&cm, &b, pd, &attr);
 	client.qp = b.active->qp;
@@ -216,9 +265,11 @@ int main(int argc, char **argv)
 	if (vt_qp_state(server.qp) != IBV_QPS_RTS)
 		vt_fail("the QP of connection B is in state %d, not RTS",
 			vt_qp_state(server.qp));
+	read_old_window(&client, &server, rkey);
 
 	vt_cm_teardown(&cm, &b);
 	vt_cm_teardown(&cm, &a);
+	ibv_dealloc_mw(mw);
 	ibv_destroy_qp(server.qp);
 	ibv_dereg_mr(server.mr);
 	ibv_dereg_mr(client.mr);

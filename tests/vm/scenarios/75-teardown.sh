@@ -36,7 +36,8 @@
 #  6. ibv_destroy_qp racing iw_cm's QPN lookup (before the fix it was a use
 #     after free); a connect naming a QP whose creation is failing.
 #  7. a QP reset and connected again while its last stream's detach is
-#     held open: the new stream keeps what it set up (vt_reattach).
+#     held open: the new stream keeps what it set up, and a type 2 window
+#     bound on the old stream serves the new one nothing (vt_reattach).
 #  8. a Request read while the startup timeout's expiry is held open: the
 #     connection lasts the timeout re-armed for the application's answer.
 #  9. rdma link delete while a reported Request waits for an application
