@@ -5,9 +5,10 @@
  *
  * A new QP starts in INIT (iWARP IDLE), as on every iWARP RNIC: the
  * connection manager attaches the stream and so moves the QP to RTS
- * (qp_llp.c). modify_qp to RTR or RTS is accepted without effect while the
- * QP waits for its connection (rdma_cm and iw_cm ask for both before
- * accept and connect) and once it is in RTS. SQD (iWARP CLOSING) asks the
+ * (qp_llp.c). modify_qp to RTR is accepted without effect while the QP
+ * waits for its connection (rdma_cm asks for it before accept and
+ * connect) and in RTS, to RTS only in RTS: before the connection it is
+ * refused, as only the CM makes a QP RTS. SQD (iWARP CLOSING) asks the
  * engine for a graceful close (a no-op in TERMINATE and ERROR, where the
  * stream is closing or gone), ERR for an abortive one; the stream's end
  * then detaches the QP. Documentation/datapath.md has the state table.

@@ -308,11 +308,20 @@ bool kiwi_qp_llp_detach(struct kiwi_qp *qp)
 
 /*
  * Is a detach under way: the stream gone from the QP (tx.sock cleared)
- * but RX and TX not released yet? No lock: a hint for the waiter below.
+ * but RX and TX not released yet? Under qp->lock, which both are written
+ * under: read without it, a weakly ordered CPU could see an attach's
+ * llp_bound before its tx.sock and take the attach for a detach, and the
+ * waiter below would sleep until the stream's end.
  */
 static bool kiwi_qp_llp_detaching(struct kiwi_qp *qp)
 {
-	return READ_ONCE(qp->llp_bound) && !READ_ONCE(qp->tx.sock);
+	unsigned long flags;
+	bool detaching;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	detaching = qp->llp_bound && !qp->tx.sock;
+	spin_unlock_irqrestore(&qp->lock, flags);
+	return detaching;
 }
 
 /**
