@@ -228,6 +228,8 @@ static void kiwi_setting_refused(const struct ib_device *ibdev,
 	int len = strcspn(buf, "\n");
 	char want[48];
 
+	if (!__ratelimit(&kiwi_refused_rs[d->kind]))
+		return;
 	switch (d->kind) {
 	case KIWI_KIND_UINT:
 		snprintf(want, sizeof(want), "an integer from %u to %u",
@@ -244,8 +246,6 @@ static void kiwi_setting_refused(const struct ib_device *ibdev,
 			sizeof(want));
 		break;
 	}
-	if (!__ratelimit(&kiwi_refused_rs[d->kind]))
-		return;
 	if (ibdev)
 		ibdev_notice(ibdev, "%s: refused '%.*s': expected %s\n",
 			     d->name, len, buf, want);

@@ -468,14 +468,14 @@ bool kiwi_tx_orq_refused(struct kiwi_qp *qp, enum kiwi_orq_kind kind,
 
 	spin_lock_irqsave(&qp->lock, flags);
 	for (i = tx->orq_head; tx->orq && i != tx->orq_tail; i++) {
-		e = kiwi_orq_slot(tx, i);
 		/*
 		 * A peer refuses only Requests that went out (the newest may
 		 * not have). A refusal of Immediate Data whose probe TX has
 		 * not framed yet flushes the WR instead: before then TX may
 		 * still be copying its Write.
 		 */
-		if (!e->framed)
+		e = kiwi_orq_sent(tx, i);
+		if (!e)
 			break;
 		if (msn ? e->msn == *msn : kiwi_orq_is(e, kind)) {
 			found = kiwi_orq_is(e, kind);
