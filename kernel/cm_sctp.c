@@ -133,21 +133,26 @@ static void kiwi_cm_sctp_terminate(struct kiwi_ep *ep, const char *why)
  * Under ep->lock: the next chunk of the session, as kiwi_sctp_next(),
  * which counts on the QP's device, or on a responder child's listener's
  * (whose lock is held meanwhile; one that stopped listening counts
- * nothing).
+ * nothing). When kiwi_sctp_next() gave the worker back after chunks on
+ * other streams, the endpoint's work reads on later: 0, not arrived yet.
  */
 static int kiwi_cm_sctp_next(struct kiwi_ep *ep, struct kiwi_sctp_msg *m)
 {
-	struct ib_device *ibdev;
+	struct ib_device *ibdev = NULL;
 	int rv;
 
-	if (ep->qp)
-		return kiwi_sctp_next(ep->sctp, m, ep->qp->ibqp.device,
-				      NULL);
-	ibdev = kiwi_cm_obs_get(ep);
-	rv = kiwi_sctp_next(ep->sctp, m, ibdev, NULL);
-	if (ibdev)
-		kiwi_cm_obs_put(ep);
-	return rv;
+	if (ep->qp) {
+		rv = kiwi_sctp_next(ep->sctp, m, ep->qp->ibqp.device, NULL);
+	} else {
+		ibdev = kiwi_cm_obs_get(ep);
+		rv = kiwi_sctp_next(ep->sctp, m, ibdev, NULL);
+		if (ibdev)
+			kiwi_cm_obs_put(ep);
+	}
+	if (rv != -EAGAIN)
+		return rv;
+	kiwi_ep_queue(ep, KIWI_EV_DATA);
+	return 0;
 }
 
 /* --- initiator --- */

@@ -36,6 +36,12 @@
 #define KIWI_SCTP_TX_ROOM	(KIWI_SCTP_TX_LEN + KIWI_SCTP_SSN_LEN)
 /* Chunks RX handles per run before it yields the worker. */
 #define KIWI_SCTP_RX_BUDGET	64
+/*
+ * Chunks on other SCTP streams one kiwi_sctp_next() answers before it
+ * gives its worker back: a peer that keeps sending them must not hold a
+ * kiwi_wq or CM worker for as long as it likes.
+ */
+#define KIWI_SCTP_FOREIGN_BUDGET	16
 
 static void kiwi_sctp_rx_work(struct work_struct *work);
 static int kiwi_sctp_wake(struct wait_queue_entry *wait, unsigned int mode,
@@ -407,15 +413,16 @@ static void kiwi_sctp_foreign(struct kiwi_sctp_conn *sc,
  * beyond the octets held at most, ends the stream. A chunk on another
  * SCTP stream is answered there, counted on @ibdev (kiwi_sctp_foreign()).
  *
- * Return: 1 with @m set; 0 if it has not arrived; -ECONNRESET if the
- * association was shut down or is gone; another negative errno for a
- * chunk that ends the stream.
+ * Return: 1 with @m set; 0 if it has not arrived; -EAGAIN after
+ * KIWI_SCTP_FOREIGN_BUDGET chunks on other streams, when the caller
+ * queues its reader again; -ECONNRESET if the association was shut down
+ * or is gone; another negative errno for a chunk that ends the stream.
  */
 int kiwi_sctp_next(struct kiwi_sctp_conn *sc, struct kiwi_sctp_msg *m,
 		   struct ib_device *ibdev, struct kiwi_qp *qp)
 {
+	int rv, ssn, flags, foreign = 0;
 	struct kiwi_sctp_chunk *c;
-	int rv, ssn, flags;
 	u32 ppid;
 	u16 sid;
 
@@ -439,7 +446,8 @@ int kiwi_sctp_next(struct kiwi_sctp_conn *sc, struct kiwi_sctp_msg *m,
 			return -EMSGSIZE;	/* larger than any valid chunk */
 		if (sid != KIWI_SCTP_SID) {
 			kiwi_sctp_foreign(sc, ibdev, sid, ppid, rv);
-			cond_resched();	/* the peer may keep sending them */
+			if (++foreign == KIWI_SCTP_FOREIGN_BUDGET)
+				return -EAGAIN;
 			continue;
 		}
 		ssn = kiwi_sctp_judge(sc, ppid, rv);
@@ -664,6 +672,8 @@ static void kiwi_sctp_rx_work(struct work_struct *work)
 		rv = kiwi_sctp_next(sc, &m, qp->ibqp.device, qp);
 		if (rv == 0)
 			return;
+		if (rv == -EAGAIN)
+			break;
 		if (rv == -ECONNRESET) {
 			/* All read: the CM may end the connection now. */
 			kiwi_ep_sctp_rx_ended(qp->tx.ep);

@@ -37,6 +37,9 @@ mid-huge     a Send of 20000 octets (more than any MULPDU)
 mid-stream   a Send as DDP-SSN 0 on SCTP stream 1, where no session runs;
              once a Session Terminate comes back on stream 1, a Session
              Terminate (DDP-SSN 1) on stream 0 ends the session
+mid-flood    as mid-stream with FLOOD such Sends at once: once as many
+             Session Terminates came back on stream 1, the Session
+             Terminate on stream 0 (repeated events print as "EVENT xN")
 mid-reorder  two Sends (MSN 1 and 2) as DDP-SSN 2 first, then 1, then a
              Session Terminate (DDP-SSN 3): nothing to refuse (the listener
              must have two Receives posted)
@@ -143,6 +146,10 @@ def rresp_seg(ssn, stag, to, payload, last):
                        to) + payload
 
 
+# Chunks mid-flood sends on stream 1: more than a reader of kiwi answers
+# before it gives its worker back (KIWI_SCTP_FOREIGN_BUDGET, 16).
+FLOOD = 100
+
 # What each mid-* mode sends after the Accept: (SCTP stream, PPID, data).
 MID = {
     "mid-dup": [(0, PPID_SEG, send_seg(1)), (0, PPID_SEG, send_seg(1))],
@@ -153,6 +160,7 @@ MID = {
     "mid-big": [(0, PPID_SEG, send_seg(1, 1, 0, b"b" * 2000))],
     "mid-huge": [(0, PPID_SEG, send_seg(1, 1, 0, b"h" * 20000))],
     "mid-stream": [(1, PPID_SEG, send_seg(0))],
+    "mid-flood": [(1, PPID_SEG, send_seg(0))] * FLOOD,
     "mid-reorder": [(0, PPID_SEG, send_seg(2, 2)), (0, PPID_SEG, send_seg(1, 1)),
                     (0, PPID_SSC, ssc(3, 4))],
     "mid-beyond": [(0, PPID_SEG, send_seg(40000))],
@@ -316,13 +324,15 @@ def run_mid(s, mode, limit):
             send(s, ppid, data, sid)
     except OSError as e:
         return send_failed(ev, e)
-    return collect(s, ev, mode == "mid-stream")
+    answer = {"mid-stream": 1, "mid-flood": FLOOD}.get(mode, 0)
+    return collect(s, ev, answer)
 
 
-def collect(s, ev, answer_stream_term=False, close_at=None):
-    """@ev and every event @s brings until it ends; with @answer_stream_term
-    a Session Terminate on stream 1 is answered with one; at the event
-    @close_at the association is closed ("closed")."""
+def collect(s, ev, answer_stream_terms=0, close_at=None):
+    """@ev and every event @s brings until it ends; once
+    @answer_stream_terms Session Terminates came on stream 1, they are
+    answered with one on stream 0; at the event @close_at the association
+    is closed ("closed")."""
     while True:
         ev.append(next_event(s))
         if ev[-1] in ENDS:
@@ -330,8 +340,19 @@ def collect(s, ev, answer_stream_term=False, close_at=None):
         if ev[-1] == close_at:
             s.close()
             return ev + ["closed"]
-        if answer_stream_term and ev[-1] == "ssc 4@1":
+        if ev[-1] == "ssc 4@1" and ev.count("ssc 4@1") == answer_stream_terms:
             send(s, PPID_SSC, ssc(1, 4))
+
+
+def squeeze(ev):
+    """@ev with each run of one event shown once, as "EVENT xN"."""
+    out = []
+    for e in ev:
+        if out and out[-1][0] == e:
+            out[-1][1] += 1
+        else:
+            out.append([e, 1])
+    return [e if n == 1 else "%s x%d" % (e, n) for e, n in out]
 
 
 def ddp_sock(ip, ind=1):
@@ -451,7 +472,8 @@ def main():
     for mode in sys.argv[1].split(","):
         t0 = time.time()
         ev = run(mode, port, ip, limit)
-        print("%s: %s (%.1f s)" % (mode, " ".join(ev), time.time() - t0))
+        print("%s: %s (%.1f s)" % (mode, " ".join(squeeze(ev)),
+                                   time.time() - t0))
         sys.stdout.flush()
     return 0
 

@@ -45,7 +45,9 @@
 #    chunk kiwi reads, a Session Terminate with Private Data: each gets an RDMAP Terminate and the association
 #    ends; a segment on SCTP stream 1, where no session runs, gets a
 #    Session Terminate on stream 1 and the session on stream 0 goes on
-#    until the peer's Terminate; two Sends as DDP-SSN 2, then 1 are taken
+#    until the peer's Terminate, also after 100 such segments at once
+#    (more than kiwi's reader answers before it yields its worker: it
+#    must come back for the rest); two Sends as DDP-SSN 2, then 1 are taken
 #    in DDP-SSN order (SCTP-032). The listener's counters term_sent_ddp and
 #    sctp_ssc_term_sent move, its rdma resources return to where they
 #    were, and a good initiator connects afterwards.
@@ -274,14 +276,14 @@ if [ "$PAIR_SIDE" = client ]; then
 fi
 
 # --- 4. a hostile SCTP peer mid-connection -------------------------------
-mid=(mid-dup mid-overlap mid-old mid-beyond mid-big mid-huge mid-term-pd mid-stream mid-reorder)
+mid=(mid-dup mid-overlap mid-old mid-beyond mid-big mid-huge mid-term-pd mid-stream mid-reorder mid-flood)
 mids=$(IFS=,; echo "${mid[*]}")
 if [ "$PAIR_SIDE" = server ]; then
 	st0=$(vt_stats "$PAIR_DEV")
 	res0=$(vt_res "$PAIR_DEV")
 fi
 pair_step hostile-mid server 240 \
-	"$VT_PROGS/vt_cmpdata" -s -a "{me}" -p "{port}" -x A0,A0,A0,A0,A0,A0,A0,A0,A0,A16 -- \
+	"$VT_PROGS/vt_cmpdata" -s -a "{me}" -p "{port}" -x A0,A0,A0,A0,A0,A0,A0,A0,A0,A0,A16 -- \
 	bash -c "python3 $KIWI_SRC/tests/vm/lib/sctp-raw-peer.py $mids {port} {peer} 20 &&
 		$VT_PROGS/vt_cmpdata -a {peer} -p {port} -x A16"
 out=$VT_TMP/hostile-mid.out
@@ -296,10 +298,12 @@ if [ "$PAIR_SIDE" = client ]; then
 		grep -qE '^mid-stream: ssc 2 ssc 4@1 (eof|abort) ' "$out"
 	vt_check "mid-reorder: DDP-SSN 2 before 1 delivered in order, nothing refused" \
 		grep -qE '^mid-reorder: ssc 2 (eof|abort) ' "$out"
+	vt_check "mid-flood: 100 segments on stream 1 each get a Session Terminate there, the session on stream 0 ends only at the peer's Terminate" \
+		grep -qE '^mid-flood: ssc 2 ssc 4@1 x100 (eof|abort) ' "$out"
 	vt_check "a good initiator connects afterwards" \
 		grep -q 'step 0: accept: 16 octets of private data intact' "$out"
 else
-	vt_eq "connections accepted and ended" "$(grep -c '^step [0-9]*: ended' "$out")" 10
+	vt_eq "connections accepted and ended" "$(grep -c '^step [0-9]*: ended' "$out")" 11
 	st1=$(vt_stats "$PAIR_DEV")
 	vt_log "counters: term_sent_ddp $(vt_stat "$st0" term_sent_ddp) -> $(vt_stat "$st1" term_sent_ddp)," \
 		"sctp_ssc_term_sent $(vt_stat "$st0" sctp_ssc_term_sent) -> $(vt_stat "$st1" sctp_ssc_term_sent)"
