@@ -787,7 +787,8 @@ int kiwi_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 		   unsigned int *sg_offset);
 int kiwi_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 int kiwi_mr_access_ok(int access);
-int kiwi_mr_user_args_ok(int access, u64 length, struct ib_udata *udata);
+int kiwi_mr_user_args_ok(int access, u64 iova, u64 length,
+			 struct ib_udata *udata);
 struct kiwi_mr *kiwi_mr_new(struct ib_pd *ibpd, enum kiwi_mr_kind kind,
 			    int access);
 struct ib_mr *kiwi_mr_publish(struct ib_pd *ibpd, struct kiwi_mr *mr,

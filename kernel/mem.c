@@ -204,15 +204,21 @@ void kiwi_mr_set_range(struct kiwi_mr *mr, u64 iova, u64 length)
 /**
  * kiwi_mr_user_args_ok - validate a user registration's arguments
  * @access: IB_ACCESS_* flags (IB_ACCESS_MW_BIND allowed)
+ * @iova: address the registration starts at for WRs and peers
  * @length: octets to register
  * @udata: the request's driver data
  *
  * What reg_user_mr and rereg_user_mr both check before pinning anything.
+ * ib_core checks that the user's memory does not wrap, not that @iova
+ * plus @length does not: an MR whose last octets lie beyond 2^64 could
+ * never be reached whole, so it is refused.
  *
  * Return: 0, or the error of kiwi_mr_access_ok() or kiwi_udata_in_ok(),
- * or -EINVAL for a length of 0 or above KIWI_MAX_MR_SIZE.
+ * or -EINVAL for a length of 0 or above KIWI_MAX_MR_SIZE, or a range that
+ * wraps.
  */
-int kiwi_mr_user_args_ok(int access, u64 length, struct ib_udata *udata)
+int kiwi_mr_user_args_ok(int access, u64 iova, u64 length,
+			 struct ib_udata *udata)
 {
 	int rv;
 
@@ -221,7 +227,7 @@ int kiwi_mr_user_args_ok(int access, u64 length, struct ib_udata *udata)
 		rv = kiwi_udata_in_ok(udata);
 	if (rv)
 		return rv;
-	if (!length || length > KIWI_MAX_MR_SIZE)
+	if (!length || length > KIWI_MAX_MR_SIZE || length - 1 > U64_MAX - iova)
 		return -EINVAL;
 	return 0;
 }
@@ -246,7 +252,7 @@ struct ib_mr *kiwi_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	struct kiwi_mr *mr;
 	int rv;
 
-	rv = kiwi_mr_user_args_ok(access, length, udata);
+	rv = kiwi_mr_user_args_ok(access, iova, length, udata);
 	if (rv)
 		return ERR_PTR(rv);
 	mr = kiwi_mr_new(ibpd, KIWI_MR_USER, access);

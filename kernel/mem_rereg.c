@@ -89,7 +89,7 @@ struct ib_mr *kiwi_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 	if (old->kind != KIWI_MR_USER)
 		return ERR_PTR(-EINVAL);
 	kiwi_rereg_keep(old, flags, &start, &length, &iova, &access);
-	rv = kiwi_mr_user_args_ok(access, length, udata);
+	rv = kiwi_mr_user_args_ok(access, iova, length, udata);
 	if (rv)
 		return ERR_PTR(rv);
 	take = !(flags & IB_MR_REREG_TRANS) &&

@@ -150,13 +150,13 @@ static void check_srq(struct vt_env *e)
 	try_srq(e, "srq max_sge=max_srq_sge+1", wr, sge + 1, EINVAL);
 }
 
-static void try_mr(struct vt_env *e, const char *what, void *addr, size_t len,
-		   int access, int want)
+static void try_mr_iova(struct vt_env *e, const char *what, void *addr,
+			size_t len, uint64_t iova, int access, int want)
 {
 	struct ibv_mr *mr;
 
 	errno = 0;
-	mr = ibv_reg_mr(e->pd, addr, len, access);
+	mr = ibv_reg_mr_iova(e->pd, addr, len, iova, access);
 	if (!want) {
 		if (!mr)
 			vt_fail("control: %s: %s", what, strerror(errno));
@@ -167,6 +167,12 @@ static void try_mr(struct vt_env *e, const char *what, void *addr, size_t len,
 	}
 	if (mr && ibv_dereg_mr(mr))
 		vt_fail("%s: ibv_dereg_mr: %s", what, strerror(errno));
+}
+
+static void try_mr(struct vt_env *e, const char *what, void *addr, size_t len,
+		   int access, int want)
+{
+	try_mr_iova(e, what, addr, len, (uintptr_t)addr, access, want);
 }
 
 static void *map_pages(size_t n, int prot)
@@ -201,6 +207,10 @@ static void check_mr(struct vt_env *e)
 	else
 		printf("note: max_mr_size %llu leaves no length beyond it\n",
 		       (unsigned long long)e->attr.max_mr_size);
+	try_mr_iova(e, "mr iova ending at 2^64 - 1", p, 2 * ps,
+		    UINT64_MAX - 2 * ps + 1, lw, 0);
+	try_mr_iova(e, "mr iova + length beyond 2^64", p, 2 * ps,
+		    UINT64_MAX - ps + 1, lw, EINVAL);
 	if (munmap(p + ps, ps))
 		vt_fatal("munmap: %s", strerror(errno));
 	try_mr(e, "mr with an unmapped middle page", p, 3 * ps, lw, EFAULT);

@@ -6,7 +6,8 @@
 # remote write without local write (EINVAL), regions over unmapped or
 # read-only memory (EFAULT), RLIMIT_MEMLOCK for an unprivileged user
 # (ENOMEM, EPERM at 0), QP types other than RC (EOPNOTSUPP), cqe=-1 and
-# MR length beyond max_mr_size (EINVAL). Nothing leaks.
+# MR length beyond max_mr_size and an MR whose iova + length passes 2^64
+# (EINVAL; one ending at 2^64 - 1 registers). Nothing leaks.
 
 . "$(dirname "$0")/lib/common.bash"
 
