@@ -239,7 +239,7 @@ enum kiwi_mem_status kiwi_mr_invalidate(struct kiwi_device *kdev, u32 stag,
 bool kiwi_mr_inval_busy(struct kiwi_device *kdev, u32 stag);
 
 /*
- * Window @win (mw_lock held, no longer VALID) drops its MR: reference
+ * Window @win (state_lock held, no longer VALID) drops its MR: reference
  * and bound-window count.
  */
 void kiwi_mw_detach(struct kiwi_mr *win);

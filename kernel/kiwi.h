@@ -345,7 +345,7 @@ enum kiwi_mr_kind {
 enum {
 	KIWI_MR_INVALID,	/* no access; fast-reg MRs start here */
 	KIWI_MR_VALID,		/* accessible under @stag */
-	KIWI_MR_BUSY,		/* being re-registered or invalidated */
+	KIWI_MR_BUSY,		/* windows: being bound */
 };
 
 /**
@@ -356,7 +356,7 @@ enum {
  *      verb returned, and the STag is published before that)
  * @ref: one for the registration (dropped by dereg_mr), one per data-path
  *       holder (kiwi_mr_get); the last put frees the structure
- * @state: KIWI_MR_INVALID / VALID / BUSY, changed with atomic cmpxchg
+ * @state: KIWI_MR_INVALID / VALID / BUSY, changed under @state_lock
  * @stag: the STag the MR is valid under (lkey == rkey); the index bits
  *        never change, the key changes with each fast-register
  * @access: IB_ACCESS_* of the registration
@@ -380,12 +380,15 @@ enum {
  * @mw_seen: MRs: a window was bound to it once: dereg_mr waits a grace
  *           period, as a window's reader holds no reference on the MR
  * @mw_type: windows: IB_MW_TYPE_1 or IB_MW_TYPE_2; 0 once deallocated
- *           (written under @mw_lock)
- * @mw_lock: windows: serialises bind, invalidation and dealloc (any
- *           context, interrupts disabled; a leaf lock)
+ *           (written under @state_lock)
+ * @state_lock: serialises the changes of @state and of the registration
+ *              fields: a window's bind, invalidation and dealloc; an MR's
+ *              fast-register, invalidation and quiesce (any context,
+ *              interrupts disabled; a leaf lock). The data path reads
+ *              @state without it.
  * @parent: windows: the MR it is bound to, holding a reference and one
  *          count of its @mw_bound; NULL while unbound. Written under
- *          @mw_lock, read under RCU
+ *          @state_lock, read under RCU
  * @qp_stream: windows: the stream_id of the QP a type 2 window is bound
  *             to (not its number, which a later QP may reuse),
  *             KIWI_DDP_ANY_QP for type 1 (PD-scoped)
@@ -401,9 +404,9 @@ enum {
  * Holders keep only the structure alive; dereg_mr never waits for them.
  *
  * Registration fields (@stag, @access, @iova, @length, @page_shift,
- * @nreg, the entries of @reg_pages) change only in a fast-register, by the
- * caller that moved @state from INVALID to BUSY; they are published by the
- * release store of VALID and read after an acquire load of @state. @kind,
+ * @nreg, the entries of @reg_pages) change only in a fast-register, under
+ * @state_lock while @state is INVALID; they are published by the release
+ * store of VALID and read after an acquire load of @state. @kind,
  * @pd, @umem, @upages, @max_pages are fixed at creation, except that
  * rereg_mr hands @umem and @upages over to the MR replacing this one once
  * kiwi_mr_quiesce() made this one invalid for good (mem_rereg.c). @pages
@@ -414,7 +417,7 @@ enum {
  * A memory window uses the same fields for its binding (@stag, @access
  * holding remote rights only, @iova and @length in its parent's address
  * space) and the same @state protocol; bind, invalidate and dealloc
- * change them under @mw_lock (mem_mw.c, mem_access.c). Page resolution
+ * change them under @state_lock (mem_mw.c, mem_access.c). Page resolution
  * goes through @parent, whose own state is checked as well.
  */
 struct kiwi_mr {
@@ -438,7 +441,7 @@ struct kiwi_mr {
 	atomic_t mw_bound;
 	bool mw_seen;
 	u8 mw_type;
-	spinlock_t mw_lock;	/* see kernel-doc above */
+	spinlock_t state_lock;	/* see kernel-doc above */
 	struct kiwi_mr __rcu *parent;
 	u64 qp_stream;
 	struct rcu_head rcu;

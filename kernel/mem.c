@@ -79,7 +79,7 @@ struct kiwi_mr *kiwi_mr_new(struct ib_pd *ibpd, enum kiwi_mr_kind kind,
 	mr->access = access;
 	mr->ibmr.lkey = mr->stag;
 	mr->ibmr.rkey = mr->stag;
-	spin_lock_init(&mr->mw_lock);
+	spin_lock_init(&mr->state_lock);
 	return mr;
 
 err_free:
@@ -332,28 +332,6 @@ int kiwi_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 		return -EINVAL;
 	mr->npages = 0;
 	return ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, kiwi_set_page);
-}
-
-/**
- * kiwi_mr_quiesce - invalidate an MR for good and let its accesses end
- * @mr: a user, DMA or fast-reg MR whose windows can no longer bind
- *      (@mr->mw_bound is -1)
- *
- * Makes @mr invalid. If data-path holders remain, or a window was ever
- * bound (an access through a window holds the window, not the MR), one
- * RCU grace period lets accesses that already passed the state check
- * finish (they run under rcu_read_lock()); later ones fail. Afterwards no
- * access uses @mr's memory: the caller may release or hand it over.
- */
-void kiwi_mr_quiesce(struct kiwi_mr *mr)
-{
-	atomic_set(&mr->state, KIWI_MR_INVALID);
-	/* Pairs with kiwi_mr_get(): a later holder sees INVALID. */
-	smp_mb();
-	if (refcount_read(&mr->ref) != 1 || READ_ONCE(mr->mw_seen))
-		synchronize_rcu();
-	else	/* order the caller's release after the last holder's put */
-		smp_acquire__after_ctrl_dep();
 }
 
 /**

@@ -377,7 +377,7 @@ int kiwi_mr_atomic(const struct kiwi_mr *mr, const struct kiwi_rdmap_areq *r,
 
 /**
  * kiwi_mw_detach - a window lets go of the MR it was bound to
- * @win: the window, its mw_lock held, its state no longer VALID
+ * @win: the window, its state_lock held, its state no longer VALID
  *
  * Any context. The MR's count of bound windows drops (ordered after the
  * state change, for kiwi_dereg_mr()) and so does the window's reference.
@@ -389,7 +389,7 @@ void kiwi_mw_detach(struct kiwi_mr *win)
 	struct kiwi_mr *parent;
 
 	parent = rcu_replace_pointer(win->parent, NULL,
-				     lockdep_is_held(&win->mw_lock));
+				     lockdep_is_held(&win->state_lock));
 	if (!parent)
 		return;
 	/* The window's new state is visible before dereg_mr may proceed. */
@@ -418,7 +418,7 @@ static enum kiwi_mem_status kiwi_mw_invalidate(struct kiwi_mr *mw, u32 stag,
 		return KIWI_MEM_PD;
 	if (READ_ONCE(mw->mw_type) != IB_MW_TYPE_2)
 		return KIWI_MEM_ACCESS;
-	spin_lock_irqsave(&mw->mw_lock, flags);
+	spin_lock_irqsave(&mw->state_lock, flags);
 	if (READ_ONCE(mw->stag) != stag) {
 		st = KIWI_MEM_STAG;
 	} else if (atomic_read(&mw->state) != KIWI_MR_VALID) {
@@ -432,7 +432,7 @@ static enum kiwi_mem_status kiwi_mw_invalidate(struct kiwi_mr *mw, u32 stag,
 		atomic_xchg(&mw->state, KIWI_MR_INVALID);
 		kiwi_mw_detach(mw);
 	}
-	spin_unlock_irqrestore(&mw->mw_lock, flags);
+	spin_unlock_irqrestore(&mw->state_lock, flags);
 	return st;
 }
 
@@ -464,25 +464,26 @@ static enum kiwi_mem_status kiwi_mr_inval_check(const struct kiwi_mr *mr,
 /*
  * Take @mr from VALID to INVALID if it is still registered under @stag.
  * The key was checked before; a fast-register may have re-registered the
- * MR under another key since (INVALID, BUSY, VALID), which this must not
- * invalidate: the MR is held BUSY while its key is read again, as a
- * fast-register holds it while it writes the key.
+ * MR under another key since, which this must not invalidate. Under
+ * @mr->state_lock: a state seen there is not changed under us by another
+ * invalidation, a fast-register or a dereg, so two invalidations of one
+ * key at once both succeed and none undoes a dereg's INVALID.
  */
 static enum kiwi_mem_status kiwi_mr_inval_state(struct kiwi_mr *mr, u32 stag,
 						bool remote)
 {
-	int old = atomic_cmpxchg(&mr->state, KIWI_MR_VALID, KIWI_MR_BUSY);
+	enum kiwi_mem_status st = KIWI_MEM_OK;
+	unsigned long flags;
 
-	if (old == KIWI_MR_INVALID)
-		return remote ? KIWI_MEM_STAG : KIWI_MEM_OK;
-	if (old != KIWI_MR_VALID)
-		return KIWI_MEM_STAG;
-	if (READ_ONCE(mr->stag) != stag) {
-		atomic_set_release(&mr->state, KIWI_MR_VALID);
-		return KIWI_MEM_STAG;
-	}
-	atomic_set_release(&mr->state, KIWI_MR_INVALID);
-	return KIWI_MEM_OK;
+	spin_lock_irqsave(&mr->state_lock, flags);
+	if (READ_ONCE(mr->stag) != stag)
+		st = KIWI_MEM_STAG;
+	else if (atomic_read(&mr->state) != KIWI_MR_VALID)
+		st = remote ? KIWI_MEM_STAG : KIWI_MEM_OK;
+	else	/* Fully ordered: see kiwi_mr_get(). */
+		atomic_xchg(&mr->state, KIWI_MR_INVALID);
+	spin_unlock_irqrestore(&mr->state_lock, flags);
+	return st;
 }
 
 /**
@@ -569,6 +570,33 @@ bool kiwi_mr_inval_busy(struct kiwi_device *kdev, u32 stag)
 }
 
 /**
+ * kiwi_mr_quiesce - invalidate an MR for good and let its accesses end
+ * @mr: a user, DMA or fast-reg MR whose windows can no longer bind
+ *      (@mr->mw_bound is -1)
+ *
+ * Makes @mr invalid. If data-path holders remain, or a window was ever
+ * bound (an access through a window holds the window, not the MR), one
+ * RCU grace period lets accesses that already passed the state check
+ * finish (they run under rcu_read_lock()); later ones fail. Afterwards no
+ * access uses @mr's memory: the caller may release or hand it over.
+ */
+void kiwi_mr_quiesce(struct kiwi_mr *mr)
+{
+	unsigned long flags;
+
+	/* Not while an invalidation or a fast-register looks at the state. */
+	spin_lock_irqsave(&mr->state_lock, flags);
+	atomic_set(&mr->state, KIWI_MR_INVALID);
+	spin_unlock_irqrestore(&mr->state_lock, flags);
+	/* Pairs with kiwi_mr_get(): a later holder sees INVALID. */
+	smp_mb();
+	if (refcount_read(&mr->ref) != 1 || READ_ONCE(mr->mw_seen))
+		synchronize_rcu();
+	else	/* order the caller's release after the last holder's put */
+		smp_acquire__after_ctrl_dep();
+}
+
+/**
  * kiwi_mr_fast_reg - execute IB_WR_REG_MR
  * @mr: a fast-reg MR
  * @key: the STag to register under (ib_reg_wr.key); its index must be the
@@ -588,6 +616,7 @@ int kiwi_mr_fast_reg(struct kiwi_mr *mr, u32 key, int access)
 	u64 iova = mr->ibmr.iova;
 	u64 length = mr->ibmr.length;
 	u32 n = mr->npages;
+	unsigned long flags;
 	u64 end;
 	int rv;
 
@@ -602,12 +631,15 @@ int kiwi_mr_fast_reg(struct kiwi_mr *mr, u32 key, int access)
 	    check_add_overflow(iova & (psz - 1), length, &end) ||
 	    end > (u64)n << ilog2(psz))
 		return -EINVAL;
-	/* Fully ordered: kiwi_mr_get() sees BUSY or we see its reference. */
-	if (atomic_cmpxchg(&mr->state, KIWI_MR_INVALID, KIWI_MR_BUSY) !=
-	    KIWI_MR_INVALID)
+	spin_lock_irqsave(&mr->state_lock, flags);
+	if (atomic_read(&mr->state) != KIWI_MR_INVALID) {
+		spin_unlock_irqrestore(&mr->state_lock, flags);
 		return -EINVAL;
+	}
+	/* Pairs with kiwi_mr_get(): it sees INVALID or we see its reference. */
+	smp_mb();
 	if (refcount_read(&mr->ref) != 1) {
-		atomic_set(&mr->state, KIWI_MR_INVALID);
+		spin_unlock_irqrestore(&mr->state_lock, flags);
 		return -EBUSY;
 	}
 	WRITE_ONCE(mr->stag, key);
@@ -618,5 +650,6 @@ int kiwi_mr_fast_reg(struct kiwi_mr *mr, u32 key, int access)
 	WRITE_ONCE(mr->nreg, n);
 	memcpy(mr->reg_pages, mr->pages, n * sizeof(*mr->pages));
 	atomic_set_release(&mr->state, KIWI_MR_VALID);
+	spin_unlock_irqrestore(&mr->state_lock, flags);
 	return 0;
 }

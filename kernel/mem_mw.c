@@ -91,12 +91,12 @@ int kiwi_dealloc_mw(struct ib_mw *ibmw)
 	unsigned long flags;
 
 	xa_erase(&kdev->mr_xa, kiwi_stag_index(win->stag));
-	spin_lock_irqsave(&win->mw_lock, flags);
+	spin_lock_irqsave(&win->state_lock, flags);
 	atomic_xchg(&win->state, KIWI_MR_INVALID);
 	kiwi_mw_detach(win);
 	/* A bind in flight (it holds the window) fails from now on. */
 	WRITE_ONCE(win->mw_type, 0);
-	spin_unlock_irqrestore(&win->mw_lock, flags);
+	spin_unlock_irqrestore(&win->state_lock, flags);
 	atomic_dec(&kdev->num_mw);
 	if (refcount_read(&win->ref) != 1)
 		synchronize_rcu();
@@ -151,7 +151,7 @@ static struct kiwi_mr *kiwi_mw_parent(struct kiwi_device *kdev,
 }
 
 /*
- * Under @win->mw_lock: may the window take a new binding? Type 2 only when
+ * Under @win->state_lock: may the window take a new binding? Type 2 only when
  * not bound; type 1 also when bound; neither once deallocated, nor while
  * holders of an old binding remain (besides the registration and our
  * lookup). On success the window is BUSY, and was @old before: no lookup
@@ -176,7 +176,7 @@ static bool kiwi_mw_claim(struct kiwi_mr *win, int *old)
 }
 
 /*
- * Under @win->mw_lock, @win BUSY: take @parent (held; the reference
+ * Under @win->state_lock, @win BUSY: take @parent (held; the reference
  * passes to the window) for the binding @b. False if the MR is being
  * deregistered.
  */
@@ -200,7 +200,7 @@ static bool kiwi_mw_attach(struct kiwi_qp *qp, struct kiwi_mr *win,
 }
 
 /*
- * Under @win->mw_lock: a zero-length bind of type 1 window @win. It is
+ * Under @win->state_lock: a zero-length bind of type 1 window @win. It is
  * unbound at once, whatever holders remain, under its new STag.
  */
 static void kiwi_mw_unbind(struct kiwi_mr *win, u32 stag)
@@ -212,7 +212,7 @@ static void kiwi_mw_unbind(struct kiwi_mr *win, u32 stag)
 	WRITE_ONCE(win->length, 0);
 }
 
-/* Under @win->mw_lock: bind with @parent (held), or unbind if NULL. */
+/* Under @win->state_lock: bind with @parent (held), or unbind if NULL. */
 static bool kiwi_mw_bind_locked(struct kiwi_qp *qp, struct kiwi_mr *win,
 				struct kiwi_mr *parent, u32 stag,
 				const struct kiwi_sqe_bind *b)
@@ -262,9 +262,9 @@ u8 kiwi_mw_bind(struct kiwi_qp *qp, const struct kiwi_sqe *sqe, bool *revoked)
 		if (!parent)
 			goto out;
 	}
-	spin_lock_irqsave(&win->mw_lock, flags);
+	spin_lock_irqsave(&win->state_lock, flags);
 	ok = kiwi_mw_bind_locked(qp, win, parent, sqe->inv_or_rkey, b);
-	spin_unlock_irqrestore(&win->mw_lock, flags);
+	spin_unlock_irqrestore(&win->state_lock, flags);
 	if (ok)
 		parent = NULL;
 	*revoked = ok && !b->length;

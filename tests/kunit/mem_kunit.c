@@ -61,6 +61,7 @@ static struct kiwi_mr *mk_mr(struct kunit *test, enum kiwi_mr_kind kind,
 	mr->kind = kind;
 	mr->pd = &env->pd[0];
 	refcount_set(&mr->ref, 1);
+	spin_lock_init(&mr->state_lock);
 	atomic_set(&mr->state, KIWI_MR_VALID);
 	mr->stag = idx << KIWI_STAG_KEY_BITS | 0x5a;
 	mr->access = access;
@@ -374,12 +375,6 @@ static void invalidate_rules(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kiwi_mr_invalidate(kdev, fr->stag, pd, false),
 			KIWI_MEM_OK);
 	KUNIT_EXPECT_EQ(test, atomic_read(&usr->state), KIWI_MR_VALID);
-	/* A fast-register under way: refused, the state left to it. */
-	atomic_set(&fr->state, KIWI_MR_BUSY);
-	KUNIT_EXPECT_EQ(test, kiwi_mr_invalidate(kdev, fr->stag, pd, false),
-			KIWI_MEM_STAG);
-	KUNIT_EXPECT_EQ(test, atomic_read(&fr->state), KIWI_MR_BUSY);
-	atomic_set(&fr->state, KIWI_MR_INVALID);
 }
 
 /*
@@ -600,7 +595,7 @@ static void window_rules(struct kunit *test)
 	memset(src, 0x3c, sizeof(src));
 	win->mw_type = IB_MW_TYPE_2;
 	win->qp_stream = 5;
-	spin_lock_init(&win->mw_lock);
+	spin_lock_init(&win->state_lock);
 	refcount_set(&parent->ref, 2);
 	atomic_set(&parent->mw_bound, 1);
 	RCU_INIT_POINTER(win->parent, parent);
@@ -735,6 +730,84 @@ static void stale_probe_no_ref(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, refcount_read(&mr->ref), 1U);
 }
 
+struct inval_racer {
+	struct kiwi_device *kdev;
+	const struct ib_pd *pd;
+	u32 stag;
+	unsigned long calls;
+};
+
+/* A peer's Sends with Invalidate of either of two keys, as fast as it can. */
+static int inval_racer(void *arg)
+{
+	struct inval_racer *r = arg;
+
+	while (!kthread_should_stop()) {
+		kiwi_mr_invalidate(r->kdev, r->stag | (0xc0 + (r->calls & 1)),
+				   r->pd, 7);
+		r->calls++;
+		if (!(r->calls & 63))
+			cond_resched();
+	}
+	return 0;
+}
+
+/*
+ * Invalidations on another CPU, of the current key and of a stale one,
+ * racing the consumer's fast-registers, Local Invalidates and deregs
+ * (kiwi_mr_quiesce()) of the same MR: a Local Invalidate of the current
+ * key always succeeds (invalidating an invalid STag is allowed locally),
+ * an MR quiesced stays invalid (its memory goes next), and the next
+ * fast-register finds it invalid. Before the state lock an invalidation
+ * of a stale key parked the MR BUSY and stored VALID back, over a dereg's
+ * INVALID, and a Local Invalidate that met BUSY failed.
+ */
+static void invalidation_races(struct kunit *test)
+{
+	struct mem_env *env = test->priv;
+	struct kiwi_mr *mr = mk_mapped(test);
+	int rw = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE;
+	struct inval_racer r = {
+		.kdev = env->kdev, .pd = &env->pd[0],
+		.stag = mr->stag & ~0xffU,
+	};
+	unsigned int i, reg_failed = 0, inval_failed = 0, revived = 0;
+	struct task_struct *t;
+	u32 key;
+
+	KUNIT_ASSERT_EQ(test, xa_err(xa_store(&env->kdev->mr_xa,
+					      kiwi_stag_index(mr->stag), mr,
+					      GFP_KERNEL)), 0);
+	t = kthread_run(inval_racer, &r, "kiwi-inval-race");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+	for (i = 0; i < 200000; i++) {
+		key = r.stag | (0xc0 + (i & 1));
+		if (kiwi_mr_fast_reg(mr, key, rw)) {
+			reg_failed++;
+			atomic_set(&mr->state, KIWI_MR_INVALID);
+			continue;
+		}
+		if (i & 2) {
+			if (kiwi_mr_invalidate(env->kdev, key, &env->pd[0],
+					       KIWI_INV_LOCAL) != KIWI_MEM_OK)
+				inval_failed++;
+		} else {
+			kiwi_mr_quiesce(mr);
+			if (atomic_read(&mr->state) != KIWI_MR_INVALID)
+				revived++;
+		}
+		if (!(i & 255))
+			cond_resched();
+	}
+	kthread_stop(t);
+	kunit_info(test, "%lu racing invalidations during %u registrations\n",
+		   r.calls, i);
+	KUNIT_EXPECT_GT(test, r.calls, 1000UL);
+	KUNIT_EXPECT_EQ(test, reg_failed, 0U);
+	KUNIT_EXPECT_EQ(test, inval_failed, 0U);
+	KUNIT_EXPECT_EQ(test, revived, 0U);
+}
+
 static struct kunit_case mem_cases[] = {
 	KUNIT_CASE(check_order),
 	KUNIT_CASE(check_bounds),
@@ -751,6 +824,7 @@ static struct kunit_case mem_cases[] = {
 	KUNIT_CASE(fast_reg_page_list),
 	KUNIT_CASE(window_rules),
 	KUNIT_CASE(stale_probe_no_ref),
+	KUNIT_CASE(invalidation_races),
 	{}
 };
 
