@@ -370,12 +370,14 @@ void kiwi_cq_signal(struct kiwi_cq *cq, int push_result)
 void kiwi_cq_clean(struct kiwi_cq *cq, struct ib_qp *ibqp)
 {
 	struct kiwi_ring *r = &cq->ring;
-	u32 mask = r->num - 1, i, keep;
 	unsigned long flags;
+	u32 mask, i, keep;
 
 	if (!cq->kqp)
 		return;
 	spin_lock_irqsave(&cq->lock, flags);
+	/* Under the lock: a resize_cq replaces the ring and cq->kqp. */
+	mask = r->num - 1;
 	keep = r->prod;
 	for (i = r->prod; i != r->cons;) {
 		i--;

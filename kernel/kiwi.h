@@ -3,8 +3,9 @@
  * kiwi: software iWARP RNIC. Core objects shared by the files in kernel/.
  *
  * Lock order (outermost first): kiwi_devices_lock -> qp->lock -> srq->lock
- * -> cq->lock. RTNL is never taken while one of these is held; the netdev
- * notifier runs under RTNL and takes kiwi_devices_lock only.
+ * -> cq->lock; an MR's or window's state_lock is a leaf, taken under
+ * qp->lock or alone. RTNL is never taken while one of these is held; the
+ * netdev notifier runs under RTNL and takes kiwi_devices_lock only.
  */
 #ifndef KIWI_H
 #define KIWI_H
