@@ -35,10 +35,10 @@ count=200
 bw_n=100
 [ "$PAIR_MODE" = full ] && bw_n=1000
 
-srv=10.77.0.1
-cli=10.77.0.2
 me=$KIWI_MY_IP
 peer=$KIWI_PEER_IP
+srv=$me cli=$peer
+[ "$PAIR_SIDE" = server ] || srv=$peer cli=$me
 reqid=7
 
 ipsec_flush() {
@@ -46,19 +46,22 @@ ipsec_flush() {
 	ip xfrm state flush
 }
 
-# ipsec_spi GEN DIR: the SPI of generation GEN's SA for DIR (sc: server to
-# client, cs: client to server). Both guests compute the same.
-ipsec_spi() {
+# ipsec_sa GEN DIR: the number of generation GEN's SA for DIR (sc: server
+# to client, cs: client to server). Both guests compute the same.
+ipsec_sa() {
 	local d=0
 	[ "$2" = cs ] && d=1
-	printf '0x%x' $((0x1000 + $1 * 2 + d))
+	echo $(($1 * 2 + d))
 }
 
-# ipsec_key GEN DIR: a 160-bit AES-GCM key and salt, fixed per SA.
+# ipsec_spi GEN DIR: that SA's SPI.
+ipsec_spi() {
+	printf '0x%x' $((0x1000 + $(ipsec_sa "$1" "$2")))
+}
+
+# ipsec_key GEN DIR: that SA's 160-bit AES-GCM key and salt.
 ipsec_key() {
-	local d=0
-	[ "$2" = cs ] && d=1
-	printf '0x%032x%08x' $((0x5a000 + $1 * 2 + d)) $((0x5a17 + $1))
+	printf '0x%032x%08x' $((0x5a000 + $(ipsec_sa "$1" "$2"))) $((0x5a17 + $1))
 }
 
 # ipsec_states MODE GEN: generation GEN's two SAs (one per direction).
@@ -153,6 +156,23 @@ ipsec_rekey() {
 	} > "$VT_TMP/ipsec.rekey" 2>&1
 }
 
+# ipsec_mulpdu: kiwi's MULPDU follows the EMSS that ESP leaves (RFC 5044
+# section 4.5, MPA-036 without markers: EMSS - (6 + EMSS mod 4)), as the
+# TCP socket's MSS under the SAs shows; smaller than the 1448 of this MTU
+# without IPsec.
+ipsec_mulpdu() {
+	local m e
+	m=$(sed -n 's/^"drv_mulpdu":\([0-9]*\)$/\1/p' "$VT_TMP/ipsec.rekey")
+	e=$(sed -n 's/^ mss:\([0-9]*\)$/\1/p' "$VT_TMP/ipsec.rekey")
+	if [ -z "$m" ] || [ -z "$e" ]; then
+		vt_fail "MULPDU under ESP: no QP or no TCP socket seen (mulpdu '$m', mss '$e')"
+	elif [ "$e" -lt 1448 ] && [ "$m" = $((e - 6 - e % 4)) ]; then
+		vt_pass "MULPDU under ESP: $m for the socket's MSS $e"
+	else
+		vt_fail "MULPDU under ESP: $m for the socket's MSS $e, expected $((e - 6 - e % 4)) and an MSS below 1448"
+	fi
+}
+
 trap ipsec_flush EXIT
 pair_up
 for mode in transport tunnel; do
@@ -181,23 +201,6 @@ vt_check "the SAs were replaced while ib_write_bw ran" \
 	grep -q '^running before the delete: [1-9]' "$VT_TMP/ipsec.rekey"
 vt_check "generation 1 installed" grep -q 'generation 1 installed' "$VT_TMP/ipsec.rekey"
 ipsec_carried "after the rekey" 1 1
-# ipsec_mulpdu: kiwi's MULPDU follows the EMSS that ESP leaves (RFC 5044
-# section 4.5, MPA-036 without markers: EMSS - (6 + EMSS mod 4)), as the
-# TCP socket's MSS under the SAs shows; smaller than the 1448 of this MTU
-# without IPsec.
-ipsec_mulpdu() {
-	local m e
-	m=$(sed -n 's/^"drv_mulpdu":\([0-9]*\)$/\1/p' "$VT_TMP/ipsec.rekey")
-	e=$(sed -n 's/^ mss:\([0-9]*\)$/\1/p' "$VT_TMP/ipsec.rekey")
-	if [ -z "$m" ] || [ -z "$e" ]; then
-		vt_fail "MULPDU under ESP: no QP or no TCP socket seen (mulpdu '$m', mss '$e')"
-	elif [ "$e" -lt 1448 ] && [ "$m" = $((e - 6 - e % 4)) ]; then
-		vt_pass "MULPDU under ESP: $m for the socket's MSS $e"
-	else
-		vt_fail "MULPDU under ESP: $m for the socket's MSS $e, expected $((e - 6 - e % 4)) and an MSS below 1448"
-	fi
-}
-
 if [ "$PAIR_PROV" = kiwi ]; then
 	[ "$(cat "/sys/class/infiniband/$PAIR_DEV/kiwi/mpa_markers")" = N ] &&
 		ipsec_mulpdu
