@@ -23,29 +23,29 @@ static int kiwi_cq_respond(const struct kiwi_ring *r, struct ib_udata *udata)
 	return kiwi_udata_respond(udata, &resp, sizeof(resp));
 }
 
-/* A kernel CQ's QP table of @num entries, in the device's queue memory. */
-static int kiwi_cq_alloc_kqp(struct kiwi_device *kdev, struct ib_qp ***kqp,
-			     u32 num)
+/* A kernel CQ's table beside its @num CQEs, in the device's queue memory. */
+static int kiwi_cq_alloc_kent(struct kiwi_device *kdev,
+			      struct kiwi_cq_kent **kent, u32 num)
 {
-	int rv = kiwi_qmem_charge(kdev, (u64)num * sizeof(**kqp));
+	int rv = kiwi_qmem_charge(kdev, (u64)num * sizeof(**kent));
 
 	if (rv)
 		return rv;
-	*kqp = kcalloc(num, sizeof(**kqp), GFP_KERNEL);
-	if (*kqp)
+	*kent = kvcalloc(num, sizeof(**kent), GFP_KERNEL);
+	if (*kent)
 		return 0;
-	kiwi_qmem_uncharge(kdev, (u64)num * sizeof(**kqp));
+	kiwi_qmem_uncharge(kdev, (u64)num * sizeof(**kent));
 	return -ENOMEM;
 }
 
-static void kiwi_cq_free_kqp(struct kiwi_device *kdev, struct ib_qp ***kqp,
-			     u32 num)
+static void kiwi_cq_free_kent(struct kiwi_device *kdev,
+			      struct kiwi_cq_kent **kent, u32 num)
 {
-	if (!*kqp)
+	if (!*kent)
 		return;
-	kfree(*kqp);
-	*kqp = NULL;
-	kiwi_qmem_uncharge(kdev, (u64)num * sizeof(**kqp));
+	kvfree(*kent);
+	*kent = NULL;
+	kiwi_qmem_uncharge(kdev, (u64)num * sizeof(**kent));
 }
 
 static int kiwi_cq_alloc(struct kiwi_device *kdev, struct kiwi_cq *cq, u32 num,
@@ -54,7 +54,7 @@ static int kiwi_cq_alloc(struct kiwi_device *kdev, struct kiwi_cq *cq, u32 num,
 	int rv;
 
 	if (!udata) {
-		rv = kiwi_cq_alloc_kqp(kdev, &cq->kqp, num);
+		rv = kiwi_cq_alloc_kent(kdev, &cq->kent, num);
 		if (rv)
 			return rv;
 	}
@@ -66,7 +66,7 @@ static int kiwi_cq_alloc(struct kiwi_device *kdev, struct kiwi_cq *cq, u32 num,
 			kiwi_ring_free(&cq->ring);
 	}
 	if (rv)
-		kiwi_cq_free_kqp(kdev, &cq->kqp, num);
+		kiwi_cq_free_kent(kdev, &cq->kent, num);
 	return rv;
 }
 
@@ -151,7 +151,7 @@ int kiwi_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	struct kiwi_cq *cq = to_kcq(ibcq);
 
 	cancel_work_sync(&cq->overrun_work);
-	kiwi_cq_free_kqp(kdev, &cq->kqp, cq->ring.num);
+	kiwi_cq_free_kent(kdev, &cq->kent, cq->ring.num);
 	kiwi_ring_free(&cq->ring);
 	atomic_dec(&kdev->num_cq);
 	return 0;
@@ -159,12 +159,12 @@ int kiwi_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 
 /*
  * Under cq->lock: move the CQEs not consumed yet, oldest first, to the
- * start of @to, an empty ring (and their QPs to @kqp, a kernel CQ's new
- * table), and the arm word with them. A user CQ's consumer index is
+ * start of @to, an empty ring (and what a kernel CQ keeps beside them to
+ * @kent, its new table), and the arm word with them. A user CQ's consumer index is
  * user-written: one that claims more CQEs than the ring holds is refused.
  */
 static int kiwi_cq_move(struct kiwi_cq *cq, struct kiwi_ring *to,
-			struct ib_qp **kqp)
+			struct kiwi_cq_kent *kent)
 {
 	struct kiwi_ring *r = &cq->ring;
 	u32 cons, n, i;
@@ -177,8 +177,8 @@ static int kiwi_cq_move(struct kiwi_cq *cq, struct kiwi_ring *to,
 	for (i = 0; i < n; i++) {
 		memcpy(kiwi_ring_elem(to, i), kiwi_ring_elem(r, cons + i),
 		       sizeof(struct kiwi_cqe));
-		if (kqp)
-			kqp[i] = cq->kqp[(cons + i) & (r->num - 1)];
+		if (kent)
+			kent[i] = cq->kent[(cons + i) & (r->num - 1)];
 	}
 	to->prod = n;
 	/* Release: the moved CQEs are in place before the index says so. */
@@ -207,7 +207,7 @@ int kiwi_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 {
 	struct kiwi_device *kdev = to_kdev(ibcq->device);
 	struct kiwi_cq *cq = to_kcq(ibcq);
-	struct ib_qp **kqp = NULL;
+	struct kiwi_cq_kent *kent = NULL;
 	struct kiwi_ring to, old;
 	unsigned long flags;
 	u32 num, old_num;
@@ -220,7 +220,7 @@ int kiwi_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 		return rv;
 	num = roundup_pow_of_two(cqe);
 	if (!udata) {
-		rv = kiwi_cq_alloc_kqp(kdev, &kqp, num);
+		rv = kiwi_cq_alloc_kent(kdev, &kent, num);
 		if (rv)
 			return rv;
 	}
@@ -231,11 +231,11 @@ int kiwi_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	if (rv)
 		goto err;
 	spin_lock_irqsave(&cq->lock, flags);
-	rv = kiwi_cq_move(cq, &to, kqp);
+	rv = kiwi_cq_move(cq, &to, kent);
 	if (!rv) {
 		old = cq->ring;
 		cq->ring = to;
-		swap(cq->kqp, kqp);
+		swap(cq->kent, kent);
 		ibcq->cqe = num;
 	}
 	spin_unlock_irqrestore(&cq->lock, flags);
@@ -243,12 +243,12 @@ int kiwi_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 		goto err;
 	old_num = old.num;
 	kiwi_ring_free(&old);
-	kiwi_cq_free_kqp(kdev, &kqp, old_num);
+	kiwi_cq_free_kent(kdev, &kent, old_num);
 	return 0;
 
 err:
 	kiwi_ring_free(&to);
-	kiwi_cq_free_kqp(kdev, &kqp, num);
+	kiwi_cq_free_kent(kdev, &kent, num);
 	return rv;
 }
 
@@ -270,6 +270,9 @@ static bool kiwi_cq_disarm(struct kiwi_cq *cq, const struct kiwi_cqe *cqe)
  * @cq: the CQ
  * @cqe: the completion
  * @qp: the QP it belongs to (kept for kernel CQs)
+ * @srq_slot: a receive from a kernel SRQ: its WR's slot there (kept until
+ *	      the completion is polled), else KIWI_SRQ_NO_SLOT. Such a WR
+ *	      whose completion is lost to an overrun goes back on the SRQ.
  *
  * Takes the CQ lock. Does not call the consumer: the caller passes the
  * result to kiwi_cq_signal() once it holds no lock a consumer may need.
@@ -278,17 +281,24 @@ static bool kiwi_cq_disarm(struct kiwi_cq *cq, const struct kiwi_cqe *cqe)
  * KIWI_CQ_OVERRUN if the CQ is full (the completion is lost), else 0.
  */
 int kiwi_cq_push(struct kiwi_cq *cq, const struct kiwi_cqe *cqe,
-		 struct ib_qp *qp)
+		 struct ib_qp *qp, u32 srq_slot)
 {
 	struct kiwi_ring *r = &cq->ring;
+	struct kiwi_cq_kent *ke;
 	unsigned long flags;
 	int rv = KIWI_CQ_OVERRUN;
 
 	spin_lock_irqsave(&cq->lock, flags);
-	if (kiwi_ring_room(r)) {
+	if (!kiwi_ring_room(r)) {
+		if (srq_slot != KIWI_SRQ_NO_SLOT)
+			kiwi_srq_put_back(to_ksrq(qp->srq), srq_slot);
+	} else {
 		memcpy(kiwi_ring_elem(r, r->prod), cqe, sizeof(*cqe));
-		if (cq->kqp)
-			cq->kqp[r->prod & (r->num - 1)] = qp;
+		if (cq->kent) {
+			ke = &cq->kent[r->prod & (r->num - 1)];
+			ke->qp = qp;
+			ke->srq_slot = srq_slot;
+		}
 		kiwi_ring_produced(r);
 		/*
 		 * Store-buffering pair with the consumer, which stores the
@@ -364,31 +374,39 @@ void kiwi_cq_signal(struct kiwi_cq *cq, int push_result)
  * on the CQ would hand the consumer a freed QP. ib_drain_qp() leaves the
  * receive completions of a QP on an SRQ (flushed ones included) to the
  * consumer, so some can remain. They are dropped, as hardware drivers
- * clean their CQs of a destroyed QP; the others keep their order. User
- * CQs name QPs by number and are left alone.
+ * clean their CQs of a destroyed QP; the others keep their order. The WR
+ * of a dropped receive from the SRQ goes back on it: the consumer never
+ * saw it complete. User CQs name QPs by number and are left alone.
  */
 void kiwi_cq_clean(struct kiwi_cq *cq, struct ib_qp *ibqp)
 {
 	struct kiwi_ring *r = &cq->ring;
+	struct kiwi_cq_kent *ke;
 	unsigned long flags;
 	u32 mask, i, keep;
 
-	if (!cq->kqp)
+	if (!cq->kent)
 		return;
 	spin_lock_irqsave(&cq->lock, flags);
-	/* Under the lock: a resize_cq replaces the ring and cq->kqp. */
+	/* Under the lock: a resize_cq replaces the ring and cq->kent. */
 	mask = r->num - 1;
 	keep = r->prod;
+	/* Newest first: the WRs given back keep their order on the SRQ. */
 	for (i = r->prod; i != r->cons;) {
 		i--;
-		if (cq->kqp[i & mask] == ibqp)
+		ke = &cq->kent[i & mask];
+		if (ke->qp == ibqp) {
+			if (ke->srq_slot != KIWI_SRQ_NO_SLOT)
+				kiwi_srq_put_back(to_ksrq(ibqp->srq),
+						  ke->srq_slot);
 			continue;
+		}
 		keep--;
 		if (keep == i)
 			continue;
 		memcpy(kiwi_ring_elem(r, keep), kiwi_ring_elem(r, i),
 		       sizeof(struct kiwi_cqe));
-		cq->kqp[keep & mask] = cq->kqp[i & mask];
+		cq->kent[keep & mask] = *ke;
 	}
 	r->cons = keep;
 	/* Release as kiwi_ring_consumed(): the moves come before the index. */
@@ -422,15 +440,18 @@ int kiwi_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 {
 	struct kiwi_cq *cq = to_kcq(ibcq);
 	struct kiwi_ring *r = &cq->ring;
+	struct kiwi_cq_kent *ke;
 	unsigned long flags;
 	int n = 0;
 
-	if (!cq->kqp)
+	if (!cq->kent)
 		return -EINVAL;
 	spin_lock_irqsave(&cq->lock, flags);
 	while (n < num_entries && r->cons != r->prod) {
-		kiwi_cqe_to_wc(kiwi_ring_elem(r, r->cons),
-			       cq->kqp[r->cons & (r->num - 1)], &wc[n]);
+		ke = &cq->kent[r->cons & (r->num - 1)];
+		kiwi_cqe_to_wc(kiwi_ring_elem(r, r->cons), ke->qp, &wc[n]);
+		if (ke->srq_slot != KIWI_SRQ_NO_SLOT)
+			kiwi_srq_polled(to_ksrq(ke->qp->srq), ke->srq_slot);
 		kiwi_ring_consumed(r);
 		n++;
 	}

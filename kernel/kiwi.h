@@ -2,10 +2,12 @@
 /*
  * kiwi: software iWARP RNIC. Core objects shared by the files in kernel/.
  *
- * Lock order (outermost first): kiwi_devices_lock -> qp->lock -> srq->lock
- * -> cq->lock; an MR's or window's state_lock is a leaf, taken under
- * qp->lock or alone. RTNL is never taken while one of these is held; the
- * netdev notifier runs under RTNL and takes kiwi_devices_lock only.
+ * Lock order (outermost first): kiwi_devices_lock -> qp->lock -> cq->lock
+ * -> srq->lock (a polled or dropped completion gives its kernel SRQ WR's
+ * slot back under the CQ's lock, srq.c); an MR's or window's state_lock is
+ * a leaf, taken under qp->lock or alone. RTNL is never taken while one of
+ * these is held; the netdev notifier runs under RTNL and takes
+ * kiwi_devices_lock only.
  */
 #ifndef KIWI_H
 #define KIWI_H
@@ -196,14 +198,30 @@ struct kiwi_pd {
 	struct ib_pd ibpd;
 };
 
+/* No kernel SRQ slot: a send or RQ completion, or a user SRQ's WR. */
+#define KIWI_SRQ_NO_SLOT	U32_MAX
+
+/**
+ * struct kiwi_cq_kent - a kernel CQE's companions in its ring slot
+ * @qp: the ib_qp it belongs to (a kernel work completion carries a QP
+ *      pointer, which the ring element cannot)
+ * @srq_slot: a receive from a kernel SRQ: the slot holding its WR's copy
+ *            until the completion is polled (kiwi_srq_polled()) or
+ *            dropped (kiwi_srq_put_back()); else KIWI_SRQ_NO_SLOT
+ */
+struct kiwi_cq_kent {
+	struct ib_qp *qp;
+	u32 srq_slot;
+};
+
 /**
  * struct kiwi_cq - completion queue
  * @ibcq: core CQ (must be first)
  * @lock: serialises producers (completions, flushes) and kernel pollers;
- *        protects @ring indices and @kqp
+ *        protects @ring indices and @kent
  * @ring: CQE ring; mapped to user space for user CQs
- * @kqp: kernel CQs only: the ib_qp of the CQE in each slot (a kernel work
- *       completion carries a QP pointer, which the ring element cannot)
+ * @kent: kernel CQs only: what the kernel keeps beside the CQE in each
+ *        ring slot
  * @overrun: set once by the first overrun (atomic); IB_EVENT_CQ_ERR is
  *           reported then and never again
  * @overrun_work: after the overrun, moves the QPs using the CQ to the
@@ -213,7 +231,7 @@ struct kiwi_cq {
 	struct ib_cq ibcq;
 	spinlock_t lock;	/* see kernel-doc above */
 	struct kiwi_ring ring;
-	struct ib_qp **kqp;
+	struct kiwi_cq_kent *kent;
 	atomic_t overrun;
 	struct work_struct overrun_work;
 };
@@ -221,14 +239,21 @@ struct kiwi_cq {
 /**
  * struct kiwi_srq - shared receive queue
  * @ibsrq: core SRQ (must be first)
- * @lock: protects @ring indices and @limit
+ * @lock: protects @ring indices, @limit, @taken and @free_slot/@nfree
  * @ring: RQE ring; mapped to user space for user SRQs
  * @max_sge: SGEs per receive WR
  * @limit: armed low watermark for IB_EVENT_SRQ_LIMIT_REACHED, 0 when not
  *         armed; the receive path reports the event once and clears it
- * @held: receive WRs a QP took off the ring whose completion is not on the
- *        CQ yet; a kernel post counts them as outstanding, so the WRs a
- *        QP holds for a grace period never exceed its room (rx_gp.c)
+ * @held: receive WRs a QP took off the ring that are not done yet: for a
+ *        user SRQ until their completion is on the CQ, for a kernel SRQ
+ *        until the consumer polled it (as a hardware SRQ keeps the WR
+ *        until then). A kernel post counts them as outstanding, so the
+ *        WRs a QP holds for a grace period never exceed its room (rx_gp.c)
+ *        and a WR given back always finds its ring slot free
+ * @taken: kernel SRQs: a copy of each WR taken, by slot (@ring.num), until
+ *         its completion is polled; NULL for user SRQs
+ * @free_slot: kernel SRQs: a stack of the @nfree slots of @taken not in use
+ * @nfree: entries on @free_slot
  */
 struct kiwi_srq {
 	struct ib_srq ibsrq;
@@ -237,6 +262,9 @@ struct kiwi_srq {
 	u32 max_sge;
 	u32 limit;
 	atomic_t held;
+	struct kiwi_rqe *taken;
+	u32 *free_slot;
+	u32 nfree;
 };
 
 /**
@@ -563,6 +591,7 @@ u32 kiwi_ring_avail(const struct kiwi_ring *r);
 u32 kiwi_ring_room(const struct kiwi_ring *r);
 void kiwi_ring_produced(struct kiwi_ring *r);
 void kiwi_ring_consumed(struct kiwi_ring *r);
+void kiwi_ring_unconsumed(struct kiwi_ring *r);
 void kiwi_ring_discard(struct kiwi_ring *r);
 void kiwi_ring_set_error(struct kiwi_ring *r, bool error);
 void kiwi_ring_set_doorbell(struct kiwi_ring *r, bool needed);
@@ -594,7 +623,7 @@ enum {
 };
 
 int kiwi_cq_push(struct kiwi_cq *cq, const struct kiwi_cqe *cqe,
-		 struct ib_qp *qp);
+		 struct ib_qp *qp, u32 srq_slot);
 void kiwi_cq_signal(struct kiwi_cq *cq, int push_result);
 void kiwi_cq_clean(struct kiwi_cq *cq, struct ib_qp *ibqp);
 
@@ -768,7 +797,7 @@ int kiwi_rx_gp_alloc(struct kiwi_qp *qp, const struct ib_qp_init_attr *attr,
 		     bool user);
 void kiwi_rx_gp_free(struct kiwi_qp *qp);
 int kiwi_rx_gp_push(struct kiwi_qp *qp, const struct kiwi_cqe *cqe, bool srq,
-		    bool gp);
+		    u32 srq_slot, bool gp);
 void kiwi_rx_gp_discard(struct kiwi_qp *qp);
 
 /* srq.c */
@@ -780,6 +809,10 @@ int kiwi_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
 int kiwi_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
 int kiwi_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 		       const struct ib_recv_wr **bad_wr);
+bool kiwi_srq_take(struct kiwi_srq *srq, struct kiwi_rqe *rqe, u32 *slot,
+		   bool *fire);
+void kiwi_srq_polled(struct kiwi_srq *srq, u32 slot);
+void kiwi_srq_put_back(struct kiwi_srq *srq, u32 slot);
 
 /* mem.c */
 struct ib_mr *kiwi_get_dma_mr(struct ib_pd *ibpd, int access);

@@ -392,12 +392,14 @@ static inline struct kiwi_irq_ent *kiwi_irq_slot(struct kiwi_qp_tx *tx, u32 i)
  * @gp: a Send with Invalidate: pushed once the grace period of @cookie
  *      elapsed; else only after the completions before it
  * @srq: its receive WR came from the SRQ (counted in kiwi_srq.held)
+ * @srq_slot: a kernel SRQ's slot for that WR (else KIWI_SRQ_NO_SLOT)
  */
 struct kiwi_rx_gp_ent {
 	struct kiwi_cqe cqe;
 	unsigned long cookie;
 	bool gp;
 	bool srq;
+	u32 srq_slot;
 };
 
 /**
@@ -516,6 +518,8 @@ struct kiwi_rx_ahead {
  * @aresp: the Atomic Response being received
  * @have_rqe: @rqe holds the receive WR of message @msn_send
  * @rqe_srq: @rqe was taken off the SRQ (else it is still at rq.cons)
+ * @rqe_slot: a kernel SRQ's slot keeping a copy of @rqe (kiwi_srq_take()),
+ *            else KIWI_SRQ_NO_SLOT
  * @rqe: the receive WR
  * @rqe_len: its total length
  * @rqe_mr: references on its SGEs' MRs
@@ -564,6 +568,7 @@ struct kiwi_qp_rx {
 	struct kiwi_rdmap_aresp aresp;
 	bool have_rqe;
 	bool rqe_srq;
+	u32 rqe_slot;
 	struct kiwi_rqe rqe;
 	u64 rqe_len;
 	struct kiwi_mr *rqe_mr[KIWI_MAX_SGE];

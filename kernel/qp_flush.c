@@ -65,7 +65,7 @@ int kiwi_rq_flush(struct kiwi_qp *qp)
 	while (n--) {
 		memcpy(&rqe, kiwi_ring_elem(r, r->cons), sizeof(rqe));
 		cqe.wr_id = rqe.wr_id;
-		res = kiwi_cq_push(cq, &cqe, &qp->ibqp);
+		res = kiwi_cq_push(cq, &cqe, &qp->ibqp, KIWI_SRQ_NO_SLOT);
 		acc |= res;
 		if (res & KIWI_CQ_OVERRUN)
 			break;

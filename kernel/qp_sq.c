@@ -166,7 +166,7 @@ int kiwi_sq_retire(struct kiwi_qp *qp)
 		cqe.status = w->status;
 		cqe.opcode = kiwi_sq_wc_opcode(w->sqe.opcode);
 		cqe.byte_len = w->len;
-		acc |= kiwi_cq_push(cq, &cqe, &qp->ibqp);
+		acc |= kiwi_cq_push(cq, &cqe, &qp->ibqp, KIWI_SRQ_NO_SLOT);
 	}
 	return acc;
 }

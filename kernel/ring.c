@@ -161,6 +161,17 @@ void kiwi_ring_consumed(struct kiwi_ring *r)
 	smp_store_release(&r->ctrl->consumer, r->cons);
 }
 
+/*
+ * Take back the element before the kernel's consumer index, written there
+ * again (a kernel-only ring whose slot before it is free).
+ */
+void kiwi_ring_unconsumed(struct kiwi_ring *r)
+{
+	r->cons--;
+	/* Release as in kiwi_ring_consumed(). */
+	smp_store_release(&r->ctrl->consumer, r->cons);
+}
+
 /* Drop every produced element without completing it (QP reset). */
 void kiwi_ring_discard(struct kiwi_ring *r)
 {

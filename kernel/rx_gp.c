@@ -88,13 +88,17 @@ void kiwi_rx_gp_free(struct kiwi_qp *qp)
 	g->cap = 0;
 }
 
-/* Under qp->lock: push @cqe to the receive CQ. */
+/*
+ * Under qp->lock: push @cqe to the receive CQ. A user SRQ's WR is done
+ * once its completion is there; a kernel SRQ's once it is polled.
+ */
 static int kiwi_rx_gp_cq(struct kiwi_qp *qp, const struct kiwi_cqe *cqe,
-			 bool srq)
+			 bool srq, u32 srq_slot)
 {
-	if (srq)
+	if (srq && srq_slot == KIWI_SRQ_NO_SLOT)
 		atomic_dec(&to_ksrq(qp->ibqp.srq)->held);
-	return kiwi_cq_push(to_kcq(qp->ibqp.recv_cq), cqe, &qp->ibqp);
+	return kiwi_cq_push(to_kcq(qp->ibqp.recv_cq), cqe, &qp->ibqp,
+			    srq ? srq_slot : KIWI_SRQ_NO_SLOT);
 }
 
 /*
@@ -116,7 +120,7 @@ static void kiwi_rx_gp_done(struct rcu_head *head)
 		e = &g->ent[g->head];
 		if (e->gp && !poll_state_synchronize_rcu(e->cookie))
 			break;
-		acc |= kiwi_rx_gp_cq(qp, &e->cqe, e->srq);
+		acc |= kiwi_rx_gp_cq(qp, &e->cqe, e->srq, e->srq_slot);
 		g->head = (g->head + 1) % g->cap;
 		g->n--;
 	}
@@ -141,6 +145,7 @@ static void kiwi_rx_gp_done(struct rcu_head *head)
  * @qp: the QP, qp->lock held
  * @cqe: its completion
  * @srq: the WR came from the SRQ
+ * @srq_slot: a kernel SRQ's slot for it (kiwi_srq_take())
  * @gp: a Send with Invalidate whose MR an access may still be copying
  *      under (kiwi_mr_inval_busy())
  *
@@ -151,18 +156,19 @@ static void kiwi_rx_gp_done(struct rcu_head *head)
  * Return: the kiwi_cq_push() result for kiwi_cq_signal() (0 if held).
  */
 int kiwi_rx_gp_push(struct kiwi_qp *qp, const struct kiwi_cqe *cqe, bool srq,
-		    bool gp)
+		    u32 srq_slot, bool gp)
 {
 	struct kiwi_rx_gp *g = &qp->rx_gp;
 	struct kiwi_rx_gp_ent *e;
 
 	lockdep_assert_held(&qp->lock);
 	if ((!gp && !g->n) || !g->cap || WARN_ON_ONCE(g->n >= g->cap))
-		return kiwi_rx_gp_cq(qp, cqe, srq);
+		return kiwi_rx_gp_cq(qp, cqe, srq, srq_slot);
 	e = &g->ent[(g->head + g->n++) % g->cap];
 	e->cqe = *cqe;
 	e->gp = gp;
 	e->srq = srq;
+	e->srq_slot = srq_slot;
 	if (gp)
 		e->cookie = get_state_synchronize_rcu();
 	if (!g->armed) {
@@ -177,14 +183,22 @@ int kiwi_rx_gp_push(struct kiwi_qp *qp, const struct kiwi_cqe *cqe, bool srq,
  * kiwi_rx_gp_discard - drop the held completions (modify_qp to RESET)
  * @qp: the QP, qp->lock held
  *
- * A pending callback finds none left and ends.
+ * A pending callback finds none left and ends. The WRs of those taken off
+ * a kernel SRQ go back on it (only kernel QPs hold completions here).
  */
 void kiwi_rx_gp_discard(struct kiwi_qp *qp)
 {
 	struct kiwi_rx_gp *g = &qp->rx_gp;
+	struct kiwi_rx_gp_ent *e;
 
 	lockdep_assert_held(&qp->lock);
-	for (; g->n; g->n--, g->head = (g->head + 1) % g->cap)
-		if (g->ent[g->head].srq)
+	for (; g->n; g->n--, g->head = (g->head + 1) % g->cap) {
+		e = &g->ent[g->head];
+		if (!e->srq)
+			continue;
+		if (e->srq_slot == KIWI_SRQ_NO_SLOT)
 			atomic_dec(&to_ksrq(qp->ibqp.srq)->held);
+		else
+			kiwi_srq_put_back(to_ksrq(qp->ibqp.srq), e->srq_slot);
+	}
 }

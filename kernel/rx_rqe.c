@@ -23,28 +23,14 @@ static void kiwi_srq_limit_event(struct kiwi_srq *srq)
 }
 
 /* Take the next SRQ element; raise the armed limit event. */
-static bool kiwi_rx_take_srq(struct kiwi_qp *qp, struct kiwi_rqe *rqe,
+static bool kiwi_rx_take_srq(struct kiwi_qp *qp, struct kiwi_qp_rx *rx,
 			     u32 *max_sge)
 {
 	struct kiwi_srq *srq = to_ksrq(qp->ibqp.srq);
-	unsigned long flags;
-	bool took, fire = false;
-	u32 left;
+	bool took, fire;
 
-	spin_lock_irqsave(&srq->lock, flags);
-	left = kiwi_ring_avail(&srq->ring);
-	took = left != 0;
-	if (took) {
-		memcpy(rqe, kiwi_ring_elem(&srq->ring, srq->ring.cons),
-		       sizeof(*rqe));
-		kiwi_ring_consumed(&srq->ring);
-		atomic_inc(&srq->held);
-		fire = srq->limit && left - 1 < srq->limit;
-		if (fire)
-			srq->limit = 0;
-	}
+	took = kiwi_srq_take(srq, &rx->rqe, &rx->rqe_slot, &fire);
 	*max_sge = srq->max_sge;
-	spin_unlock_irqrestore(&srq->lock, flags);
 	if (fire)
 		kiwi_srq_limit_event(srq);
 	return took;
@@ -134,8 +120,9 @@ enum kiwi_term_err kiwi_rx_take_rqe(struct kiwi_qp *qp)
 
 	if (rx->have_rqe)
 		return KIWI_TERM_ERR_NONE;
+	rx->rqe_slot = KIWI_SRQ_NO_SLOT;
 	if (qp->ibqp.srq)
-		rx->have_rqe = kiwi_rx_take_srq(qp, &rx->rqe, &max_sge);
+		rx->have_rqe = kiwi_rx_take_srq(qp, rx, &max_sge);
 	else
 		rx->have_rqe = kiwi_rx_peek_rq(qp, &rx->rqe);
 	rx->rqe_srq = qp->ibqp.srq && rx->have_rqe;
@@ -270,7 +257,8 @@ bool kiwi_rx_complete_rqe_inv(struct kiwi_qp *qp, struct kiwi_cqe *cqe)
 		if (st == KIWI_MEM_OK && !rx->rqe_srq)
 			kiwi_ring_consumed(&qp->rq);
 		if (st == KIWI_MEM_OK)
-			res = kiwi_rx_gp_push(qp, cqe, rx->rqe_srq, gp);
+			res = kiwi_rx_gp_push(qp, cqe, rx->rqe_srq,
+					      rx->rqe_slot, gp);
 	}
 	spin_unlock_irqrestore(&qp->lock, flags);
 	if (st != KIWI_MEM_OK)

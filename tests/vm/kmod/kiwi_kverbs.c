@@ -56,6 +56,10 @@
  * state, and the completions the CQ had room for stay, in order. On the
  * third, one batch of flushed Sends fills the armed CQ's last entry and
  * overruns it: the completion handler runs, and IB_EVENT_CQ_ERR comes.
+ * Finally two connections whose clients share one SRQ, PD and CQ (polled
+ * by the test): receives the first client's QP took and completed, never
+ * polled, go back on the SRQ when that QP is destroyed, and the second
+ * client's QP receives into every one of them, in posted order.
  *
  * Loaded by tests/vm/scenarios/64-kernel-verbs.sh: insmod kiwi_kverbs.ko
  * dev=kiwi0 addr=10.77.0.1 port=N. Prints one "ok N - what" or
@@ -150,6 +154,8 @@ static unsigned int kv_passed, kv_failed;
  * @event_wq: woken when an asynchronous event or a @send_cq completion
  *            event arrives
  * @cq_notes: completion events of @send_cq
+ * @borrowed: @pd, @cq, @srq and @bufs are another end's (kv_conn.share),
+ *            which frees them
  */
 struct kv_end {
 	struct rdma_cm_id *id;
@@ -185,6 +191,7 @@ struct kv_end {
 	atomic_t events[KV_NEVENTS];
 	wait_queue_head_t event_wq;
 	atomic_t cq_notes;
+	bool borrowed;
 };
 
 /**
@@ -236,6 +243,9 @@ struct kv_seq_wr {
  * @srq: the active side receives through an SRQ
  * @events: the active side's QP, SRQ and a send CQ of its own report
  *          asynchronous events (kv_make_qp())
+ * @srq_wr: receives the active side's SRQ takes (0: KV_QDEPTH)
+ * @share: the active side's QP uses this end's PD, CQ, SRQ and receive
+ *         buffers instead of its own (NULL: its own)
  * @listen: the listening id
  * @cli: the active side
  * @srv: the passive side (its id comes with the connect request)
@@ -250,6 +260,8 @@ struct kv_conn {
 	enum ib_poll_context poll;
 	bool srq;
 	bool events;
+	u32 srq_wr;
+	struct kv_end *share;
 	struct rdma_cm_id *listen;
 	struct kv_end cli;
 	struct kv_end srv;
@@ -440,11 +452,42 @@ static int kv_make_qp_events(struct kv_end *e, struct rdma_cm_id *id,
 	return 0;
 }
 
+/* @e's QP uses @share's PD, CQ, SRQ and receive buffers (kv_conn.share). */
+static int kv_borrow_qp(struct kv_end *e, struct rdma_cm_id *id,
+			struct kv_end *share)
+{
+	struct ib_qp_init_attr attr = {
+		.cap = {
+			.max_send_wr = KV_QDEPTH,
+			.max_send_sge = 2,
+			.max_inline_data = KV_MSG,
+		},
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.qp_type = IB_QPT_RC,
+		.send_cq = share->cq,
+		.recv_cq = share->cq,
+		.srq = share->srq,
+	};
+	int rv;
+
+	e->borrowed = true;
+	e->pd = share->pd;
+	e->cq = share->cq;
+	e->srq = share->srq;
+	e->bufs = share->bufs;
+	e->bufs_dma = share->bufs_dma;
+	rv = rdma_create_qp(id, e->pd, &attr);
+	if (!rv)
+		e->qp = id->qp;
+	return rv;
+}
+
 static int kv_make_qp(struct kv_end *e, struct rdma_cm_id *id,
-		      enum ib_poll_context poll, bool srq, bool events)
+		      enum ib_poll_context poll, bool srq, bool events,
+		      u32 srq_wr)
 {
 	struct ib_srq_init_attr sattr = {
-		.attr = { .max_wr = KV_QDEPTH, .max_sge = 1 },
+		.attr = { .max_wr = srq_wr ?: KV_QDEPTH, .max_sge = 1 },
 		.srq_type = IB_SRQT_BASIC,
 	};
 	struct ib_qp_init_attr attr = {
@@ -500,6 +543,12 @@ static int kv_make_qp(struct kv_end *e, struct rdma_cm_id *id,
 /* Free what kv_make_qp() made on @id (the id itself stays). */
 static void kv_free_res(struct kv_end *e, struct rdma_cm_id *id)
 {
+	if (e->borrowed) {
+		if (e->qp)
+			rdma_destroy_qp(id);
+		e->qp = NULL;
+		return;
+	}
 	if (e->bufs_dma)
 		ib_dma_unmap_single(id->device, e->bufs_dma, KV_RECVS * KV_MSG,
 				    DMA_FROM_DEVICE);
@@ -545,7 +594,7 @@ static int kv_srv_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		if (c->srv.id)
 			return -EBUSY;
 		c->srv.id = id;
-		if (kv_make_qp(&c->srv, id, c->poll, false, false))
+		if (kv_make_qp(&c->srv, id, c->poll, false, false, 0))
 			goto fail;
 		for (i = 0; i < KV_RECVS; i++)
 			if (kv_post_recv(&c->srv, i, false))
@@ -625,8 +674,11 @@ static int kv_connect(struct kv_conn *c, struct sockaddr_in *sa)
 	rv = rdma_resolve_route(c->cli.id, 2000);
 	if (rv || !kv_cli_wait(c, RDMA_CM_EVENT_ROUTE_RESOLVED))
 		return rv ?: -EHOSTUNREACH;
-	rv = kv_make_qp(&c->cli, c->cli.id, c->poll, c->srq,
-			c->events);
+	if (c->share)
+		rv = kv_borrow_qp(&c->cli, c->cli.id, c->share);
+	else
+		rv = kv_make_qp(&c->cli, c->cli.id, c->poll, c->srq,
+				c->events, c->srq_wr);
 	if (rv)
 		return rv;
 	rv = rdma_connect(c->cli.id, &param);
@@ -1722,9 +1774,25 @@ static void kv_close(struct kv_conn *c)
 	kfree(c);
 }
 
-/* A loopback connection on port @p; NULL if it failed. */
-static struct kv_conn *kv_open(enum ib_poll_context poll, bool srq,
-			       bool events, const char *pc, u16 p)
+/**
+ * struct kv_opts - how kv_open_with() makes a connection
+ * @poll: the poll context of both ends' CQs
+ * @srq: the active side receives through an SRQ
+ * @events: the active side reports asynchronous events (kv_make_qp())
+ * @srq_wr: receives that SRQ takes (0: KV_QDEPTH)
+ * @share: the active side's QP uses this end's PD, CQ, SRQ and buffers
+ */
+struct kv_opts {
+	enum ib_poll_context poll;
+	bool srq;
+	bool events;
+	u32 srq_wr;
+	struct kv_end *share;
+};
+
+/* A loopback connection on port @p made as @o says; NULL if it failed. */
+static struct kv_conn *kv_open_with(const struct kv_opts *o, const char *pc,
+				    u16 p)
 {
 	struct sockaddr_in sa = {
 		.sin_family = AF_INET,
@@ -1736,9 +1804,11 @@ static struct kv_conn *kv_open(enum ib_poll_context poll, bool srq,
 	c = kzalloc(sizeof(*c), GFP_KERNEL);
 	if (!kv_check(c, "%s: memory", pc))
 		return NULL;
-	c->poll = poll;
-	c->srq = srq;
-	c->events = events;
+	c->poll = o->poll;
+	c->srq = o->srq;
+	c->events = o->events;
+	c->srq_wr = o->srq_wr;
+	c->share = o->share;
 	kv_end_init(&c->cli);
 	kv_end_init(&c->srv);
 	init_completion(&c->srv_ready);
@@ -1748,6 +1818,100 @@ static struct kv_conn *kv_open(enum ib_poll_context poll, bool srq,
 		return c;
 	kv_close(c);
 	return NULL;
+}
+
+static struct kv_conn *kv_open(enum ib_poll_context poll, bool srq,
+			       bool events, const char *pc, u16 p)
+{
+	struct kv_opts o = { .poll = poll, .srq = srq, .events = events };
+
+	return kv_open_with(&o, pc, p);
+}
+
+/* Process @c's server CQ until its client's @n Sends completed there. */
+static bool kv_srv_sent(struct kv_conn *c, int n)
+{
+	unsigned long end = jiffies + KV_TIMEOUT;
+
+	while (atomic_read(&c->srv.sends) < n) {
+		ib_process_cq_direct(c->srv.cq, -1);
+		if (time_after(jiffies, end))
+			return false;
+		usleep_range(100, 200);
+	}
+	return true;
+}
+
+/* The SRQ of @e is full: one more receive is refused with -ENOMEM. */
+static bool kv_srq_full(struct kv_end *e, u32 slot)
+{
+	return kv_post_recv(e, slot, true) == -ENOMEM;
+}
+
+/*
+ * Receives a destroyed QP took off a kernel SRQ whose completions were
+ * never polled go back on the SRQ, as with hardware SRQs (nvmet-rdma's
+ * use_srq reposts only what completes). Connection @a's client (CQs
+ * IB_POLL_DIRECT, polled only by the test) fills its SRQ of KV_SRQ_RECVS
+ * receives; its limit, armed one below, reports the second receive taken
+ * when two Sends arrive. Their completions wait unpolled and still count
+ * against the SRQ; destroying the QP drops them from the CQ and gives the
+ * receives back, the SRQ still full. A second connection's client QP on
+ * the same PD, CQ and SRQ then gets KV_SRQ_RECVS Sends into the receives
+ * in their posted order: the two given back first.
+ */
+static void kv_test_srq_put_back(const char *pc, u16 p)
+{
+	struct kv_opts o = { .poll = IB_POLL_DIRECT, .srq = true,
+			     .events = true, .srq_wr = KV_SRQ_RECVS };
+	struct ib_srq_attr attr = { .srq_limit = KV_SRQ_RECVS - 1 };
+	struct kv_conn *a = kv_open_with(&o, pc, p), *b = NULL;
+	struct kv_end *r;
+	u8 scratch[KV_MSG];
+	struct ib_wc wc;
+	bool ok = true;
+	u32 i;
+
+	if (!a)
+		return;
+	r = &a->cli;
+	for (i = 0; i < KV_SRQ_RECVS; i++)
+		ok = ok && !kv_post_recv(r, i, true);
+	if (!kv_check(ok && kv_srq_full(r, i) &&
+		      !ib_modify_srq(r->srq, &attr, IB_SRQ_LIMIT),
+		      "%s: %d receives fill the SRQ, its limit armed at %d", pc,
+		      KV_SRQ_RECVS, attr.srq_limit))
+		goto out;
+	ok = !kv_post_send(&a->srv, 0, scratch) &&
+	     !kv_post_send(&a->srv, 1, scratch) && kv_srv_sent(a, 2) &&
+	     kv_wait_event(r, IB_EVENT_SRQ_LIMIT_REACHED, 1);
+	/* The event comes as RX takes the WR; its completion right after. */
+	msleep(200);
+	if (!kv_check(ok, "%s: two Sends took two receives", pc))
+		goto out;
+	kv_check(kv_srq_full(r, i),
+		 "%s: their completions unpolled, the SRQ is still full", pc);
+	rdma_destroy_qp(r->id);
+	r->qp = NULL;
+	kv_check(!ib_poll_cq(r->cq, 1, &wc),
+		 "%s: the QP destroyed, its completions left the CQ", pc);
+	kv_check(kv_srq_full(r, i),
+		 "%s: their receives are back on the SRQ, which is full", pc);
+	o = (struct kv_opts){ .poll = IB_POLL_DIRECT, .share = r };
+	b = kv_open_with(&o, pc, p + 1);
+	if (!b)
+		goto out;
+	r->want_recvs = KV_SRQ_RECVS;
+	reinit_completion(&r->all_recvd);
+	for (i = 0; ok && i < KV_SRQ_RECVS; i++)
+		ok = !kv_post_send(&b->srv, i, scratch);
+	kv_check(ok && kv_wait(b, &r->all_recvd) && !r->bad_payload,
+		 "%s: a new QP on the SRQ received %d Sends in posted order (%d)",
+		 pc, KV_SRQ_RECVS, atomic_read(&r->recvs));
+	rdma_disconnect(b->cli.id);
+	kv_close(b);
+out:
+	kv_close(a);
 }
 
 static void kv_run(enum ib_poll_context poll, const char *pc, u16 p)
@@ -1828,6 +1992,7 @@ static int __init kv_init(void)
 	kv_run_async(kv_test_cq_overrun, "CQ overrun", port + i + 5);
 	kv_run_async(kv_test_cq_overrun_armed, "CQ armed, then overrun",
 		     port + i + 6);
+	kv_test_srq_put_back("SRQ receives of a destroyed QP", port + i + 7);
 	pr_info("%u passed, %u failed\n", kv_passed, kv_failed);
 	return kv_failed || !kv_passed ? -EIO : 0;
 }
