@@ -184,7 +184,8 @@ int kiwi_rx_gp_push(struct kiwi_qp *qp, const struct kiwi_cqe *cqe, bool srq,
  * @qp: the QP, qp->lock held
  *
  * A pending callback finds none left and ends. The WRs of those taken off
- * a kernel SRQ go back on it (only kernel QPs hold completions here).
+ * a kernel SRQ go back on it (only kernel QPs hold completions here),
+ * newest first, so that they keep their order there.
  */
 void kiwi_rx_gp_discard(struct kiwi_qp *qp)
 {
@@ -192,8 +193,8 @@ void kiwi_rx_gp_discard(struct kiwi_qp *qp)
 	struct kiwi_rx_gp_ent *e;
 
 	lockdep_assert_held(&qp->lock);
-	for (; g->n; g->n--, g->head = (g->head + 1) % g->cap) {
-		e = &g->ent[g->head];
+	for (; g->n; g->n--) {
+		e = &g->ent[(g->head + g->n - 1) % g->cap];
 		if (!e->srq)
 			continue;
 		if (e->srq_slot == KIWI_SRQ_NO_SLOT)

@@ -1853,18 +1853,20 @@ static bool kv_srq_full(struct kv_end *e, u32 slot)
  * never polled go back on the SRQ, as with hardware SRQs (nvmet-rdma's
  * use_srq reposts only what completes). Connection @a's client (CQs
  * IB_POLL_DIRECT, polled only by the test) fills its SRQ of KV_SRQ_RECVS
- * receives; its limit, armed one below, reports the second receive taken
- * when two Sends arrive. Their completions wait unpolled and still count
- * against the SRQ; destroying the QP drops them from the CQ and gives the
- * receives back, the SRQ still full. A second connection's client QP on
- * the same PD, CQ and SRQ then gets KV_SRQ_RECVS Sends into the receives
- * in their posted order: the two given back first.
+ * receives; its limit, armed two below, reports the third receive taken
+ * when three Sends arrive: RX, serial, completed the first two before it
+ * took the third, whose completion may come later or, if the QP goes
+ * first, its flush. The completions wait unpolled and still count against
+ * the SRQ; destroying the QP drops them from the CQ and gives the receives
+ * back, the SRQ still full. A second connection's client QP on the same
+ * PD, CQ and SRQ then gets KV_SRQ_RECVS Sends into the receives in their
+ * posted order: the three given back first.
  */
 static void kv_test_srq_put_back(const char *pc, u16 p)
 {
 	struct kv_opts o = { .poll = IB_POLL_DIRECT, .srq = true,
 			     .events = true, .srq_wr = KV_SRQ_RECVS };
-	struct ib_srq_attr attr = { .srq_limit = KV_SRQ_RECVS - 1 };
+	struct ib_srq_attr attr = { .srq_limit = KV_SRQ_RECVS - 2 };
 	struct kv_conn *a = kv_open_with(&o, pc, p), *b = NULL;
 	struct kv_end *r;
 	u8 scratch[KV_MSG];
@@ -1882,13 +1884,13 @@ static void kv_test_srq_put_back(const char *pc, u16 p)
 		      "%s: %d receives fill the SRQ, its limit armed at %d", pc,
 		      KV_SRQ_RECVS, attr.srq_limit))
 		goto out;
-	ok = !kv_post_send(&a->srv, 0, scratch) &&
-	     !kv_post_send(&a->srv, 1, scratch) && kv_srv_sent(a, 2) &&
+	for (i = 0; ok && i < 3; i++)
+		ok = !kv_post_send(&a->srv, i, scratch);
+	ok = ok && kv_srv_sent(a, 3) &&
 	     kv_wait_event(r, IB_EVENT_SRQ_LIMIT_REACHED, 1);
-	/* The event comes as RX takes the WR; its completion right after. */
-	msleep(200);
-	if (!kv_check(ok, "%s: two Sends took two receives", pc))
+	if (!kv_check(ok, "%s: three Sends took three receives", pc))
 		goto out;
+	i = KV_SRQ_RECVS;
 	kv_check(kv_srq_full(r, i),
 		 "%s: their completions unpolled, the SRQ is still full", pc);
 	rdma_destroy_qp(r->id);
