@@ -3,7 +3,7 @@
 #
 # usage: tests/vm/pair/ulp.sh [--removal] [--full | --debug] [run.sh options]
 #
-# `make check-ulp` (about 19 min under TCG; make test runs the smoke
+# `make check-ulp` (about 21 min under TCG; make test runs the smoke
 # version, ULP_SMOKE=1, in check-pair-ci): the kernel's own RDMA users over
 # kiwi, in one two-guest boot (tests/vm/pair/run.sh with the cases of
 # tests/vm/pair/ulp/): NVMe over Fabrics (nvmet-rdma / nvme-rdma), NFS over
@@ -19,7 +19,8 @@
 # it, any KASAN, lockdep or kmemleak report fails the case; about three
 # times as long as check-ulp. kiwi-kiwi also runs nvme-removal
 # (`rdma link delete`, `modprobe -r kiwi`, the link down and the
-# net_device unregistered under I/O, Documentation/ulps.md);
+# net_device unregistered under I/O, Documentation/ulps.md); kiwi-siw and
+# kiwi-kiwi run nvme-srq (the target's nvmet-rdma with use_srq=1);
 # `--removal`
 # (make check-ulp-removal, about 14 min) runs nvme-removal, nfs-removal,
 # iser-removal, nvme-reconnect (admin commands on the queues error
@@ -37,7 +38,7 @@ REPO=$(cd "$PAIR/../../.." && pwd)
 BUILD=${KIWI_BUILD:-$REPO/build}
 mode=--quick
 debug=()
-default_combos="siw-kiwi/nvme+nfs+iser kiwi-siw/nvme+nfs+iser kiwi-kiwi/nvme+nfs+iser+nvme-removal"
+default_combos="siw-kiwi/nvme+nfs+iser kiwi-siw/nvme+nfs+iser+nvme-srq kiwi-kiwi/nvme+nfs+iser+nvme-removal+nvme-srq"
 if [ "${1:-}" = --removal ]; then
 	default_combos=kiwi-kiwi/nvme-removal+nfs-removal+iser-removal+nvme-reconnect+nvme-race
 	shift
