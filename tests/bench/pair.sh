@@ -47,6 +47,9 @@
 # time went (per-vCPU time, interrupts, nstat, kiwi counters; ss -tmi
 # samples with BENCH_OBSERVE_SS=SECONDS, which disturb the figures) in
 # the results folder's lab/*/COMBO.perf.*.obs (tests/bench/pair/observe.bash).
+# BENCH_CRC32C=generic runs every combo of the boot on the guests'
+# crc32c-generic instead of crc32c-intel, whose SSE4.2 instruction TCG
+# emulates slowly (tests/bench/pair/perf.sh); the table names the driver.
 # A combo kiwi:ko=NAME-kiwi:ko=NAME loads build/ko/NAME/kiwi.ko (another
 # build, e.g. main's, copied there) for before/after figures in one boot.
 # BENCH_BW_ITERS (500; iperf3 moves as many 64 KiB), BENCH_LAT_ITERS (1000),
