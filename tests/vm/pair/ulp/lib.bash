@@ -177,6 +177,51 @@ ulp_nvmet_port_del() {
 	rmdir "$p"
 }
 
+# ulp_nvmet_port_cycle: once the host runs I/O, the target's rdma port is
+# removed and, 5 s later, added again (the host must reconnect).
+ulp_nvmet_port_cycle() {
+	ulp_step_barrier io-running 600
+	ulp_nvmet_port_del rdma || vt_fail "removing the nvmet rdma port"
+	vt_pass "nvmet: port removed while the host writes"
+	sleep 5
+	ulp_nvmet_port_add rdma
+	vt_pass "nvmet: port added again"
+	ulp_step_barrier port-back
+}
+
+# ulp_nvme_port_cycle DEV SIZE IODEPTH: the host's side of
+# ulp_nvmet_port_cycle: a verifying fio of SIZE at 256 MiB into DEV runs
+# across the port's removal and must pass, and the host must have
+# reconnected. DEV empty (not connected): the barriers only.
+ulp_nvme_port_cycle() {
+	local dev=$1 fio_pid rc
+	if [ -n "$dev" ]; then
+		fio --name=reconnect --filename="$dev" --direct=1 --ioengine=libaio \
+			--verify=crc32c --verify_fatal=1 --rw=randwrite --bs=4k \
+			--iodepth="$3" --size="$2" --offset=256M \
+			> "$VT_TMP/fio.reconnect.out" 2>&1 &
+		fio_pid=$!
+		sleep 2
+	fi
+	ulp_step_barrier io-running
+	ulp_step_barrier port-back 120
+	[ -n "${fio_pid:-}" ] || return 0
+	timeout 240 tail --pid="$fio_pid" -f /dev/null
+	wait "$fio_pid"
+	rc=$?
+	if [ "$rc" = 0 ]; then
+		vt_pass "fio.reconnect: writes verified across the port removal"
+	else
+		vt_fail "fio.reconnect: exit $rc"
+		sed 's/^/    | /' "$VT_TMP/fio.reconnect.out" | tail -n 30
+	fi
+	if dmesg | grep -qE 'nvme[0-9]+: Successfully reconnected'; then
+		vt_pass "host reconnected: $(dmesg | grep -E 'Successfully reconnected' | tail -n 1 | sed 's/^\[[^]]*\] //')"
+	else
+		vt_fail "no 'Successfully reconnected' from the NVMe host"
+	fi
+}
+
 # ulp_nvme_dev: the block device of namespace 1 of ULP_NQN on this host.
 ulp_nvme_dev() {
 	local c ns

@@ -58,13 +58,7 @@ srq_target() {
 		fi
 		ulp_step_barrier "disconnected-$i" 300
 	done
-	ulp_step_barrier io-running 600
-	ulp_nvmet_port_del rdma || vt_fail "removing the nvmet rdma port"
-	vt_pass "nvmet: port removed while the host writes"
-	sleep 5
-	ulp_nvmet_port_add rdma
-	vt_pass "nvmet: port added again"
-	ulp_step_barrier port-back
+	ulp_nvmet_port_cycle
 	ulp_step_barrier host-done 600
 	ulp_cleanup
 }
@@ -84,38 +78,15 @@ srq_host_cycle() {
 }
 
 srq_host() {
-	local i fio_pid rc
+	local i dev
 	ulp_step_barrier target-up
 	for ((i = 1; i <= cycles; i++)); do
 		srq_host_cycle "$i"
 	done
-	if ulp_nvme_connect rdma --ctrl-loss-tmo=60 --reconnect-delay=1; then
-		fio --name=reconnect --filename="$ULP_DEV" --direct=1 --ioengine=libaio \
-			--verify=crc32c --verify_fatal=1 --rw=randwrite --bs=4k \
-			--iodepth=32 --size="$sz" --offset=256M \
-			> "$VT_TMP/fio.reconnect.out" 2>&1 &
-		fio_pid=$!
-		sleep 2
-	fi
-	ulp_step_barrier io-running
-	ulp_step_barrier port-back 120
-	if [ -n "${fio_pid:-}" ]; then
-		timeout 240 tail --pid="$fio_pid" -f /dev/null
-		wait "$fio_pid"
-		rc=$?
-		if [ "$rc" = 0 ]; then
-			vt_pass "fio.reconnect: writes verified across the port removal"
-		else
-			vt_fail "fio.reconnect: exit $rc"
-			sed 's/^/    | /' "$VT_TMP/fio.reconnect.out" | tail -n 30
-		fi
-		if dmesg | grep -qE 'nvme[0-9]+: Successfully reconnected'; then
-			vt_pass "host reconnected after the port came back"
-		else
-			vt_fail "no 'Successfully reconnected' from the NVMe host"
-		fi
-		ulp_run "nvme disconnect" 60 nvme disconnect -n "$ULP_NQN"
-	fi
+	dev=
+	ulp_nvme_connect rdma --ctrl-loss-tmo=60 --reconnect-delay=1 && dev=$ULP_DEV
+	ulp_nvme_port_cycle "$dev" "$sz" 32
+	[ -z "$dev" ] || ulp_run "nvme disconnect" 60 nvme disconnect -n "$ULP_NQN"
 	ulp_cleanup
 	ulp_step_barrier host-done
 }

@@ -27,58 +27,14 @@ full) sz=(8M 64M 128M 64M) ;;
 *) sz=(2M 16M 32M 16M) ;;
 esac
 
-# The host runs I/O; then it asks for the port to go away and back.
-nvme_target_port_cycle() {
-	ulp_step_barrier io-running 600
-	ulp_nvmet_port_del rdma || vt_fail "removing the nvmet rdma port"
-	vt_pass "nvmet: port removed while the host writes"
-	sleep 5
-	ulp_nvmet_port_add rdma
-	vt_pass "nvmet: port added again"
-	ulp_step_barrier port-back
-}
-
 nvme_target() {
 	ulp_null_blk 1
 	ulp_nvmet_export rdma "$ULP_DEV"
 	vt_pass "nvmet: $ULP_NQN exports $ULP_DEV on rdma $KIWI_MY_IP:$(ulp_nvme_svcid rdma)"
 	ulp_step_barrier target-up
-	[ "$ULP_SMOKE" = 1 ] || nvme_target_port_cycle
+	[ "$ULP_SMOKE" = 1 ] || ulp_nvmet_port_cycle
 	ulp_step_barrier host-done 600
 	ulp_cleanup
-}
-
-# nvme_host_port_cycle DEV: the target's port removed under I/O on DEV
-# (empty: not connected, the barriers only); writes are verified after the
-# reconnect.
-nvme_host_port_cycle() {
-	local dev=$1 fio_pid rc
-	if [ -n "$dev" ]; then
-		fio --name=reconnect --filename="$dev" --direct=1 --ioengine=libaio \
-			--verify=crc32c --verify_fatal=1 --rw=randwrite --bs=4k \
-			--iodepth=8 --size="${sz[3]}" --offset=256M \
-			> "$VT_TMP/fio.reconnect.out" 2>&1 &
-		fio_pid=$!
-		sleep 2
-	fi
-	ulp_step_barrier io-running
-	ulp_step_barrier port-back 120
-	if [ -n "${fio_pid:-}" ]; then
-		timeout 240 tail --pid="$fio_pid" -f /dev/null
-		wait "$fio_pid"
-		rc=$?
-		if [ "$rc" = 0 ]; then
-			vt_pass "fio.reconnect: writes verified across the port removal"
-		else
-			vt_fail "fio.reconnect: exit $rc"
-			sed 's/^/    | /' "$VT_TMP/fio.reconnect.out" | tail -n 30
-		fi
-		if dmesg | grep -qE 'nvme[0-9]+: Successfully reconnected'; then
-			vt_pass "host reconnected: $(dmesg | grep -E 'Successfully reconnected' | tail -n 1 | sed 's/^\[[^]]*\] //')"
-		else
-			vt_fail "no 'Successfully reconnected' from the NVMe host"
-		fi
-	fi
 }
 
 nvme_host() {
@@ -96,7 +52,7 @@ nvme_host() {
 			--size="${sz[2]}" --offset=128M
 		ULP_SMALL_FILES=$small ulp_fs_check ext4 "$dev"
 	fi
-	[ "$ULP_SMOKE" = 1 ] || nvme_host_port_cycle "$dev"
+	[ "$ULP_SMOKE" = 1 ] || ulp_nvme_port_cycle "$dev" "${sz[3]}" 8
 	if [ -n "$dev" ]; then
 		ulp_run "nvme disconnect" 60 nvme disconnect -n "$ULP_NQN"
 		ulp_wait 30 sh -c "! ls /sys/class/nvme/nvme* >/dev/null 2>&1" ||
