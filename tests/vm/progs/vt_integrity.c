@@ -235,6 +235,23 @@ static long elapsed_ms(const struct timespec *t0)
 	return (t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000;
 }
 
+/*
+ * A wait that times out first runs $VT_INTEGRITY_STUCK_CMD, which the pair
+ * case sets to show the TCP connections (octets unread, Recv-Q, and unsent,
+ * Send-Q) and the QPs: whether a silent peer never got the message or got
+ * it and never read it shows there.
+ */
+static void stuck_report(void)
+{
+	const char *cmd = getenv("VT_INTEGRITY_STUCK_CMD");
+
+	if (!cmd || !*cmd)
+		return;
+	fflush(stdout);
+	if (system(cmd) == -1)
+		perror("VT_INTEGRITY_STUCK_CMD");
+}
+
 /* Poll cq for one completion; fail on error status or after WAIT_MS. */
 static void wait_wc(struct ibv_cq *cq, struct ibv_wc *wc, const char *what)
 {
@@ -248,8 +265,10 @@ static void wait_wc(struct ibv_cq *cq, struct ibv_wc *wc, const char *what)
 			die(1, "%s: ibv_poll_cq failed", what);
 		if (n == 1)
 			break;
-		if (elapsed_ms(&t0) > WAIT_MS)
+		if (elapsed_ms(&t0) > WAIT_MS) {
+			stuck_report();
 			die(1, "%s: no completion after %d ms", what, WAIT_MS);
+		}
 	}
 	if (wc->status != IBV_WC_SUCCESS)
 		die(1, "%s: completion status %s (%d), vendor_err %u", what,

@@ -20,6 +20,9 @@ vt_need_progs
 [ -x "$VT_PROGS/vt_integrity" ] || vt_die "no $VT_PROGS/vt_integrity"
 
 read -r -a opts <<< "$(pair_integrity_opts)"
+# A wait of vt_integrity that times out shows the guest's TCP connections
+# and QPs first (a Read a siw peer never answered, CI 2026-12-02).
+export VT_INTEGRITY_STUCK_CMD='ss -tnie; rdma resource show qp -dd'
 
 # Quick runs against siw, over DDP over SCTP (llp=sctp) and with the ULP
 # framing draft-00 profile (ulpf00=Y) take the SRQ pass only: the RQ pass
