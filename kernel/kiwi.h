@@ -813,6 +813,8 @@ bool kiwi_srq_take(struct kiwi_srq *srq, struct kiwi_rqe *rqe, u32 *slot,
 		   bool *fire);
 void kiwi_srq_polled(struct kiwi_srq *srq, u32 slot);
 void kiwi_srq_put_back(struct kiwi_srq *srq, u32 slot);
+void kiwi_srq_completed(struct kiwi_srq *srq, u32 slot);
+void kiwi_srq_dropped(struct kiwi_srq *srq, u32 slot);
 
 /* mem.c */
 struct ib_mr *kiwi_get_dma_mr(struct ib_pd *ibpd, int access);

@@ -95,10 +95,9 @@ void kiwi_rx_gp_free(struct kiwi_qp *qp)
 static int kiwi_rx_gp_cq(struct kiwi_qp *qp, const struct kiwi_cqe *cqe,
 			 bool srq, u32 srq_slot)
 {
-	if (srq && srq_slot == KIWI_SRQ_NO_SLOT)
-		atomic_dec(&to_ksrq(qp->ibqp.srq)->held);
-	return kiwi_cq_push(to_kcq(qp->ibqp.recv_cq), cqe, &qp->ibqp,
-			    srq ? srq_slot : KIWI_SRQ_NO_SLOT);
+	if (srq)
+		kiwi_srq_completed(to_ksrq(qp->ibqp.srq), srq_slot);
+	return kiwi_cq_push(to_kcq(qp->ibqp.recv_cq), cqe, &qp->ibqp, srq_slot);
 }
 
 /*
@@ -195,11 +194,7 @@ void kiwi_rx_gp_discard(struct kiwi_qp *qp)
 	lockdep_assert_held(&qp->lock);
 	for (; g->n; g->n--) {
 		e = &g->ent[(g->head + g->n - 1) % g->cap];
-		if (!e->srq)
-			continue;
-		if (e->srq_slot == KIWI_SRQ_NO_SLOT)
-			atomic_dec(&to_ksrq(qp->ibqp.srq)->held);
-		else
-			kiwi_srq_put_back(to_ksrq(qp->ibqp.srq), e->srq_slot);
+		if (e->srq)
+			kiwi_srq_dropped(to_ksrq(qp->ibqp.srq), e->srq_slot);
 	}
 }

@@ -33,11 +33,23 @@ static u64 kiwi_srq_slots_qmem(u32 num)
 	return (u64)num * (sizeof(struct kiwi_rqe) + sizeof(u32));
 }
 
+/* Free a kernel SRQ's slots of @num WRs, if it has them. */
+static void kiwi_srq_free_slots(struct kiwi_srq *srq, u32 num)
+{
+	if (!srq->taken && !srq->free_slot)
+		return;
+	kvfree(srq->taken);
+	kvfree(srq->free_slot);
+	srq->taken = NULL;
+	srq->free_slot = NULL;
+	kiwi_qmem_uncharge(to_kdev(srq->ibsrq.device), kiwi_srq_slots_qmem(num));
+}
+
 /* A kernel SRQ's copies of the WRs taken, and the stack of free slots. */
 static int kiwi_srq_alloc_slots(struct kiwi_srq *srq, u32 num)
 {
-	struct kiwi_device *kdev = to_kdev(srq->ibsrq.device);
-	int rv = kiwi_qmem_charge(kdev, kiwi_srq_slots_qmem(num));
+	int rv = kiwi_qmem_charge(to_kdev(srq->ibsrq.device),
+				  kiwi_srq_slots_qmem(num));
 	u32 i;
 
 	if (rv)
@@ -45,11 +57,7 @@ static int kiwi_srq_alloc_slots(struct kiwi_srq *srq, u32 num)
 	srq->taken = kvcalloc(num, sizeof(*srq->taken), GFP_KERNEL);
 	srq->free_slot = kvcalloc(num, sizeof(*srq->free_slot), GFP_KERNEL);
 	if (!srq->taken || !srq->free_slot) {
-		kvfree(srq->taken);
-		kvfree(srq->free_slot);
-		srq->taken = NULL;
-		srq->free_slot = NULL;
-		kiwi_qmem_uncharge(kdev, kiwi_srq_slots_qmem(num));
+		kiwi_srq_free_slots(srq, num);
 		return -ENOMEM;
 	}
 	for (i = 0; i < num; i++)
@@ -60,15 +68,7 @@ static int kiwi_srq_alloc_slots(struct kiwi_srq *srq, u32 num)
 
 static void kiwi_srq_free(struct kiwi_srq *srq)
 {
-	struct kiwi_device *kdev = to_kdev(srq->ibsrq.device);
-
-	if (srq->taken) {
-		kvfree(srq->taken);
-		kvfree(srq->free_slot);
-		srq->taken = NULL;
-		srq->free_slot = NULL;
-		kiwi_qmem_uncharge(kdev, kiwi_srq_slots_qmem(srq->ring.num));
-	}
+	kiwi_srq_free_slots(srq, srq->ring.num);
 	kiwi_ring_free(&srq->ring);
 }
 
@@ -113,6 +113,7 @@ int kiwi_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *attr,
 	spin_lock_init(&srq->lock);
 	atomic_set(&srq->held, 0);
 	srq->taken = NULL;
+	srq->free_slot = NULL;
 	srq->max_sge = attr->attr.max_sge;
 	srq->limit = attr->attr.srq_limit;
 	rv = kiwi_srq_alloc(srq, roundup_pow_of_two(attr->attr.max_wr), udata);
@@ -296,4 +297,35 @@ void kiwi_srq_put_back(struct kiwi_srq *srq, u32 slot)
 	kiwi_ring_unconsumed(r);
 	kiwi_srq_slot_free(srq, slot);
 	spin_unlock(&srq->lock);
+}
+
+/**
+ * kiwi_srq_completed - the completion of a WR taken off @srq reached its CQ
+ * @srq: the SRQ
+ * @slot: the WR's slot (kiwi_srq_take())
+ *
+ * A user SRQ's WR is done now; a kernel SRQ's once the consumer polls it
+ * (kiwi_srq_polled()).
+ */
+void kiwi_srq_completed(struct kiwi_srq *srq, u32 slot)
+{
+	if (slot == KIWI_SRQ_NO_SLOT)
+		atomic_dec(&srq->held);
+}
+
+/**
+ * kiwi_srq_dropped - the completion of a WR taken off @srq will never reach
+ * its CQ
+ * @srq: the SRQ
+ * @slot: the WR's slot (kiwi_srq_take())
+ *
+ * A kernel SRQ's WR goes back on it (kiwi_srq_put_back()); a user SRQ's is
+ * done. Interrupts off.
+ */
+void kiwi_srq_dropped(struct kiwi_srq *srq, u32 slot)
+{
+	if (slot == KIWI_SRQ_NO_SLOT)
+		atomic_dec(&srq->held);
+	else
+		kiwi_srq_put_back(srq, slot);
 }

@@ -430,44 +430,38 @@ static void kv_send_cq_note(struct ib_cq *cq, void *ctx)
 }
 
 /*
- * With @events, the QP, its SRQ and a send CQ of KV_SMALL_CQE entries
- * made by ib_create_cq() (polled by the test, not by ib_core) report to
- * kv_async_event().
+ * @e's QP: RC, on @e's CQ, receiving from @e's SRQ if it has one. With
+ * asynchronous events watched (kv_make_qp()), the QP, its SRQ and a send
+ * CQ of KV_SMALL_CQE entries made by ib_create_cq() (polled by the test,
+ * not by ib_core) report to kv_async_event().
  */
-static int kv_make_qp_events(struct kv_end *e, struct rdma_cm_id *id,
-			     struct ib_qp_init_attr *attr,
-			     struct ib_srq_init_attr *sattr)
+static void kv_qp_attr(struct kv_end *e, struct ib_qp_init_attr *attr)
 {
-	struct ib_cq_init_attr cattr = { .cqe = KV_SMALL_CQE };
-
-	e->send_cq = ib_create_cq(id->device, kv_send_cq_note, kv_async_event,
-				  e, &cattr);
-	if (IS_ERR(e->send_cq))
-		return PTR_ERR(e->send_cq);
-	attr->send_cq = e->send_cq;
-	attr->event_handler = kv_async_event;
-	attr->qp_context = e;
-	sattr->event_handler = kv_async_event;
-	sattr->srq_context = e;
-	return 0;
+	*attr = (struct ib_qp_init_attr){
+		.cap = {
+			.max_send_wr = KV_QDEPTH,
+			.max_recv_wr = e->srq ? 0 : KV_QDEPTH,
+			.max_send_sge = 2,
+			.max_recv_sge = e->srq ? 0 : 1,
+			.max_inline_data = KV_MSG,
+		},
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.qp_type = IB_QPT_RC,
+		.send_cq = e->send_cq ?: e->cq,
+		.recv_cq = e->cq,
+		.srq = e->srq,
+	};
+	if (e->send_cq) {
+		attr->event_handler = kv_async_event;
+		attr->qp_context = e;
+	}
 }
 
 /* @e's QP uses @share's PD, CQ, SRQ and receive buffers (kv_conn.share). */
 static int kv_borrow_qp(struct kv_end *e, struct rdma_cm_id *id,
 			struct kv_end *share)
 {
-	struct ib_qp_init_attr attr = {
-		.cap = {
-			.max_send_wr = KV_QDEPTH,
-			.max_send_sge = 2,
-			.max_inline_data = KV_MSG,
-		},
-		.sq_sig_type = IB_SIGNAL_REQ_WR,
-		.qp_type = IB_QPT_RC,
-		.send_cq = share->cq,
-		.recv_cq = share->cq,
-		.srq = share->srq,
-	};
+	struct ib_qp_init_attr attr;
 	int rv;
 
 	e->borrowed = true;
@@ -476,6 +470,7 @@ static int kv_borrow_qp(struct kv_end *e, struct rdma_cm_id *id,
 	e->srq = share->srq;
 	e->bufs = share->bufs;
 	e->bufs_dma = share->bufs_dma;
+	kv_qp_attr(e, &attr);
 	rv = rdma_create_qp(id, e->pd, &attr);
 	if (!rv)
 		e->qp = id->qp;
@@ -490,17 +485,8 @@ static int kv_make_qp(struct kv_end *e, struct rdma_cm_id *id,
 		.attr = { .max_wr = srq_wr ?: KV_QDEPTH, .max_sge = 1 },
 		.srq_type = IB_SRQT_BASIC,
 	};
-	struct ib_qp_init_attr attr = {
-		.cap = {
-			.max_send_wr = KV_QDEPTH,
-			.max_recv_wr = KV_QDEPTH,
-			.max_send_sge = 2,
-			.max_recv_sge = 1,
-			.max_inline_data = KV_MSG,
-		},
-		.sq_sig_type = IB_SIGNAL_REQ_WR,
-		.qp_type = IB_QPT_RC,
-	};
+	struct ib_cq_init_attr cattr = { .cqe = KV_SMALL_CQE };
+	struct ib_qp_init_attr attr;
 	int rv;
 
 	e->pd = ib_alloc_pd(id->device, 0);
@@ -509,21 +495,20 @@ static int kv_make_qp(struct kv_end *e, struct rdma_cm_id *id,
 	e->cq = ib_alloc_cq(id->device, e, 2 * KV_QDEPTH + 8, 0, poll);
 	if (IS_ERR(e->cq))
 		return PTR_ERR(e->cq);
-	attr.send_cq = e->cq;
-	attr.recv_cq = e->cq;
 	if (events) {
-		rv = kv_make_qp_events(e, id, &attr, &sattr);
-		if (rv)
-			return rv;
+		e->send_cq = ib_create_cq(id->device, kv_send_cq_note,
+					  kv_async_event, e, &cattr);
+		if (IS_ERR(e->send_cq))
+			return PTR_ERR(e->send_cq);
+		sattr.event_handler = kv_async_event;
+		sattr.srq_context = e;
 	}
 	if (srq) {
 		e->srq = ib_create_srq(e->pd, &sattr);
 		if (IS_ERR(e->srq))
 			return PTR_ERR(e->srq);
-		attr.srq = e->srq;
-		attr.cap.max_recv_wr = 0;	/* the SRQ has them */
-		attr.cap.max_recv_sge = 0;
 	}
+	kv_qp_attr(e, &attr);
 	rv = rdma_create_qp(id, e->pd, &attr);
 	if (rv)
 		return rv;

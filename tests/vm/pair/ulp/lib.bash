@@ -257,6 +257,15 @@ ulp_nvme_connect() {
 	vt_pass "nvme connect -t $trtype: $ULP_DEV"
 }
 
+# ulp_nvme_disconnect [LABEL]: nvme disconnect from ULP_NQN; the controller
+# must be gone within 30 s.
+ulp_nvme_disconnect() {
+	local label=${1:+ ($1)}
+	ulp_run "nvme disconnect$label" 60 nvme disconnect -n "$ULP_NQN"
+	ulp_wait 30 sh -c "! ls /sys/class/nvme/nvme* >/dev/null 2>&1" ||
+		vt_fail "controller still present after nvme disconnect$label"
+}
+
 # --- fio ---
 
 # ulp_fio NAME LIMIT DEV FIO-OPTIONS...: one fio job on DEV (direct I/O,

@@ -71,9 +71,7 @@ srq_host_cycle() {
 			--iodepth=32 --size="$sz" --offset=$(((i - 1) * 64))M
 	fi
 	ulp_step_barrier "connected-$i"
-	ulp_run "nvme disconnect ($i)" 60 nvme disconnect -n "$ULP_NQN"
-	ulp_wait 30 sh -c "! ls /sys/class/nvme/nvme* >/dev/null 2>&1" ||
-		vt_fail "cycle $i: controller still present after nvme disconnect"
+	ulp_nvme_disconnect "cycle $i"
 	ulp_step_barrier "disconnected-$i"
 }
 
@@ -86,7 +84,7 @@ srq_host() {
 	dev=
 	ulp_nvme_connect rdma --ctrl-loss-tmo=60 --reconnect-delay=1 && dev=$ULP_DEV
 	ulp_nvme_port_cycle "$dev" "$sz" 32
-	[ -z "$dev" ] || ulp_run "nvme disconnect" 60 nvme disconnect -n "$ULP_NQN"
+	[ -z "$dev" ] || ulp_nvme_disconnect
 	ulp_cleanup
 	ulp_step_barrier host-done
 }

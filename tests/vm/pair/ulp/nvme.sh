@@ -53,11 +53,7 @@ nvme_host() {
 		ULP_SMALL_FILES=$small ulp_fs_check ext4 "$dev"
 	fi
 	[ "$ULP_SMOKE" = 1 ] || ulp_nvme_port_cycle "$dev" "${sz[3]}" 8
-	if [ -n "$dev" ]; then
-		ulp_run "nvme disconnect" 60 nvme disconnect -n "$ULP_NQN"
-		ulp_wait 30 sh -c "! ls /sys/class/nvme/nvme* >/dev/null 2>&1" ||
-			vt_fail "controller still present after nvme disconnect"
-	fi
+	[ -z "$dev" ] || ulp_nvme_disconnect
 	ulp_cleanup
 	ulp_step_barrier host-done
 }
