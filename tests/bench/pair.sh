@@ -50,6 +50,9 @@
 # BENCH_CRC32C=generic runs every combo of the boot on the guests'
 # crc32c-generic instead of crc32c-intel, whose SSE4.2 instruction TCG
 # emulates slowly (tests/bench/pair/perf.sh); the table names the driver.
+# LAB_WIRE=tap runs the boot on a wire with NIC offloads (checksum, TSO,
+# large receives) instead of the lab's default Unix-socket wire, which has
+# none (scripts/lab/README); figures from the two wires do not compare.
 # A combo kiwi:ko=NAME-kiwi:ko=NAME loads build/ko/NAME/kiwi.ko (another
 # build, e.g. main's, copied there) for before/after figures in one boot.
 # BENCH_BW_ITERS (500; iperf3 moves as many 64 KiB), BENCH_LAT_ITERS (1000),
@@ -107,6 +110,11 @@ mkdir -p "$REPO/build/bench"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 echo "== two-guest benchmark: ${combos[*]} (results in $results)"
+if [ "${LAB_WIRE:-unix}" = tap ]; then
+	echo "   wire: host bridge and taps, NIC offloads on (LAB_WIRE=tap)"
+else
+	echo "   wire: Unix socket, no NIC offloads (the lab's default)"
+fi
 start=$(date +%s)
 bash "$REPO/tests/vm/pair/run.sh" --cases-dir "$REPO/tests/bench/pair" \
 	--results "$results" "${args[@]}" "${combos[@]}" > "$log" 2>&1
