@@ -68,6 +68,13 @@
 # the guest's crc32c implementation, "info crc32c_cycles_DRIVER N" its
 # cost and the other driver's (crc32c_cycles). A step that fails records nothing.
 #
+# A step may take 120 s plus one second per MiB it moves (at least 1 MiB/s;
+# BENCH_STEP_LIMIT=SECONDS sets it instead): one that hangs is then killed
+# and logged with what perftest printed, and the rounds go on. Fifteen
+# seconds before the limit each guest logs its TCP sockets (ss -tmio), its
+# QPs (rdma res show qp -dd) and the kiwi counters that moved, so that a
+# hang shows where it stopped.
+#
 # BENCH_CRC32C=generic leaves the guests' crypto API crc32c-generic only:
 # crc32c-intel is unloaded and kept from loading again before the provider
 # loads (kiwi's libcrc32c and siw's shash bind to the best crc32c there is
@@ -166,11 +173,16 @@ measure() {
 	# shellcheck disable=SC2207 # pin_cmd prints words, or nothing
 	local cmd=($(pin_cmd "${MEASURE_PIN:-$pin_default}") "$@" -d "$PAIR_DEV" -R -F
 		-s "$size" -n "$n" -p "{port}")
+	local limit=${BENCH_STEP_LIMIT:-$((120 + size * n * qps * dirs / 1048576))} watch
 	for ((try = 1; try <= tries; try++)); do
 		again=$KIWI_SHARED/pair.$PAIR_ID.$name.$round.$try.again
 		observe_begin "$name"
 		t0=$(cpu_jiffies)
-		pair_step "$name" server 600 "${cmd[@]}" -- "${cmd[@]}" "{peer}"
+		(sleep $((limit > 30 ? limit - 15 : limit / 2)) && stuck_report "$name") &
+		watch=$!
+		pair_step "$name" server "$limit" "${cmd[@]}" -- "${cmd[@]}" "{peer}"
+		kill "$watch" 2> /dev/null
+		wait "$watch" 2> /dev/null
 		t1=$(cpu_jiffies)
 		observe_end "$name"
 		out=$VT_TMP/$name.out
@@ -190,6 +202,17 @@ measure() {
 	if [ "$PAIR_SIDE" = client ] && [ -n "$db0" ]; then
 		echo "doorbells.$name $round $(($(doorbells) - db0))" >> "$res"
 	fi
+}
+
+# stuck_report NAME: step NAME is about to reach its limit; log this guest's
+# TCP sockets to the peer, its QPs and the kiwi counters that are not zero.
+stuck_report() {
+	vt_log "$1: still running near its limit; sockets, QPs, counters:"
+	{
+		ss -tmio dst "$KIWI_PEER_IP"
+		rdma res show qp -dd
+		[ "$PAIR_PROV" != kiwi ] || vt_stats "$PAIR_DEV" | tr ' ' '\n' | grep -v '=0$'
+	} 2>&1 | sed 's/^/    | /'
 }
 
 # doorbells: the send doorbells this guest's kiwi device counted so far;
