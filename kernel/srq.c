@@ -33,11 +33,9 @@ static u64 kiwi_srq_slots_qmem(u32 num)
 	return (u64)num * (sizeof(struct kiwi_rqe) + sizeof(u32));
 }
 
-/* Free a kernel SRQ's slots of @num WRs, if it has them. */
+/* Free a kernel SRQ's slots of @num WRs (or what it had of them); uncharge. */
 static void kiwi_srq_free_slots(struct kiwi_srq *srq, u32 num)
 {
-	if (!srq->taken && !srq->free_slot)
-		return;
 	kvfree(srq->taken);
 	kvfree(srq->free_slot);
 	srq->taken = NULL;
@@ -68,7 +66,8 @@ static int kiwi_srq_alloc_slots(struct kiwi_srq *srq, u32 num)
 
 static void kiwi_srq_free(struct kiwi_srq *srq)
 {
-	kiwi_srq_free_slots(srq, srq->ring.num);
+	if (srq->taken)		/* a kernel SRQ */
+		kiwi_srq_free_slots(srq, srq->ring.num);
 	kiwi_ring_free(&srq->ring);
 }
 

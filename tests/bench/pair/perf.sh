@@ -178,7 +178,7 @@ measure() {
 		again=$KIWI_SHARED/pair.$PAIR_ID.$name.$round.$try.again
 		observe_begin "$name"
 		t0=$(cpu_jiffies)
-		(sleep $((limit > 30 ? limit - 15 : limit / 2)) && stuck_report "$name") &
+		stuck_watch $((limit > 30 ? limit - 15 : limit / 2)) "$name" &
 		watch=$!
 		pair_step "$name" server "$limit" "${cmd[@]}" -- "${cmd[@]}" "{peer}"
 		kill "$watch" 2> /dev/null
@@ -213,6 +213,16 @@ stuck_report() {
 		rdma res show qp -dd
 		[ "$PAIR_PROV" != kiwi ] || vt_stats "$PAIR_DEV" | tr ' ' '\n' | grep -v '=0$'
 	} 2>&1 | sed 's/^/    | /'
+}
+
+# stuck_watch SECONDS NAME: stuck_report NAME after SECONDS, unless killed
+# first (its sleep goes with it).
+stuck_watch() {
+	local s
+	sleep "$1" &
+	s=$!
+	trap 'kill "$s" 2> /dev/null; exit 0' TERM
+	wait "$s" && stuck_report "$2"
 }
 
 # doorbells: the send doorbells this guest's kiwi device counted so far;
