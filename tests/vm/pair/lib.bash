@@ -240,9 +240,10 @@ pair_tcp_step() {
 # to LIMIT seconds. With PAIR_EXPECT=ok both must exit 0; with "refused" the
 # client must fail within LIMIT (and no side may hang). Output goes to
 # $VT_TMP/NAME.out and, on failure, to the log. A perftest client that lost
-# perftest's own reconnect race (pair_perftest_race), and a step whose siw
-# peer-to-peer server lost siw's own RTR race (pair_siw_rtr_race), run once
-# more, with a fresh server and port.
+# perftest's own reconnect race (pair_perftest_race), a step whose siw
+# peer-to-peer server lost siw's own RTR race (pair_siw_rtr_race), and one
+# whose siw server refused without a Terminate (pair_siw_term_race), run
+# once more, with a fresh server and port.
 pair_step() {
 	local name=$1 srv_side=$2 limit=$3 c rc pid out attempt race
 	shift 3
@@ -271,9 +272,13 @@ pair_step() {
 				echo "perftest's reconnect race (second connection refused)" > "$race"
 			pair_barrier "$name.done" $((limit + 60))
 		fi
-		if [ "$attempt" = 1 ] && pair_siw_p2p "$srv_side"; then
-			[ "$PAIR_SIDE" = "$srv_side" ] && pair_siw_rtr_race "$rc" "$out" &&
-				echo "siw's RTR race (its server never reported ESTABLISHED; see interop.md)" > "$race"
+		if [ "$attempt" = 1 ] && pair_siw_side "$srv_side"; then
+			if [ "$PAIR_SIDE" = "$srv_side" ]; then
+				pair_siw_p2p "$srv_side" && pair_siw_rtr_race "$rc" "$out" &&
+					echo "siw's RTR race (its server never reported ESTABLISHED; see interop.md)" > "$race"
+				pair_siw_term_race "$out" &&
+					echo "siw's Send was in progress when it refused, so it closed without a Terminate (see interop.md)" > "$race"
+			fi
 			pair_barrier "$name.judged" 60
 		fi
 		[ -e "$race" ] || break
@@ -310,15 +315,31 @@ pair_perftest_race() {
 			-e 'ERRNO: Connection refused' "$2"
 }
 
+# pair_siw_side SIDE: the guest SIDE (server or client) runs siw.
+pair_siw_side() {
+	if [ "$1" = client ]; then
+		[ "$PAIR_CLIENT" = siw ]
+	else
+		[ "$PAIR_SERVER" = siw ]
+	fi
+}
+
 # pair_siw_p2p SIDE: the guest SIDE (server or client) runs siw built with
 # peer_to_peer (scripts/siw.sh --variant p2p), which waits for an RTR.
 pair_siw_p2p() {
-	local prov=$PAIR_SERVER ko=$PAIR_SIW_KO_SERVER
-	if [ "$1" = client ]; then
-		prov=$PAIR_CLIENT
-		ko=$PAIR_SIW_KO_CLIENT
-	fi
-	[ "$prov" = siw ] && grep -qw p2p "${ko%/*}/variant" 2>/dev/null
+	local ko=$PAIR_SIW_KO_SERVER
+	[ "$1" = client ] && ko=$PAIR_SIW_KO_CLIENT
+	pair_siw_side "$1" && grep -qw p2p "${ko%/*}/variant" 2>/dev/null
+}
+
+# pair_siw_term_race OUTFILE: the siw side of vt_integrity --imm-refused
+# refused the kiwi peer's Immediate Data while its own last Send was still
+# in progress, which that Send's IBV_WC_LOC_QP_OP_ERR shows. siw then sends
+# no Terminate (siw_qp.c, siw_send_terminate(): "op in progress") and only
+# closes the stream, so the kiwi WR is flushed instead of completing with
+# IBV_WC_REM_OP_ERR (captured 2026-12-02: FIN, no Terminate; see interop.md).
+pair_siw_term_race() {
+	grep -q 'sent before the refused message, completed: local QP operation error' "$1"
 }
 
 # pair_siw_rtr_race RC OUTFILE: a siw peer-to-peer server accepted but never

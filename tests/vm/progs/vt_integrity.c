@@ -824,6 +824,15 @@ static void run_client(struct ctx *c, const char *peer, const char *port)
 	rdma_ack_cm_event(cm_wait(c, RDMA_CM_EVENT_ESTABLISHED));
 }
 
+/*
+ * Linux siw has two races a peer can only avoid by waiting (both in
+ * Documentation/interop.md); under TCG 200 ms is plenty for either.
+ */
+static void siw_pause(void)
+{
+	nanosleep(&(struct timespec){ .tv_nsec = 200 * 1000 * 1000 }, NULL);
+}
+
 /* Exchange buffer descriptions; the client (the MPA initiator) goes first. */
 static void exchange_info(struct ctx *c)
 {
@@ -832,8 +841,14 @@ static void exchange_info(struct ctx *c)
 	struct ibv_wc wc;
 	struct msg r;
 
-	if (!c->server)
+	/*
+	 * A siw peer-to-peer server that receives the RTR and this Send
+	 * before its accept() watches the socket never reads them.
+	 */
+	if (!c->server) {
+		siw_pause();
 		send_msg(c, &m, 0, 0, IBV_WR_SEND, 0);
+	}
 	r = recv_msg(c, &wc);
 	post_recv_slot(c, (unsigned int)wc.wr_id);
 	if (r.type != MSG_INFO)
@@ -917,6 +932,13 @@ static void imm_refused(struct ctx *c)
 		imm_refused_info_sent(c);
 		return;
 	}
+	/*
+	 * A siw server that refuses while its TX has not yet marked its
+	 * description Send done sends no Terminate, only closes
+	 * (siw_send_terminate(), Documentation/interop.md): the WR would be
+	 * flushed. Give siw's TX thread time to finish that Send first.
+	 */
+	siw_pause();
 	rc = ibv_post_send(c->id->qp, &wr, &bad);
 	if (rc)
 		die(1, "%s: ibv_post_send: %s", what, strerror(rc));
