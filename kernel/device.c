@@ -199,6 +199,7 @@ static const struct ib_device_ops kiwi_device_ops = {
 	.destroy_cq = kiwi_destroy_cq,
 	.destroy_qp = kiwi_destroy_qp,
 	.destroy_srq = kiwi_destroy_srq,
+	.fill_res_cq_entry = kiwi_fill_res_cq_entry,
 	.fill_res_cm_id_entry = kiwi_fill_res_cm_id_entry,
 	.fill_res_qp_entry = kiwi_fill_res_qp_entry,
 	.get_dev_fw_str = kiwi_get_dev_fw_str,

@@ -879,6 +879,7 @@ int kiwi_counter_update_stats(struct rdma_counter *counter);
 
 /* restrack.c: driver details of `rdma resource show -dd` */
 int kiwi_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
+int kiwi_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq);
 int kiwi_fill_res_cm_id_entry(struct sk_buff *msg, struct rdma_cm_id *cm_id);
 
 /* cm_ep.c: the CM workqueue; exit after every device is unregistered */

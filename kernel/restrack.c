@@ -113,6 +113,13 @@ static int kiwi_res_put_llp(struct sk_buff *msg,
  * @rx_failed: the receive side stopped at an error
  * @reads_out: RDMA Reads issued and not answered
  * @reads_in: inbound Read Requests not yet answered
+ * @sq_posted: the SQ's producer index as last published
+ * @sq_taken: the SQ index TX takes its next WR from
+ * @sq_done: the SQ's consumer index (WRs retired)
+ * @sq_doorbell: posters must ring the doorbell (KIWI_RING_F_DOORBELL)
+ * @tx_unsent: octets of the transmit buffer the LLP has not yet taken
+ * @tx_stalled: TX waits for the socket's write-space wakeup
+ * @tx_queued: TX's work item is queued
  * @term_sent: kiwi_qp_stats.term_sent
  * @term_rcvd: kiwi_qp_stats.term_rcvd
  */
@@ -133,6 +140,13 @@ struct kiwi_res_qp {
 	bool rx_failed;
 	u32 reads_out;
 	u32 reads_in;
+	u32 sq_posted;
+	u32 sq_taken;
+	u32 sq_done;
+	bool sq_doorbell;
+	u32 tx_unsent;
+	bool tx_stalled;
+	bool tx_queued;
 	u32 term_sent;
 	u32 term_rcvd;
 };
@@ -164,6 +178,13 @@ static void kiwi_res_qp_stream(struct kiwi_qp *qp, struct socket *sock,
 	r->msn_tx_rreq = READ_ONCE(tx->msn_rreq);
 	r->reads_out = tx->orq_tail - tx->orq_head;
 	r->reads_in = tx->irq_tail - tx->irq_head;
+	r->sq_posted = kiwi_ring_published(&qp->sq);
+	r->sq_taken = tx->next;
+	r->sq_done = qp->sq.cons;
+	r->sq_doorbell = qp->sq.flags & KIWI_RING_F_DOORBELL;
+	r->tx_unsent = READ_ONCE(tx->len) - READ_ONCE(tx->sent);
+	r->tx_stalled = READ_ONCE(tx->stalled);
+	r->tx_queued = work_pending(&tx->work);
 	spin_unlock_irqrestore(&qp->lock, flags);
 }
 
@@ -179,6 +200,18 @@ static void kiwi_res_qp_snap(struct kiwi_qp *qp, struct kiwi_res_qp *r)
 	mutex_unlock(&qp->tx.llp_mutex);
 	r->term_sent = READ_ONCE(qp->stats.term_sent);
 	r->term_rcvd = READ_ONCE(qp->stats.term_rcvd);
+}
+
+/* Where the send queue and the transmit engine stand (a stall's evidence). */
+static int kiwi_res_put_tx(struct sk_buff *msg, const struct kiwi_res_qp *r)
+{
+	return rdma_nl_put_driver_u32(msg, "sq_posted", r->sq_posted) ||
+	       rdma_nl_put_driver_u32(msg, "sq_taken", r->sq_taken) ||
+	       rdma_nl_put_driver_u32(msg, "sq_done", r->sq_done) ||
+	       rdma_nl_put_driver_u32(msg, "sq_doorbell", r->sq_doorbell) ||
+	       rdma_nl_put_driver_u32(msg, "tx_unsent", r->tx_unsent) ||
+	       rdma_nl_put_driver_u32(msg, "tx_stalled", r->tx_stalled) ||
+	       rdma_nl_put_driver_u32(msg, "tx_queued", r->tx_queued);
 }
 
 static int kiwi_res_put_qp(struct sk_buff *msg, const void *snap)
@@ -202,7 +235,8 @@ static int kiwi_res_put_qp(struct sk_buff *msg, const void *snap)
 	     rdma_nl_put_driver_u32(msg, "rx_mo", r->rx_mo) ||
 	     rdma_nl_put_driver_u32(msg, "rx_failed", r->rx_failed) ||
 	     rdma_nl_put_driver_u32(msg, "reads_out", r->reads_out) ||
-	     rdma_nl_put_driver_u32(msg, "reads_in", r->reads_in)))
+	     rdma_nl_put_driver_u32(msg, "reads_in", r->reads_in) ||
+	     kiwi_res_put_tx(msg, r)))
 		return -EMSGSIZE;
 	if (kiwi_res_put_term(msg, "term_sent", r->term_sent) ||
 	    kiwi_res_put_term(msg, "term_rcvd", r->term_rcvd))
@@ -225,6 +259,54 @@ int kiwi_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 
 	kiwi_res_qp_snap(to_kqp(ibqp), &r);
 	return kiwi_res_table(msg, kiwi_res_put_qp, &r);
+}
+
+/**
+ * struct kiwi_res_cq - what -dd shows of a CQ
+ * @produced: the kernel's producer index
+ * @consumed: the consumer index (a user CQ's as user space last published it)
+ * @arm: the arm word (KIWI_CQ_ARM_*: 0 none, else the next or the next
+ *	solicited completion raises the event)
+ * @overrun: 1 once a full ring lost a completion (IB_EVENT_CQ_ERR)
+ */
+struct kiwi_res_cq {
+	u32 produced;
+	u32 consumed;
+	u32 arm;
+	u32 overrun;
+};
+
+static int kiwi_res_put_cq(struct sk_buff *msg, const void *snap)
+{
+	const struct kiwi_res_cq *r = snap;
+
+	return rdma_nl_put_driver_u32(msg, "cq_produced", r->produced) ||
+	       rdma_nl_put_driver_u32(msg, "cq_consumed", r->consumed) ||
+	       rdma_nl_put_driver_u32(msg, "cq_arm", r->arm) ||
+	       rdma_nl_put_driver_u32(msg, "cq_overrun", r->overrun);
+}
+
+/**
+ * kiwi_fill_res_cq_entry - ib_device_ops.fill_res_cq_entry
+ * @msg: the netlink message
+ * @ibcq: the CQ; restrack holds it
+ *
+ * Return: 0 or -EMSGSIZE.
+ */
+int kiwi_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq)
+{
+	struct kiwi_cq *cq = to_kcq(ibcq);
+	struct kiwi_res_cq r;
+	unsigned long flags;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	r.produced = cq->ring.prod;
+	r.consumed = cq->ring.mmap ? READ_ONCE(cq->ring.ctrl->consumer) :
+				     cq->ring.cons;
+	r.arm = READ_ONCE(cq->ring.ctrl->arm);
+	spin_unlock_irqrestore(&cq->lock, flags);
+	r.overrun = atomic_read(&cq->overrun);
+	return kiwi_res_table(msg, kiwi_res_put_cq, &r);
 }
 
 /**

@@ -310,6 +310,7 @@ for i in $(seq 100); do
 done
 rdma -j res show qp -dd > "$VT_TMP/qp.json"
 rdma -j res show cm_id -dd > "$VT_TMP/cm.json"
+rdma -j res show cq -dd > "$VT_TMP/cq.json"
 rdma res show qp -dd | sed 's/^/    /'
 rdma res show cm_id -dd | sed 's/^/    /'
 
@@ -335,10 +336,11 @@ vt_stat_moved "QP $lqpn's own counter" "$c1" "$c2" tx_fpdus rx_fpdus \
 	tx_octets rx_octets
 vt_eq "its connection counters stay 0" "$(vt_stat "$c2" cm_connects)" 0
 
-python3 - "$VT_TMP/qp.json" "$VT_TMP/cm.json" 7301 7302 > "$VT_TMP/dd.out" <<'PY'
+python3 - "$VT_TMP/qp.json" "$VT_TMP/cm.json" 7301 7302 "$VT_TMP/cq.json" > "$VT_TMP/dd.out" <<'PY'
 import json, sys
 qps = json.load(open(sys.argv[1]))
 cms = json.load(open(sys.argv[2]))
+cqs = json.load(open(sys.argv[5]))
 ports = {"kiwi0": int(sys.argv[3]), "kiwi1": int(sys.argv[4])}
 # kiwi0: revision 2, CRC, peer-to-peer, no markers; kiwi1: revision 1, no
 # CRC, markers asked for by both ends, so sent in both directions.
@@ -363,6 +365,14 @@ for q in qps:
         bad.append("%s %s: addresses %s -> %s, port %d expected" % (dev, role, q["drv_laddr"], q["drv_raddr"], port))
     if not 0 < q["drv_mulpdu"] <= 65535 or not 1 <= q["drv_ird"] <= 128 or not 1 <= q["drv_ord"] <= 128:
         bad.append("%s %s: mulpdu %s ird %s ord %s" % (dev, role, q["drv_mulpdu"], q["drv_ird"], q["drv_ord"]))
+    # The send queue's indices in order: retired <= taken <= posted
+    # (each modulo 2^32), with rping's posts among them.
+    done, taken, posted = (q.get("drv_sq_" + k, -1) for k in ("done", "taken", "posted"))
+    queued = (posted - done) % 2**32
+    if min(done, taken, posted) < 0 or posted == 0 or queued > 4096 or \
+            (taken - done) % 2**32 > queued or \
+            any(q.get("drv_" + k) not in (0, 1) for k in ("sq_doorbell", "tx_stalled", "tx_queued")):
+        bad.append("%s %s: send queue done %s taken %s posted %s, doorbell %s stalled %s queued %s" % (dev, role, done, taken, posted, q.get("drv_sq_doorbell"), q.get("drv_tx_stalled"), q.get("drv_tx_queued")))
     if q["drv_msn_rx_send"] < 2 or q["drv_msn_tx_send"] < 2 or q["drv_rx_failed"]:
         bad.append("%s %s: MSNs %s/%s, rx_failed %s" % (dev, role, q["drv_msn_tx_send"], q["drv_msn_rx_send"], q["drv_rx_failed"]))
     # rping's Sends fit one FPDU: no Send is ever half received, so the
@@ -387,7 +397,17 @@ for c in con:
     m = 1 if c["drv_mpa_rev"] == 1 else 0
     if c.get("drv_markers_tx") != m or c.get("drv_markers_rx") != m:
         bad.append("cm_id %s: markers %s/%s, want %d" % (c.get("drv_laddr"), c.get("drv_markers_tx"), c.get("drv_markers_rx"), m))
-print("\n".join(bad) if bad else "ok: %d QPs, %d cm_ids checked" % (len(seen), len(lst) + len(con)))
+# Each rping's CQs: consumed <= produced (modulo 2^32) within the ring,
+# completions made, an arm word libkiwi can write, no overrun.
+rcqs = [c for c in cqs if c.get("ifname") in want and c.get("comm") == "rping"]
+for c in rcqs:
+    prod, cons = c.get("drv_cq_produced", -1), c.get("drv_cq_consumed", -1)
+    if min(prod, cons) < 0 or (prod - cons) % 2**32 > c["cqe"] or \
+            c.get("drv_cq_arm") not in (0, 1, 2) or c.get("drv_cq_overrun") != 0:
+        bad.append("CQ %s: produced %s consumed %s arm %s overrun %s" % (c.get("cqn"), prod, cons, c.get("drv_cq_arm"), c.get("drv_cq_overrun")))
+if len(rcqs) < 2 or not any(c.get("drv_cq_produced", 0) > 0 for c in rcqs):
+    bad.append("rping CQs: %s" % rcqs)
+print("\n".join(bad) if bad else "ok: %d QPs, %d cm_ids, %d CQs checked" % (len(seen), len(lst) + len(con), len(rcqs)))
 PY
 out=$(cat "$VT_TMP/dd.out")
 if [ "${out:0:3}" = "ok:" ]; then
