@@ -158,6 +158,16 @@ pin_cmd() {
 # With MEASURE_BASE=1 the step moves base_n messages and records only its
 # CPU and octets (NAME is then the base's, NAME.base), in one try: a figure
 # perftest could not time does not matter there.
+# perftest's Send test over iWARP paces its client with credits: the server
+# RDMA-Writes its count of receives into the client's memory (every third
+# of its receive queue), which raises no completion there. A client with
+# -e that reaches the edge of its window (the receive queue's depth, -r,
+# 512 by default, ahead of the last credit) when none of its signalled
+# Sends is outstanding sleeps on its CQ for good, and so does the server
+# (2026-12-02, 3000 Sends on LAB_WIRE=tap, four times: each client had
+# posted exactly a credit the server wrote plus 511). So a Send step of
+# more than 512 messages gets a receive queue as deep as its messages (at
+# most 4096, kiwi's deepest): its window never closes.
 measure() {
 	local name=$1 size=$2 try again t0 t1 n=$bw_n out db0 a qps=1 dirs=1 prev=
 	local tries=5
@@ -165,6 +175,7 @@ measure() {
 	db0=$(doorbells)
 	case "$1" in *_lat) n=$lat_n ;; esac
 	[ "${MEASURE_BASE:-0}" = 0 ] || { n=$base_n tries=1 db0=; }
+	[ "$1" != ib_send_bw ] || [ "$n" -le 512 ] || set -- "$@" -r $((n < 4096 ? n : 4096))
 	for a in "$@"; do
 		[ "$prev" = -q ] && qps=$a
 		[ "$a" = -b ] && dirs=2
@@ -205,14 +216,18 @@ measure() {
 }
 
 # stuck_report NAME: step NAME is about to reach its limit; log this guest's
-# TCP sockets to the peer, its QPs and the kiwi counters that are not zero.
+# TCP sockets to the peer, its QPs and CQs, the kiwi counters that are not
+# zero, and where the benchmark's processes wait (pair_stacks).
 stuck_report() {
-	vt_log "$1: still running near its limit; sockets, QPs, counters:"
+	vt_log "$1: still running near its limit; sockets, QPs, CQs, counters:"
 	{
 		ss -tmio dst "$KIWI_PEER_IP"
 		rdma res show qp -dd
+		rdma res show cq -dd
 		[ "$PAIR_PROV" != kiwi ] || vt_stats "$PAIR_DEV" | tr ' ' '\n' | grep -v '=0$'
 	} 2>&1 | sed 's/^/    | /'
+	# shellcheck disable=SC2046 # the PIDs are words
+	pair_stacks $(pgrep -f '^(ib_[a-z_]+|iperf3|sockperf) ')
 }
 
 # stuck_watch SECONDS NAME: stuck_report NAME after SECONDS, unless killed

@@ -359,8 +359,18 @@ pair_siw_rtr_race() {
 # (Recv-Q) and unsent (Send-Q). Whether a silent peer never got the data or
 # got it and never read it shows there.
 pair_stuck_report() {
-	local p t f frames state
-	for p in "$1" $(pgrep -P "$1"); do
+	# shellcheck disable=SC2046 # the children's PIDs are words
+	pair_stacks "$1" $(pgrep -P "$1")
+	ss -tnieH state all "( sport = :$PAIR_PORT or dport = :$PAIR_PORT )" |
+		vt_indent "[$VT_NAME] stuck: "
+}
+
+# pair_stacks PID...: a log line for each thread of each PID: its state,
+# its system call (with the file a read or write is on: a completion
+# channel, rdma_cm's device, a socket) and its kernel stack.
+pair_stacks() {
+	local p t f frames state sc fd
+	for p in "$@"; do
 		for t in /proc/"$p"/task/*; do
 			state=$(<"$t/stat") 2>/dev/null || continue
 			state=${state##*) }
@@ -368,11 +378,14 @@ pair_stuck_report() {
 			while read -r _ f; do
 				frames+=" ${f%%+*}"
 			done 2>/dev/null <"$t/stack"
-			vt_log "stuck: pid $p thread ${t##*/} state ${state%% *}:${frames:- (no kernel stack)}"
+			sc=
+			read -r sc fd _ 2>/dev/null <"$t/syscall"
+			case "$sc" in
+			0 | 1) sc="$sc on $(readlink "/proc/$p/fd/$((fd))")" ;;
+			esac
+			vt_log "stuck: pid $p thread ${t##*/} state ${state%% *} syscall ${sc:-?}:${frames:- (no kernel stack)}"
 		done
 	done
-	ss -tnieH state all "( sport = :$PAIR_PORT or dport = :$PAIR_PORT )" |
-		vt_indent "[$VT_NAME] stuck: "
 }
 
 # pair_reap PID SECONDS: the exit status of PID, which gets SECONDS to exit
