@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * kiwi: driver details for `rdma resource show qp|cm_id -dd`
- * (ib_device_ops.fill_res_qp_entry and fill_res_cm_id_entry). kiwi(7)
- * explains each attribute.
+ * kiwi: driver details for `rdma resource show qp|cq|cm_id -dd`
+ * (ib_device_ops.fill_res_qp_entry, fill_res_cq_entry and
+ * fill_res_cm_id_entry). kiwi(7) explains each attribute.
  *
  * Each entry is a snapshot taken under the locks that own the fields, then
  * written into the netlink message with no lock held: a QP's stream under
  * tx.llp_mutex (attach/detach cannot run), its receive side under the
- * socket lock (RX cannot run), the queues under qp->lock; an endpoint
- * under ep->lock.
+ * socket lock (RX cannot run), the queues under qp->lock; a CQ's ring
+ * under cq->lock (a resize cannot swap it); an endpoint under ep->lock.
  */
 #include <linux/tcp.h>
 #include <net/sock.h>
@@ -96,7 +96,7 @@ static int kiwi_res_put_llp(struct sk_buff *msg,
 
 /**
  * struct kiwi_res_qp - what -dd shows of a QP
- * @attached: a stream is attached; the fields up to @reads_in are valid
+ * @attached: a stream is attached; the fields up to @tx_queued are valid
  * @llp: what the MPA startup agreed
  * @laddr: the socket's local address
  * @raddr: the socket's peer address
@@ -117,7 +117,8 @@ static int kiwi_res_put_llp(struct sk_buff *msg,
  * @sq_taken: the SQ index TX takes its next WR from
  * @sq_done: the SQ's consumer index (WRs retired)
  * @sq_doorbell: posters must ring the doorbell (KIWI_RING_F_DOORBELL)
- * @tx_unsent: octets of the transmit buffer the LLP has not yet taken
+ * @tx_unsent: octets of the transmit buffer the LLP has not yet taken (read
+ *	while TX may run: a moment's view, never negative)
  * @tx_stalled: TX waits for the socket's write-space wakeup
  * @tx_queued: TX's work item is queued
  * @term_sent: kiwi_qp_stats.term_sent
@@ -158,6 +159,7 @@ static void kiwi_res_qp_stream(struct kiwi_qp *qp, struct socket *sock,
 	const struct kiwi_qp_rx *rx = &qp->rx;
 	struct kiwi_qp_tx *tx = &qp->tx;
 	unsigned long flags;
+	u32 len, sent;
 
 	r->attached = true;
 	r->llp = tx->ep->llp;
@@ -182,7 +184,9 @@ static void kiwi_res_qp_stream(struct kiwi_qp *qp, struct socket *sock,
 	r->sq_taken = tx->next;
 	r->sq_done = qp->sq.cons;
 	r->sq_doorbell = qp->sq.flags & KIWI_RING_F_DOORBELL;
-	r->tx_unsent = READ_ONCE(tx->len) - READ_ONCE(tx->sent);
+	len = READ_ONCE(tx->len);
+	sent = READ_ONCE(tx->sent);
+	r->tx_unsent = len > sent ? len - sent : 0;
 	r->tx_stalled = READ_ONCE(tx->stalled);
 	r->tx_queued = work_pending(&tx->work);
 	spin_unlock_irqrestore(&qp->lock, flags);
@@ -280,16 +284,20 @@ static int kiwi_res_put_cq(struct sk_buff *msg, const void *snap)
 {
 	const struct kiwi_res_cq *r = snap;
 
-	return rdma_nl_put_driver_u32(msg, "cq_produced", r->produced) ||
-	       rdma_nl_put_driver_u32(msg, "cq_consumed", r->consumed) ||
-	       rdma_nl_put_driver_u32(msg, "cq_arm", r->arm) ||
-	       rdma_nl_put_driver_u32(msg, "cq_overrun", r->overrun);
+	if (rdma_nl_put_driver_u32(msg, "cq_produced", r->produced) ||
+	    rdma_nl_put_driver_u32(msg, "cq_consumed", r->consumed) ||
+	    rdma_nl_put_driver_u32(msg, "cq_arm", r->arm) ||
+	    rdma_nl_put_driver_u32(msg, "cq_overrun", r->overrun))
+		return -EMSGSIZE;
+	return 0;
 }
 
 /**
  * kiwi_fill_res_cq_entry - ib_device_ops.fill_res_cq_entry
  * @msg: the netlink message
  * @ibcq: the CQ; restrack holds it
+ *
+ * Process context.
  *
  * Return: 0 or -EMSGSIZE.
  */

@@ -164,10 +164,10 @@ pin_cmd() {
 # -e that reaches the edge of its window (the receive queue's depth, -r,
 # 512 by default, ahead of the last credit) when none of its signalled
 # Sends is outstanding sleeps on its CQ for good, and so does the server
-# (2026-12-02, 3000 Sends on LAB_WIRE=tap, four times: each client had
-# posted exactly a credit the server wrote plus 511). So a Send step of
-# more than 512 messages gets a receive queue as deep as its messages (at
-# most 4096, kiwi's deepest): its window never closes.
+# (2026-12-02, 3000 Sends on LAB_WIRE=tap: the three stalls logged had
+# each posted exactly a credit the server wrote plus 511). So a Send step
+# of more than 512 messages gets a receive queue as deep as its messages
+# (send_rx_depth): its window never closes, up to 4096 messages a QP.
 measure() {
 	local name=$1 size=$2 try again t0 t1 n=$bw_n out db0 a qps=1 dirs=1 prev=
 	local tries=5
@@ -175,12 +175,12 @@ measure() {
 	db0=$(doorbells)
 	case "$1" in *_lat) n=$lat_n ;; esac
 	[ "${MEASURE_BASE:-0}" = 0 ] || { n=$base_n tries=1 db0=; }
-	[ "$1" != ib_send_bw ] || [ "$n" -le 512 ] || set -- "$@" -r $((n < 4096 ? n : 4096))
 	for a in "$@"; do
 		[ "$prev" = -q ] && qps=$a
 		[ "$a" = -b ] && dirs=2
 		prev=$a
 	done
+	[ "$1" != ib_send_bw ] || [ "$n" -le 512 ] || set -- "$@" -r "$(send_rx_depth "$n" "$qps")"
 	# shellcheck disable=SC2207 # pin_cmd prints words, or nothing
 	local cmd=($(pin_cmd "${MEASURE_PIN:-$pin_default}") "$@" -d "$PAIR_DEV" -R -F
 		-s "$size" -n "$n" -p "{port}")
@@ -213,6 +213,14 @@ measure() {
 	if [ "$PAIR_SIDE" = client ] && [ -n "$db0" ]; then
 		echo "doorbells.$name $round $(($(doorbells) - db0))" >> "$res"
 	fi
+}
+
+# send_rx_depth N QPS: perftest's -r for N Sends on each of QPS QPs: N, at
+# most 4096 (kiwi's deepest queue), and at most 65536 receive completions
+# in all (kiwi's largest CQ: perftest's receive CQ holds -r times -q).
+send_rx_depth() {
+	local r=$(($1 < 4096 ? $1 : 4096))
+	echo $((r * $2 > 65536 ? 65536 / $2 : r))
 }
 
 # stuck_report NAME: step NAME is about to reach its limit; log this guest's

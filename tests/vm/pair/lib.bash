@@ -242,10 +242,10 @@ pair_tcp_step() {
 # $VT_TMP/NAME.out and, on failure, to the log. A perftest client that lost
 # perftest's own reconnect race (pair_perftest_race), a step whose siw
 # peer-to-peer server lost siw's own RTR race (pair_siw_rtr_race), and one
-# whose siw server refused without a Terminate (pair_siw_term_race), run
-# once more, with a fresh server and port.
+# whose siw server refused without a Terminate (pair_siw_term_race and
+# pair_imm_flushed), run once more, with a fresh server and port.
 pair_step() {
-	local name=$1 srv_side=$2 limit=$3 c rc pid out attempt race
+	local name=$1 srv_side=$2 limit=$3 c rc pid out attempt race again
 	shift 3
 	pair_pick_cmd "$srv_side" "$@"
 	out=$VT_TMP/$name.out
@@ -272,17 +272,21 @@ pair_step() {
 				echo "perftest's reconnect race (second connection refused)" > "$race"
 			pair_barrier "$name.done" $((limit + 60))
 		fi
+		again=
 		if [ "$attempt" = 1 ] && pair_siw_side "$srv_side"; then
 			if [ "$PAIR_SIDE" = "$srv_side" ]; then
 				pair_siw_p2p "$srv_side" && pair_siw_rtr_race "$rc" "$out" &&
 					echo "siw's RTR race (its server never reported ESTABLISHED; see interop.md)" > "$race"
-				pair_siw_term_race "$out" &&
-					echo "siw's Send was in progress when it refused, so it closed without a Terminate (see interop.md)" > "$race"
+				pair_siw_term_race "$out" && : > "$race.siw-busy"
+			else
+				pair_imm_flushed "$rc" "$out" && : > "$race.flushed"
 			fi
 			pair_barrier "$name.judged" 60
+			[ -e "$race.siw-busy" ] && [ -e "$race.flushed" ] &&
+				again="siw's Send was in progress when it refused, and it closed without a Terminate (see interop.md)"
 		fi
-		[ -e "$race" ] || break
-		vt_log "$name: $(cat "$race"), once more"
+		[ -e "$race" ] || [ -n "$again" ] || break
+		vt_log "$name: ${again:-$(cat "$race")}, once more"
 		sed 's/^/    | /' "$out" | tail -n 8
 	done
 	pair_judge "$name" "$srv_side" "$rc" "$out" "${c[*]}"
@@ -334,12 +338,21 @@ pair_siw_p2p() {
 
 # pair_siw_term_race OUTFILE: the siw side of vt_integrity --imm-refused
 # refused the kiwi peer's Immediate Data while its own last Send was still
-# in progress, which that Send's IBV_WC_LOC_QP_OP_ERR shows. siw then sends
-# no Terminate (siw_qp.c, siw_send_terminate(): "op in progress") and only
-# closes the stream, so the kiwi WR is flushed instead of completing with
-# IBV_WC_REM_OP_ERR (captured 2026-12-02: FIN, no Terminate; see interop.md).
+# in progress, which that Send's IBV_WC_LOC_QP_OP_ERR shows. siw may then
+# send no Terminate (siw_qp.c, siw_send_terminate(): "op in progress") and
+# only close the stream, so the kiwi WR is flushed instead of completing
+# with IBV_WC_REM_OP_ERR (captured 2026-12-02: FIN, no Terminate; see
+# interop.md). The step runs again only if the kiwi side also saw that
+# flush (pair_imm_flushed): a siw that did send its Terminate is no race.
 pair_siw_term_race() {
 	grep -q 'sent before the refused message, completed: local QP operation error' "$1"
+}
+
+# pair_imm_flushed RC OUTFILE: the kiwi client of vt_integrity
+# --imm-refused failed because its Immediate Data WR was flushed.
+pair_imm_flushed() {
+	[ "$1" != 0 ] &&
+		grep -q 'completion status Work Request Flushed Error (5), expected IBV_WC_REM_OP_ERR' "$2"
 }
 
 # pair_siw_rtr_race RC OUTFILE: a siw peer-to-peer server accepted but never
