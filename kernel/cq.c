@@ -169,8 +169,7 @@ static int kiwi_cq_move(struct kiwi_cq *cq, struct kiwi_ring *to,
 	struct kiwi_ring *r = &cq->ring;
 	u32 cons, n, i;
 
-	/* Acquire: user space is done with the slots it gave back. */
-	cons = r->mmap ? smp_load_acquire(&r->ctrl->consumer) : r->cons;
+	cons = kiwi_ring_consumer(r);
 	n = r->prod - cons;
 	if (n > r->num || n > to->num)
 		return -EINVAL;

@@ -588,6 +588,7 @@ int kiwi_ring_alloc(struct kiwi_device *kdev, struct kiwi_ring *r, u32 num,
 void kiwi_ring_free(struct kiwi_ring *r);
 u64 kiwi_ring_key(const struct kiwi_ring *r);
 u32 kiwi_ring_avail(const struct kiwi_ring *r);
+u32 kiwi_ring_consumer(const struct kiwi_ring *r);
 u32 kiwi_ring_room(const struct kiwi_ring *r);
 void kiwi_ring_produced(struct kiwi_ring *r);
 void kiwi_ring_consumed(struct kiwi_ring *r);

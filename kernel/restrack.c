@@ -309,8 +309,7 @@ int kiwi_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq)
 
 	spin_lock_irqsave(&cq->lock, flags);
 	r.produced = cq->ring.prod;
-	r.consumed = cq->ring.mmap ? READ_ONCE(cq->ring.ctrl->consumer) :
-				     cq->ring.cons;
+	r.consumed = kiwi_ring_consumer(&cq->ring);
 	r.arm = READ_ONCE(cq->ring.ctrl->arm);
 	spin_unlock_irqrestore(&cq->lock, flags);
 	r.overrun = atomic_read(&cq->overrun);

@@ -135,12 +135,20 @@ u32 kiwi_ring_avail(const struct kiwi_ring *r)
 	return min(prod - r->cons, r->num);
 }
 
+/*
+ * The consumer index of a ring the kernel produces into: a user ring's as
+ * user space last published it (unvalidated), else the kernel's own.
+ */
+u32 kiwi_ring_consumer(const struct kiwi_ring *r)
+{
+	/* Acquire: the consumer is done reading the slots it released. */
+	return r->mmap ? smp_load_acquire(&r->ctrl->consumer) : r->cons;
+}
+
 /* Free slots for the kernel as producer; a bogus user index means none. */
 u32 kiwi_ring_room(const struct kiwi_ring *r)
 {
-	/* Acquire: the consumer is done reading the slots it released. */
-	u32 cons = r->mmap ? smp_load_acquire(&r->ctrl->consumer) : r->cons;
-	u32 used = r->prod - cons;
+	u32 used = r->prod - kiwi_ring_consumer(r);
 
 	return used > r->num ? 0 : r->num - used;
 }
