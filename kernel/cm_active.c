@@ -34,7 +34,9 @@ static void kiwi_cm_connect_fail(struct kiwi_ep *ep, int status,
 /* Under ep->lock: the frame built at connect time goes out. */
 static int kiwi_cm_send_request(struct kiwi_ep *ep)
 {
-	struct msghdr msg = { .msg_flags = MSG_DONTWAIT | MSG_NOSIGNAL };
+	struct msghdr msg = {
+		.msg_flags = MSG_DONTWAIT | MSG_NOSIGNAL | MSG_EOR,
+	};
 	struct kvec kv = { .iov_base = ep->rbuf, .iov_len = ep->rlen };
 	int rv;
 

@@ -92,13 +92,17 @@ int kiwi_cm_sock_open(struct iw_cm_id *cm_id, int family, bool sctp,
  *
  * Startup frames are sent before any FPDU and are at most 532 octets, so
  * they fit the send buffer of a fresh connection; a short send is an
- * error rather than something to wait for.
+ * error rather than something to wait for. The frame ends a TCP record:
+ * no FPDU joins its segment (llp_tcp.c), whose receiver may read the
+ * frame alone.
  *
  * Return: 0 or a negative errno.
  */
 int kiwi_cm_send(struct socket *sock, const struct kiwi_mpa_frame *f)
 {
-	struct msghdr msg = { .msg_flags = MSG_DONTWAIT | MSG_NOSIGNAL };
+	struct msghdr msg = {
+		.msg_flags = MSG_DONTWAIT | MSG_NOSIGNAL | MSG_EOR,
+	};
 	struct kvec kv;
 	size_t len;
 	u8 *buf;

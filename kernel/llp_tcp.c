@@ -38,6 +38,16 @@ static u32 kiwi_llp_tcp_mulpdu(const struct kiwi_mpa_tx *mpa, u32 emss)
 		       KIWI_MPA_MULPDU_MAX);
 }
 
+/* A path MTU TCP has not applied yet: its MTU, else 0 (RCU or socket lock). */
+static u32 kiwi_llp_tcp_new_pmtu(struct sock *sk)
+{
+	struct dst_entry *dst = __sk_dst_get(sk);
+
+	if (dst && dst_mtu(dst) != READ_ONCE(inet_csk(sk)->icsk_pmtu_cookie))
+		return dst_mtu(dst);
+	return 0;
+}
+
 /*
  * The EMSS TCP cuts the stream with: its MSS for the usual options. A path
  * MTU change TCP has not applied yet (it does so at its next send) is
@@ -48,19 +58,16 @@ static u32 kiwi_llp_tcp_mulpdu(const struct kiwi_mpa_tx *mpa, u32 emss)
  */
 static u32 kiwi_llp_tcp_emss(struct sock *sk)
 {
-	struct dst_entry *dst;
-	u32 mtu = 0;
+	u32 mtu;
 
 	rcu_read_lock();
-	dst = __sk_dst_get(sk);
-	if (dst && dst_mtu(dst) != READ_ONCE(inet_csk(sk)->icsk_pmtu_cookie))
-		mtu = dst_mtu(dst);
+	mtu = kiwi_llp_tcp_new_pmtu(sk);
 	rcu_read_unlock();
 	if (mtu) {
 		lock_sock(sk);
-		dst = __sk_dst_get(sk);
-		if (dst)
-			tcp_sync_mss(sk, dst_mtu(dst));
+		mtu = kiwi_llp_tcp_new_pmtu(sk);
+		if (mtu)
+			tcp_sync_mss(sk, mtu);
 		release_sock(sk);
 	}
 	return READ_ONCE(tcp_sk(sk)->mss_cache);
@@ -146,16 +153,59 @@ static int kiwi_llp_tcp_frame(struct kiwi_qp_tx *tx, u32 ulpdu_len)
 }
 
 /*
- * The batch's last octet ends a record: TCP appends nothing more to the
- * segment that carries it, also when it retransmits (what MSG_EOR does
- * for sendmsg; this kernel's sendpage has no such flag). The segment is
- * the tail of the write queue, or of the retransmit queue once it went
- * out. Socket lock held.
+ * Under the socket lock, before a batch's first octet goes to TCP. TCP
+ * appends to the segment it has not sent yet (the write queue's tail)
+ * unless that segment ends a record (TCP_SKB_CB()->eor, what MSG_EOR
+ * sets). A batch starts a TCP segment of its own, its FPDUs sized and
+ * placed for that (proto/mpa_seg.c); with MPA it may instead join the
+ * unsent one when it fits there whole: every FPDU of it then lies in that
+ * segment, which still starts with an FPDU. That is how small messages
+ * posted one at a time, each a batch of its own, share segments while
+ * TCP waits for the device or the window (RFC 5044 Appendix A.1: several
+ * whole FPDUs in one segment), as a TCP application's small writes do.
+ * Otherwise, and always with the draft-00 profile (one framing PDU per
+ * segment), the unsent segment's record ends first. The MSS is TCP's for
+ * the usual options, as in kiwi_llp_tcp_emss(), after a path MTU change
+ * TCP is about to apply. TCP puts the rest of an appended batch in a new
+ * segment when the segment's fragments run out mid-copy, so the batch
+ * joins only where as many more fit as it may take: one per page it spans,
+ * and one more where the page TCP copies into ends within it.
  */
-static void kiwi_llp_tcp_end_record(struct sock *sk)
+static void kiwi_llp_tcp_open_batch(struct kiwi_qp_tx *tx, struct sock *sk,
+				    size_t size)
 {
 	struct sk_buff *skb = tcp_write_queue_tail(sk);
+	u32 mtu;
 
+	if (!skb || !tcp_skb_can_collapse_to(skb))
+		return;
+	mtu = kiwi_llp_tcp_new_pmtu(sk);
+	if (mtu)
+		tcp_sync_mss(sk, mtu);
+	if (tx->mpa.cfg.profile != KIWI_FRAME_MPA ||
+	    skb->len + size > tcp_sk(sk)->mss_cache ||
+	    skb_shinfo(skb)->nr_frags + DIV_ROUND_UP(size, PAGE_SIZE) + 1 >
+	    READ_ONCE(sysctl_max_skb_frags))
+		TCP_SKB_CB(skb)->eor = 1;
+}
+
+/*
+ * With the draft-00 profile the batch's last octet ends a record: TCP
+ * appends nothing more to the segment that carries it, also when it
+ * retransmits (what MSG_EOR does for sendmsg; this kernel's sendpage has no
+ * such flag). The segment is the tail of the write queue, or of the
+ * retransmit queue once it went out. An MPA batch's last segment stays
+ * open: kiwi_llp_tcp_open_batch() decides at the next batch, and
+ * retransmission joins segments only within one MSS
+ * (tcp_retrans_try_collapse()), where the first still starts with an FPDU.
+ */
+static void kiwi_llp_tcp_end_batch(struct kiwi_qp_tx *tx, struct sock *sk)
+{
+	struct sk_buff *skb;
+
+	if (tx->mpa.cfg.profile == KIWI_FRAME_MPA)
+		return;
+	skb = tcp_write_queue_tail(sk);
 	if (!skb)
 		skb = tcp_rtx_queue_tail(sk);
 	if (skb)
@@ -163,25 +213,24 @@ static void kiwi_llp_tcp_end_record(struct sock *sk)
 }
 
 /* A small rest of a batch goes to TCP by copy, as a system call's data. */
-static int kiwi_llp_tcp_send_copy(struct kiwi_qp_tx *tx, struct socket *sock)
+static int kiwi_llp_tcp_send_copy(struct kiwi_qp_tx *tx, struct sock *sk)
 {
 	struct kvec kv = {
 		.iov_base = tx->buf + tx->sent,
 		.iov_len = tx->len - tx->sent,
 	};
 	struct msghdr msg = {
-		.msg_flags = MSG_DONTWAIT | MSG_NOSIGNAL | MSG_EOR,
+		.msg_flags = MSG_DONTWAIT | MSG_NOSIGNAL,
 	};
 
-	return kernel_sendmsg(sock, &msg, &kv, 1, kv.iov_len);
+	return kernel_sendmsg_locked(sk, &msg, &kv, 1, kv.iov_len);
 }
 
 /*
  * The FPDUs form one byte stream: TCP takes as much of it as it can. Each
- * batch ends its last TCP segment (MSG_EOR, or kiwi_llp_tcp_end_record()),
- * so the next batch, whatever its EMSS, starts a segment with its first
- * FPDU. Nothing is corked (MSG_MORE): nothing can join a batch's last
- * segment, and one that is not full holds a message's end.
+ * batch starts a TCP segment with its first FPDU, whatever its EMSS, or
+ * joins the unsent one whole (kiwi_llp_tcp_open_batch()). Nothing is
+ * corked (MSG_MORE): a segment that is not full may hold a message's end.
  *
  * TCP takes the octets by reference to the chunk (tx_buf.c), without
  * copying them, unless fewer than KIWI_TX_COPY_MAX are left: copying those
@@ -194,13 +243,17 @@ static int kiwi_llp_tcp_send(struct kiwi_qp_tx *tx, struct socket *sock)
 	size_t size = tx->len - tx->sent;
 	int rv;
 
-	if (size < KIWI_TX_COPY_MAX)
-		return kiwi_llp_tcp_send_copy(tx, sock);
 	lock_sock(sk);
-	rv = kernel_sendpage_locked(sk, tx->chunk, tx->base + tx->sent, size,
-				    MSG_DONTWAIT | MSG_NOSIGNAL);
+	if (!tx->sent)
+		kiwi_llp_tcp_open_batch(tx, sk, size);
+	if (size < KIWI_TX_COPY_MAX)
+		rv = kiwi_llp_tcp_send_copy(tx, sk);
+	else
+		rv = kernel_sendpage_locked(sk, tx->chunk,
+					    tx->base + tx->sent, size,
+					    MSG_DONTWAIT | MSG_NOSIGNAL);
 	if (rv > 0 && rv == size)
-		kiwi_llp_tcp_end_record(sk);
+		kiwi_llp_tcp_end_batch(tx, sk);
 	release_sock(sk);
 	return rv;
 }

@@ -225,9 +225,10 @@ struct kiwi_tx_msg {
  *	    the start of each batch (llp.h, batch), read by restrack with
  *	    READ_ONCE (TX)
  * @seg: where the FPDUs framed in @buf fall in TCP's segments: a batch
- *	 stops before an FPDU that would cross a segment boundary and goes
- *	 to TCP with MSG_EOR when its last segment is not full (TX; reset by
- *	 the LLP's batch operation, proto/mpa_seg.c)
+ *	 stops before an FPDU that would cross a segment boundary and starts
+ *	 a segment of its own, or with MPA joins TCP's unsent one whole
+ *	 (llp_tcp.c; TX; reset by the LLP's batch operation,
+ *	 proto/mpa_seg.c)
  * @sctp: DDP over SCTP: the association's state (llp_sctp.h), owned by
  *	  the CM's endpoint; NULL on MPA/TCP (set at attach)
  * @chunk: the compound page @buf is, which TCP may still hold references

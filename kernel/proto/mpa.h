@@ -19,7 +19,8 @@
  * FPDU. MULPDU for DDP segmentation: kiwi_mpa_mulpdu(emss, p.tx_markers).
  * To start every TCP segment with an FPDU, frame runs of FPDUs with
  * struct kiwi_mpa_seg (kiwi_mpa_seg_fits() before, kiwi_mpa_seg_add() after
- * each) and send each run with MSG_EOR.
+ * each) and start each run in a segment of its own (MSG_EOR on what went
+ * before), or let it join the unsent segment only if it fits there whole.
  *
  * Receive: kiwi_mpa_rx_init(&rx, &cfg{markers = p.rx_markers, crc = p.crc},
  * 0, hdr) once, hdr = the most ULPDU octets the caller wants to parse in one

@@ -4,13 +4,14 @@
  * A.1): a transmitter SHOULD start every TCP segment with an FPDU; several
  * whole FPDUs may share one segment.
  *
- * The caller frames FPDUs into runs it hands to TCP in one send each, with
- * MSG_EOR: TCP cuts a run into segments of its MSS from the run's first
- * octet and appends nothing later to the run's last segment. So a run whose
- * FPDUs each fill a segment exactly, or share one without crossing its
- * end, keeps every segment starting with an FPDU, and so does the next run.
- * This file counts the octets in the run's current segment and says when
- * an FPDU must start the next run instead.
+ * The caller frames FPDUs into runs it hands to TCP in one send each, each
+ * run starting a segment: TCP cuts a run into segments of its MSS from the
+ * run's first octet. So a run whose FPDUs each fill a segment exactly, or
+ * share one without crossing its end, keeps every segment starting with an
+ * FPDU; the next run starts a segment of its own, or joins the last one
+ * whole where it fits (kernel/llp_tcp.c). This file counts the octets in
+ * the run's current segment and says when an FPDU must start the next run
+ * instead.
  */
 #include "mpa.h"
 

@@ -13,7 +13,7 @@
 # (the other cases 205 s and 202; first boot 516 s, soak boot 346):
 # kiwi<->kiwi rdmacm, integrity, rping, atomics, compat, mtu and txbuf
 # (fewer Writes and iterations under KIWI_VM_CI: 22-24 s of a boot on
-# 2026-11-30, 28 s in one after the rping and mtu cases); DDP over
+# 2026-11-30, 28 s in one after the rping and mtu cases) and pack; DDP over
 # SCTP rping and the sctp case; the markers wire case;
 # the draft-00 profile's rping, wire and mtu cases; siw:p2p as server with
 # integrity, kiwi with siw:p2p's RTRs (rtr, its capture checked by tshark
@@ -35,7 +35,10 @@
 #    roles, mtu: FPDUs follow a path MTU that drops and rises
 #    mid-connection, and txbuf: the transmit buffer is renewed while TCP
 #    holds it, and a sender whose memory cgroup cannot be charged another
-#    buffer waits and goes on, its data checked) for kiwi<->kiwi;
+#    buffer waits and goes on, its data checked, and pack: small messages
+#    share TCP segments, each still starting with an FPDU) for
+#    kiwi<->kiwi, pack also with the draft-00 profile (a segment per
+#    framing PDU);
 #  - MPA markers kiwi<->kiwi: the tshark case with markers asked for by
 #    both guests, and the wire case, where the client guest turns its
 #    markers off (markers in one direction only, rping both ways);
@@ -96,9 +99,9 @@ mode=--quick
 [ "${1:-}" = --full ] && mode=--full
 
 # The first boot's combos and cases; the soak's boot follows it.
-first="kiwi-kiwi/rdmacm+perftest+integrity+tshark+rping+rtr+atomics+mw+exverbs+compat+mtu+txbuf+ipsec kiwi:llp=sctp-kiwi:llp=sctp/rping+sctp+rdmacm+integrity+perftest kiwi:mpa_markers=Y-kiwi:mpa_markers=Y/tshark+wire siw:p2p-kiwi/integrity+atomics+mw+exverbs kiwi-siw:p2p/perftest+rtr+ipsec kiwi-siw/integrity siw-kiwi/rping kiwi:mpa_crc_off=Y-siw/rping siw:rev1-kiwi/rping kiwi:ulpf00=Y-kiwi:ulpf00=Y/rping+wire+mtu+integrity"
+first="kiwi-kiwi/rdmacm+perftest+integrity+tshark+rping+rtr+atomics+mw+exverbs+compat+mtu+txbuf+pack+ipsec kiwi:llp=sctp-kiwi:llp=sctp/rping+sctp+rdmacm+integrity+perftest kiwi:mpa_markers=Y-kiwi:mpa_markers=Y/tshark+wire siw:p2p-kiwi/integrity+atomics+mw+exverbs kiwi-siw:p2p/perftest+rtr+ipsec kiwi-siw/integrity siw-kiwi/rping kiwi:mpa_crc_off=Y-siw/rping siw:rev1-kiwi/rping kiwi:ulpf00=Y-kiwi:ulpf00=Y/rping+wire+mtu+pack+integrity"
 [ "${1:-}" != --ci ] ||
-	first="kiwi-kiwi/rdmacm+integrity+rping+atomics+compat+mtu+txbuf kiwi:llp=sctp-kiwi:llp=sctp/rping+sctp kiwi:mpa_markers=Y-kiwi:mpa_markers=Y/wire siw:p2p-kiwi/integrity kiwi-siw:p2p/rtr siw-kiwi/rping kiwi:ulpf00=Y-kiwi:ulpf00=Y/rping+wire+mtu"
+	first="kiwi-kiwi/rdmacm+integrity+rping+atomics+compat+mtu+txbuf+pack kiwi:llp=sctp-kiwi:llp=sctp/rping+sctp kiwi:mpa_markers=Y-kiwi:mpa_markers=Y/wire siw:p2p-kiwi/integrity kiwi-siw:p2p/rtr siw-kiwi/rping kiwi:ulpf00=Y-kiwi:ulpf00=Y/rping+wire+mtu"
 # KIWI_VM_CI=1 (passed into the guests): the rping, rdmacm and integrity
 # cases of a combo with the same settings on both guests run one
 # direction, not both (pair_ci_one_way in tests/vm/pair/lib.bash).

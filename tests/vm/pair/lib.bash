@@ -649,6 +649,21 @@ pair_capture_save() {
 	rm -f "$PAIR_PCAP_TMP"
 }
 
+# pair_only_kiwi_mpa CASE: after pair_up, end case CASE here (passing)
+# unless both guests run kiwi over MPA/TCP without markers, as the cases
+# that count where TCP segments begin need (a marker may lead a segment).
+pair_only_kiwi_mpa() {
+	local s=/sys/class/infiniband/$PAIR_DEV/kiwi llp
+	llp=$(cat "$s/llp" 2>/dev/null)
+	if [ "$PAIR_SERVER-$PAIR_CLIENT" = kiwi-kiwi ] && [ "$llp" = tcp ] &&
+		[ "$(cat "$s/mpa_markers")" != Y ]; then
+		return 0
+	fi
+	vt_log "$1: needs kiwi-kiwi over MPA/TCP without markers, not $PAIR_SERVER-$PAIR_CLIENT llp=$llp"
+	pair_down
+	vt_finish
+}
+
 # pair_wire_expect: tests/vm/pair/mpa-wire-check.py options this guest's
 # settings imply: whether its startup frames ask for markers and, on kiwi,
 # the RTR types its peer-to-peer Requests offer and whether they carry the

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 """usage: tests/vm/pair/mpa-wire-check.py [--expect HOST=Y|N ...]
            [--rtr-offer HOST=TYPE,... ...] [--want-rtr HOST=TYPE ...]
-           [--ulpf HOST=Y|N ...] [--no-crc] [--allow-terminate] PCAP
+           [--ulpf HOST=Y|N ...] [--packed HOST ...] [--no-crc]
+           [--allow-terminate] PCAP
        tests/vm/pair/mpa-wire-check.py --selftest
 
 Checks the MPA framing of every iWARP connection in PCAP octet by octet,
@@ -55,6 +56,10 @@ connection HOST initiated must have sent that RTR (none: the Terminate for
 no common type).
 --ulpf HOST=Y says the startup frames HOST sends must carry the draft-00
 field (N: must not), and with Y that some framing PDU was checked.
+--packed HOST judges the alignment of what HOST sends: every captured TCP
+payload of its directions begins with an FPDU, and some payload holds
+several (small messages sharing segments, RFC 5044 Appendix A.1); the
+capturing guest must not merge received segments (GRO off).
 --allow-terminate accepts Terminates (each is still listed); the
 capture of a case that provokes them passes it.
 --selftest walks RFC 5044's Figures 5 and 6 and broken copies of them.
@@ -63,6 +68,7 @@ Prints one line per direction and a summary; exit 0 if clean, 1 if not,
 """
 
 import argparse
+import bisect
 import os
 import struct
 import sys
@@ -323,8 +329,11 @@ def is_mpa_term(ulpdu, ecode):
 class Checker:
     """Collects the verdicts over every connection of one capture."""
 
-    def __init__(self, expect, rtr_offer, do_crc, allow_term, ulpf=None):
+    def __init__(self, expect, rtr_offer, do_crc, allow_term, ulpf=None,
+                 packed=()):
         self.expect = expect
+        self.packed = set(packed)
+        self.shared = {}
         self.ulpf = ulpf or {}
         self.ulpf_frames = 0
         self.keys = set()
@@ -363,20 +372,34 @@ class Checker:
                       (conn, ini, ",".join(sorted(req.rtr)),
                        ",".join(sorted(offer))))
 
-    def alignment(self, w, data, start, offs):
+    def alignment(self, w, data, start, offs, sender):
         """Of the captured TCP payloads after the startup frame (@offs, from
         the SYN), how many begin with an FPDU (its leading marker, if any):
-        RFC 5044 Appendix A.1. Counted, not judged."""
+        RFC 5044 Appendix A.1. Counted; judged only for a --packed
+        @sender."""
         after = [o for o in offs if start <= o < len(data)]
         n = sum(o in w.starts for o in after)
         self.payloads += len(after)
         self.aligned += n
-        return ", %d of %d TCP payloads begin with an FPDU" % (n, len(after))
+        note = ", %d of %d TCP payloads begin with an FPDU" % (n, len(after))
+        if sender not in self.packed:
+            return note
+        if n != len(after):
+            self.fail("%s: %d of its %d TCP payloads do not begin with an "
+                      "FPDU" % (sender, len(after) - n, len(after)))
+        starts = sorted(w.starts)
+        ends = after[1:] + [len(data)]
+        shared = sum(1 for o, e in zip(after, ends)
+                     if bisect.bisect_left(starts, e) -
+                     bisect.bisect_left(starts, o) > 1)
+        self.shared[sender] = self.shared.get(sender, 0) + shared
+        return note + ", %d of them holding several" % shared
 
-    def direction(self, name, data, start, markers, crc, key=None, offs=()):
+    def direction(self, name, data, start, markers, crc, key=None, offs=(),
+                  sender=None):
         """Walks one direction (draft-00 framing PDUs with @key; @offs: where
-        its captured TCP payloads start); its first ULPDU, or False on an
-        error."""
+        its captured TCP payloads start; @sender: its source address); its
+        first ULPDU, or False on an error."""
         w = UlpfWalk(data, start, key) if key else Walk(data, start, markers,
                                                          crc)
         try:
@@ -399,7 +422,7 @@ class Checker:
         self.asked += markers
         self.markers += w.n_markers
         self.fpdus += w.n_fpdus
-        aligned = self.alignment(w, data, start, offs)
+        aligned = self.alignment(w, data, start, offs, sender)
         if key:
             self.ulpf_frames += w.n_fpdus
             print("ok   %s: draft-00, %d framing PDUs, key %s on each%s" %
@@ -461,20 +484,21 @@ class Checker:
         crc = (req.crc or rep.crc) and self.do_crc
         # Initiator->Responder carries markers iff the Reply asked for them.
         first = self.direction("%s:%d->%s:%d" % key, a, req.length,
-                               rep.markers, crc, req.ulpf_key, offs[0])
+                               rep.markers, crc, req.ulpf_key, offs[0], src)
         resp_first = self.direction("%s:%d->%s:%d" % (dst, dport, src, sport),
                                     b, rep.length, req.markers, crc,
-                                    rep.ulpf_key, offs[1])
+                                    rep.ulpf_key, offs[1], dst)
         if first is not False:
             self.rtr(conn, src, req, rep, first, resp_first or None)
 
 
-def check(path, expect, rtr_offer, want_rtr, do_crc, allow_term, ulpf=None):
+def check(path, expect, rtr_offer, want_rtr, do_crc, allow_term, ulpf=None,
+          packed=()):
     flows = {}
     for src, sport, dst, dport, seq, flags, payload in read_pcap(path):
         flows.setdefault((src, sport, dst, dport), Flow()).add(seq, flags,
                                                                 payload)
-    c = Checker(expect, rtr_offer, do_crc, allow_term, ulpf)
+    c = Checker(expect, rtr_offer, do_crc, allow_term, ulpf, packed)
     for key, fl in sorted(flows.items()):
         src, sport, dst, dport = key
         back = flows.get((dst, dport, src, sport))
@@ -494,6 +518,9 @@ def check(path, expect, rtr_offer, want_rtr, do_crc, allow_term, ulpf=None):
         c.fail("no MPA connection in the capture")
     if any((ulpf or {}).values()) and not c.ulpf_frames:
         c.fail("the ULPF field was expected but no framing PDU was checked")
+    for host in packed:
+        if not c.shared.get(host):
+            c.fail("no TCP payload from %s held several FPDUs" % host)
     for host, kind in want_rtr:
         if not c.rtrs.get((host, kind)):
             c.fail("no connection initiated by %s sent a %s RTR" %
@@ -593,6 +620,7 @@ def main():
     ap.add_argument("--rtr-offer", action="append", default=[])
     ap.add_argument("--want-rtr", action="append", default=[])
     ap.add_argument("--ulpf", action="append", default=[])
+    ap.add_argument("--packed", action="append", default=[])
     ap.add_argument("--no-crc", action="store_true")
     ap.add_argument("--allow-terminate", action="store_true")
     ap.add_argument("--selftest", action="store_true")
@@ -628,7 +656,7 @@ def main():
         want.append((host, v))
     try:
         return check(args.pcap, expect, offer, want, not args.no_crc,
-                     args.allow_terminate, ulpf)
+                     args.allow_terminate, ulpf, args.packed)
     except (OSError, ValueError) as e:
         print("cannot read %s: %s" % (args.pcap, e))
         return 2

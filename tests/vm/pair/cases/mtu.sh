@@ -25,14 +25,8 @@
 . "$KIWI_SRC/tests/vm/pair/lib.bash"
 
 pair_up
+pair_only_kiwi_mpa mtu
 S=/sys/class/infiniband/$PAIR_DEV/kiwi
-llp=$(cat "$S/llp" 2>/dev/null)
-if [ "$PAIR_SERVER-$PAIR_CLIENT" != kiwi-kiwi ] || [ "$llp" != tcp ] ||
-	[ "$(cat "$S/mpa_markers")" = Y ]; then
-	vt_log "mtu: needs kiwi-kiwi over MPA/TCP without markers, not $PAIR_SERVER-$PAIR_CLIENT llp=$llp"
-	pair_down
-	vt_finish
-fi
 big=1442 small=1142 what="MPA FPDUs"
 if [ "$(cat "$S/ulpf00")" = Y ]; then
 	big=1440 small=1140 what="draft-00 framing PDUs"
